@@ -1,0 +1,39 @@
+# `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, serve :8000
+# `make test` : install, lint, run the whole suite on its own in-memory DynamoDB Local
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: install run test lint format bench check-java
+
+install: $(VENV)/.installed node_modules/.installed
+
+$(VENV)/.installed: requirements.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	@touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless) or set DYNAMODB_HOST to a running DynamoDB."; exit 1; }
+
+run: install check-java
+	@BIN=$(BIN) bash scripts/run.sh
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: install check-java lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: install check-java
+	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

@@ -1,0 +1,1 @@
+"""Tables of the `delivery` room (DESIGN.md 3)."""

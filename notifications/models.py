@@ -1,0 +1,1 @@
+"""Tables of the `notifications` room (DESIGN.md 3)."""

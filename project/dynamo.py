@@ -1,0 +1,279 @@
+"""DynamoDB plumbing shared by every app: table naming, the connection used for
+transactions, the registry of PynamoDB models, and creating/checking tables.
+
+Every PynamoDB model of the project declares `Meta = table_meta("<logical name>")`
+in its app's `models.py`; `registered_models()` finds them there, so a new table
+is created by `create_tables` as soon as its model exists.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from django.conf import settings
+from pynamodb.connection import Connection
+from pynamodb.exceptions import TableDoesNotExist
+from pynamodb.models import Model
+
+logger = logging.getLogger(__name__)
+
+# Apps whose `models` module may declare PynamoDB tables.
+TABLE_APPS = ("social", "notifications", "delivery")
+
+LOCAL_ACCESS_KEY = "local"  # DynamoDB Local accepts any credentials; -sharedDb ignores them.
+
+
+def table_name(logical_name: str) -> str:
+    return settings.DYNAMODB_TABLE_PREFIX + logical_name
+
+
+def table_meta(logical_name: str, **extra) -> type:
+    """A PynamoDB `Meta` class for the table `DYNAMODB_TABLE_PREFIX + logical_name`."""
+    attributes = {
+        "table_name": table_name(logical_name),
+        "logical_name": logical_name,
+        "host": settings.DYNAMODB_HOST,
+        "region": settings.DYNAMODB_REGION,
+        "billing_mode": "PAY_PER_REQUEST",
+        "connect_timeout_seconds": 5,
+        "read_timeout_seconds": 10,
+        "max_retry_attempts": 3,
+        "max_pool_connections": 32,
+        **extra,
+    }
+    if settings.DYNAMODB_LOCAL_CREDENTIALS:
+        attributes["aws_access_key_id"] = LOCAL_ACCESS_KEY
+        attributes["aws_secret_access_key"] = LOCAL_ACCESS_KEY
+    return type("Meta", (), attributes)
+
+
+def registered_models() -> list[type[Model]]:
+    """Every PynamoDB model declared in the table apps, in a stable order."""
+    found: dict[str, type[Model]] = {}
+    for app in TABLE_APPS:
+        module = importlib.import_module(f"{app}.models")
+        for _, candidate in inspect.getmembers(module, inspect.isclass):
+            if (
+                issubclass(candidate, Model)
+                and candidate is not Model
+                and candidate.__module__ == module.__name__
+                and hasattr(candidate.Meta, "logical_name")
+            ):
+                found[candidate.Meta.logical_name] = candidate
+    return [found[name] for name in sorted(found)]
+
+
+@lru_cache(maxsize=1)
+def _connection(host: str | None, region: str, local: bool) -> Connection:
+    kwargs = {"host": host, "region": region, "max_pool_connections": 32}
+    if local:
+        kwargs |= {"aws_access_key_id": LOCAL_ACCESS_KEY, "aws_secret_access_key": LOCAL_ACCESS_KEY}
+    return Connection(**kwargs)
+
+
+def connection() -> Connection:
+    """The connection PynamoDB transactions (TransactWrite/TransactGet) run on."""
+    return _connection(settings.DYNAMODB_HOST, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS)
+
+
+def client():
+    """The raw botocore DynamoDB client (benchmarks' floors, describe calls)."""
+    return connection().client
+
+
+def point_models_at(host: str | None, prefix: str | None = None) -> None:
+    """Re-point every model (and the transaction connection) at another endpoint.
+
+    Settings are read when the models are imported; tests and benchmarks start their
+    own DynamoDB Local afterwards and call this with its address.
+    """
+    settings.DYNAMODB_HOST = host
+    if prefix is not None:
+        settings.DYNAMODB_TABLE_PREFIX = prefix
+    for model in registered_models():
+        model.Meta.host = host
+        model.Meta.table_name = table_name(model.Meta.logical_name)
+        model._connection = None
+    _connection.cache_clear()
+
+
+# --- create_tables / --check ------------------------------------------------
+
+
+@dataclass
+class TableReport:
+    """What `create_tables` did or found for one table."""
+
+    logical_name: str
+    table_name: str
+    created: bool = False
+    drift: list[str] = field(default_factory=list)
+    status: str = ""
+    item_count: int | None = None
+
+
+def _declared_indexes(model: type[Model]) -> dict[str, dict]:
+    schema = model._get_schema()
+    declared = {}
+    for kind, key in (("GSI", "global_secondary_indexes"), ("LSI", "local_secondary_indexes")):
+        for index in schema[key]:
+            declared[index["index_name"]] = {
+                "kind": kind,
+                "keys": sorted((k["KeyType"], k["AttributeName"]) for k in index["key_schema"]),
+                "projection": index["projection"]["ProjectionType"],
+            }
+    return declared
+
+
+def _ttl_attribute_name(model: type[Model]) -> str | None:
+    ttl = model._ttl_attribute()
+    return ttl.attr_name if ttl else None
+
+
+def table_drift(model: type[Model], description: dict, ttl_description: dict | None) -> list[str]:
+    """Differences between what `model` declares and the live table `description`."""
+    drift = []
+    schema = model._get_schema()
+    declared_keys = sorted((k["KeyType"], k["AttributeName"]) for k in schema["key_schema"])
+    live_keys = sorted((k["KeyType"], k["AttributeName"]) for k in description["KeySchema"])
+    if declared_keys != live_keys:
+        drift.append(f"primary key is {live_keys}, model declares {declared_keys} (recreate the table)")
+    live = {}
+    for kind, key in (("GSI", "GlobalSecondaryIndexes"), ("LSI", "LocalSecondaryIndexes")):
+        for index in description.get(key, []):
+            live[index["IndexName"]] = {
+                "kind": kind,
+                "keys": sorted((k["KeyType"], k["AttributeName"]) for k in index["KeySchema"]),
+                "projection": index["Projection"]["ProjectionType"],
+            }
+    for name, want in _declared_indexes(model).items():
+        have = live.get(name)
+        if have is None:
+            if want["kind"] == "LSI":
+                drift.append(
+                    f"LSI {name} is missing: a local secondary index can only be created with the "
+                    "table, so the table must be recreated (export, drop, create_tables, import)"
+                )
+            else:
+                drift.append(f"GSI {name} is missing")
+        elif have != want:
+            drift.append(f"{want['kind']} {name} is {have}, model declares {want}")
+    for name in sorted(set(live) - set(_declared_indexes(model))):
+        drift.append(f"{live[name]['kind']} {name} exists but no model declares it")
+    ttl_name = _ttl_attribute_name(model)
+    if ttl_name:
+        ttl = (ttl_description or {}).get("TimeToLiveDescription", {})
+        if ttl.get("TimeToLiveStatus") not in ("ENABLED", "ENABLING") or ttl.get("AttributeName") != ttl_name:
+            drift.append(f"TTL on {ttl_name} is not enabled")
+    return drift
+
+
+def _describe(model: type[Model]) -> dict | None:
+    try:
+        return client().describe_table(TableName=model.Meta.table_name)["Table"]
+    except client().exceptions.ResourceNotFoundException:
+        return None
+
+
+def _wait_active(model: type[Model], timeout: float = 120.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        description = _describe(model)
+        if description and description["TableStatus"] == "ACTIVE":
+            return description
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"table {model.Meta.table_name} did not become ACTIVE in {timeout:.0f}s")
+        time.sleep(0.2)
+
+
+def _ensure_ttl(model: type[Model]) -> None:
+    ttl_name = _ttl_attribute_name(model)
+    if not ttl_name:
+        return
+    current = client().describe_time_to_live(TableName=model.Meta.table_name)["TimeToLiveDescription"]
+    if current.get("TimeToLiveStatus") in ("ENABLED", "ENABLING") and current.get("AttributeName") == ttl_name:
+        return
+    client().update_time_to_live(
+        TableName=model.Meta.table_name,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_name},
+    )
+
+
+def _ensure_gsis(model: type[Model], description: dict) -> None:
+    """Add declared GSIs that the live table lacks (unlike LSIs, GSIs can be added later)."""
+    live = {index["IndexName"] for index in description.get("GlobalSecondaryIndexes", [])}
+    schema = model._get_schema()
+    definitions = {d["AttributeName"]: d for d in schema["attribute_definitions"]}
+    for index in schema["global_secondary_indexes"]:
+        if index["index_name"] in live:
+            continue
+        logger.info("adding GSI %s to %s", index["index_name"], model.Meta.table_name)
+        used = [definitions[k["AttributeName"]] for k in index["key_schema"]]
+        client().update_table(
+            TableName=model.Meta.table_name,
+            AttributeDefinitions=used,
+            GlobalSecondaryIndexUpdates=[
+                {
+                    "Create": {
+                        "IndexName": index["index_name"],
+                        "KeySchema": index["key_schema"],
+                        "Projection": index["projection"],
+                    }
+                }
+            ],
+        )
+        _wait_active(model)
+
+
+def tables_create() -> list[TableReport]:
+    """Create every missing table (with its indexes and TTL); idempotent, like `migrate`."""
+    reports = []
+    for model in registered_models():
+        report = TableReport(model.Meta.logical_name, model.Meta.table_name)
+        description = _describe(model)
+        if description is None:
+            logger.info("creating table %s", model.Meta.table_name)
+            try:
+                model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
+                report.created = True
+            except Exception as error:  # a concurrent create_tables won the race
+                if "ResourceInUseException" not in str(error):
+                    raise
+            description = _wait_active(model)
+        else:
+            _ensure_gsis(model, description)
+        _ensure_ttl(model)
+        reports.append(report)
+    return reports
+
+
+def tables_check() -> list[TableReport]:
+    """Describe every table and report its drift from the models (nothing is changed)."""
+    reports = []
+    for model in registered_models():
+        report = TableReport(model.Meta.logical_name, model.Meta.table_name)
+        description = _describe(model)
+        if description is None:
+            report.status = "MISSING"
+            report.drift = ["table does not exist (run create_tables)"]
+        else:
+            report.status = description["TableStatus"]
+            report.item_count = description.get("ItemCount")
+            ttl = client().describe_time_to_live(TableName=model.Meta.table_name)
+            report.drift = table_drift(model, description, ttl)
+        reports.append(report)
+    return reports
+
+
+def tables_delete() -> None:
+    """Drop every table of this prefix (tests and benchmarks only)."""
+    for model in registered_models():
+        try:
+            model.delete_table()
+        except TableDoesNotExist:
+            pass

@@ -1,0 +1,34 @@
+from django.core.management.base import BaseCommand
+
+from project.dynamo import tables_check, tables_create
+
+
+class Command(BaseCommand):
+    help = (
+        "Create every DynamoDB table the models declare (PAY_PER_REQUEST, with their indexes and TTL). "
+        "Idempotent, like migrate: existing tables are left as they are, missing GSIs and TTL are added. "
+        "With --check, change nothing: print the drift between models and live tables and exit 1 on drift."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--check", action="store_true", help="report drift only; exit status 1 if any")
+
+    def handle(self, *args, check: bool = False, **options):
+        if check:
+            reports = tables_check()
+            drifted = [report for report in reports if report.drift]
+            for report in reports:
+                state = "drift" if report.drift else "ok"
+                self.stdout.write(f"{report.table_name}: {state}")
+                for line in report.drift:
+                    self.stdout.write(self.style.ERROR(f"  - {line}"))
+            if drifted:
+                self.stderr.write(self.style.ERROR(f"{len(drifted)} table(s) differ from the models."))
+                raise SystemExit(1)
+            self.stdout.write(self.style.SUCCESS(f"All {len(reports)} tables match the models."))
+            return
+        reports = tables_create()
+        for report in reports:
+            self.stdout.write(f"{report.table_name}: {'created' if report.created else 'exists'}")
+        created = sum(report.created for report in reports)
+        self.stdout.write(self.style.SUCCESS(f"{created} table(s) created, {len(reports) - created} already there."))

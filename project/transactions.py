@@ -1,0 +1,53 @@
+"""TransactWriteItems with the retry policy every service shares."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from pynamodb.exceptions import TransactWriteError
+from pynamodb.transactions import TransactWrite
+
+from project.dynamo import connection
+from project.errors import Conflict, Throttled, is_throttling
+from project.retry import backoff_sleep
+
+logger = logging.getLogger(__name__)
+
+TRANSACTION_ATTEMPTS = 6
+THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
+
+
+def cancellation_codes(error: TransactWriteError) -> list[str | None]:
+    return [reason.code if reason else None for reason in error.cancellation_reasons]
+
+
+def transact(build: Callable[[TransactWrite], None], *, what: str) -> list[str | None]:
+    """Run the TransactWriteItems that `build(transaction)` describes, retrying conflicts.
+
+    Returns [] on success, or the per-action cancellation codes when a condition
+    failed (the caller decides what that means). Transaction conflicts and
+    throttling are retried with jittered backoff; when they persist the caller
+    gets `Conflict` / `Throttled` and nothing was written.
+    """
+    throttled = False
+    for attempt in range(TRANSACTION_ATTEMPTS):
+        try:
+            with TransactWrite(connection=connection()) as transaction:
+                build(transaction)
+            return []
+        except TransactWriteError as error:
+            codes = cancellation_codes(error)
+            if "ConditionalCheckFailed" in codes:
+                return codes
+            throttled = is_throttling(error) or any(code in THROTTLING_REASONS for code in codes)
+            conflicted = "TransactionConflict" in codes or error.cause_response_code == "TransactionInProgressException"
+            if not (throttled or conflicted):
+                raise
+            logger.info(
+                "%s: transaction cancelled (%s), retry %d", what, codes or error.cause_response_code, attempt + 1
+            )
+            backoff_sleep(attempt)
+    if throttled:
+        raise Throttled(f"{what}: the data store is busy, retry shortly.")
+    raise Conflict(f"{what}: too many concurrent changes, retry shortly.")

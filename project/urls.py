@@ -1,0 +1,18 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from project.admin_site import admin_site
+
+urlpatterns = [
+    path("admin/", admin_site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/", include("social.api_urls")),
+    path("api/", include("notifications.api_urls")),
+    path("api/", include("delivery.api_urls")),
+    path("", include("notifications.urls")),
+    path("", include("social.urls")),
+]
+
+handler404 = "project.views.page_not_found"
+handler500 = "project.views.server_error"

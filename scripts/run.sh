@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Started by `make run`: DynamoDB Local (unless DYNAMODB_HOST points elsewhere),
+# migrations, tables, demo data on first start, then the development server.
+# Ctrl-C stops the server and the DynamoDB Local this script started.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-.venv/bin}
+PORT=8765
+mkdir -p var
+
+dynamo_pid=""
+cleanup() {
+  if [ -n "$dynamo_pid" ] && kill -0 "$dynamo_pid" 2>/dev/null; then
+    echo "Stopping DynamoDB Local"
+    kill "$dynamo_pid" 2>/dev/null || true
+    wait "$dynamo_pid" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+if [ -z "${DYNAMODB_HOST+set}" ]; then
+  if "$BIN/python" -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($PORT) else 1)"; then
+    echo "DynamoDB Local already answers on port $PORT; using it."
+  else
+    "$BIN/python" -m project.dynamo_local --port "$PORT" --db-path var/dynamodb &
+    dynamo_pid=$!
+    for _ in $(seq 1 600); do
+      "$BIN/python" -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($PORT) else 1)" && break
+      kill -0 "$dynamo_pid" 2>/dev/null || { echo "DynamoDB Local failed to start." >&2; exit 1; }
+      sleep 0.2
+    done
+  fi
+  export DYNAMODB_HOST="http://127.0.0.1:$PORT"
+fi
+
+"$BIN/python" manage.py migrate --no-input
+"$BIN/python" manage.py create_tables
+"$BIN/python" manage.py seed_demo --if-empty
+echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
+"$BIN/python" manage.py runserver 127.0.0.1:8000

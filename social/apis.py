@@ -1,0 +1,189 @@
+"""JSON API of the social room (DESIGN.md 5): users, tokens, comments, likes."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import get_user_model, password_validation
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+from rest_framework.views import APIView
+
+from project.errors import PermissionDenied
+from social import selectors, services
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not know, so a typo is a 400 rather than silently ignored."""
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+        return attrs
+
+
+class AuthorSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    username = serializers.CharField()
+    display_name = serializers.CharField()
+
+
+class CommentOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    author = AuthorSerializer()
+    body = serializers.CharField()
+    parent_id = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    like_count = serializers.IntegerField()
+    liked = serializers.BooleanField()
+
+
+class CommentPageSerializer(serializers.Serializer):
+    results = CommentOutputSerializer(many=True)
+    next = serializers.CharField(allow_null=True, help_text="Cursor of the next page, or null on the last one.")
+
+
+def _viewer_id(request) -> str | None:
+    return str(request.user.pk) if request.user.is_authenticated else None
+
+
+def _page_response(request, page: selectors.CommentPage) -> Response:
+    return Response(
+        {"results": CommentOutputSerializer(page.results, many=True).data, "next": page.next_cursor},
+    )
+
+
+class PageQuerySerializer(serializers.Serializer):
+    cursor = serializers.CharField(required=False, max_length=2000)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.PAGE_SIZE_MAX)
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
+    OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.PAGE_SIZE_MAX} (default 20)."),
+]
+
+
+class UserCreateApi(APIView):
+    """Open sign-up (closed when SIGNUP_OPEN=False)."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [AnonRateThrottle]
+
+    class InputSerializer(StrictSerializer):
+        username = serializers.RegexField(r"^[\w.@+-]+\Z", max_length=150)
+        password = serializers.CharField(max_length=128, write_only=True)
+        display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
+
+        def validate_username(self, value):
+            if get_user_model().objects.filter(username__iexact=value).exists():
+                raise serializers.ValidationError("This username is taken.")
+            return value
+
+        def validate(self, attrs):
+            attrs = super().validate(attrs)
+            candidate = get_user_model()(username=attrs["username"], display_name=attrs.get("display_name", ""))
+            try:
+                password_validation.validate_password(attrs["password"], candidate)
+            except DjangoValidationError as error:
+                raise serializers.ValidationError({"password": list(error.messages)}) from None
+            return attrs
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.CharField(source="pk")
+        username = serializers.CharField()
+        display_name = serializers.CharField()
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, auth=[])
+    def post(self, request):
+        if not settings.SIGNUP_OPEN:
+            raise PermissionDenied("Sign-up is closed.")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = get_user_model().objects.create_user(**serializer.validated_data)
+        return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
+
+
+class TokenCreateApi(APIView):
+    """Exchange a username and password for an API token (`Authorization: Token <token>`)."""
+
+    permission_classes = [AllowAny]
+    throttle_classes = [AnonRateThrottle]
+
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={200: inline_serializer("Token", {"token": serializers.CharField()})},
+        auth=[],
+    )
+    def post(self, request):
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+
+class CommentListCreateApi(APIView):
+    class InputSerializer(StrictSerializer):
+        body = serializers.CharField(max_length=services.BODY_MAX_LENGTH, trim_whitespace=True)
+        parent_id = serializers.UUIDField(required=False, allow_null=True)
+
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: CommentPageSerializer})
+    def get(self, request):
+        query = PageQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = selectors.comment_timeline(viewer_id=_viewer_id(request), **query.validated_data)
+        return _page_response(request, page)
+
+    @extend_schema(request=InputSerializer, responses={201: CommentOutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        parent_id = serializer.validated_data.get("parent_id")
+        comment = services.comment_create(
+            author_id=str(request.user.pk),
+            body=serializer.validated_data["body"],
+            parent_id=str(parent_id) if parent_id else None,
+        )
+        view = selectors.comment_views([comment], viewer_id=str(request.user.pk))[0]
+        return Response(CommentOutputSerializer(view).data, status=status.HTTP_201_CREATED)
+
+
+class CommentDetailApi(APIView):
+    @extend_schema(responses={200: CommentOutputSerializer})
+    def get(self, request, comment_id: str):
+        view = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+        return Response(CommentOutputSerializer(view).data)
+
+
+class CommentRepliesApi(APIView):
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: CommentPageSerializer})
+    def get(self, request, comment_id: str):
+        selectors.comment_get(comment_id=comment_id, viewer_id=None)
+        query = PageQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), **query.validated_data)
+        return _page_response(request, page)
+
+
+class CommentLikeApi(APIView):
+    """Like (PUT) or unlike (DELETE) a comment; both idempotent."""
+
+    class OutputSerializer(serializers.Serializer):
+        like_count = serializers.IntegerField()
+        liked = serializers.BooleanField()
+
+    @extend_schema(request=None, responses={200: OutputSerializer})
+    def put(self, request, comment_id: str):
+        state = services.like_add(comment_id=comment_id, user_id=str(request.user.pk))
+        return Response(self.OutputSerializer(state).data)
+
+    @extend_schema(request=None, responses={200: OutputSerializer})
+    def delete(self, request, comment_id: str):
+        state = services.like_remove(comment_id=comment_id, user_id=str(request.user.pk))
+        return Response(self.OutputSerializer(state).data)

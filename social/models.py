@@ -1,0 +1,107 @@
+"""Tables of the `social` room (DESIGN.md 3) and the Django user.
+
+The user is the only relational model here; everything with volume lives in
+DynamoDB as the PynamoDB declarations below. User ids stored in DynamoDB are the
+Django user's pk as a string.
+"""
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
+from pynamodb.models import Model
+
+from project.dynamo import table_meta
+
+
+class User(AbstractUser):
+    display_name = models.CharField(max_length=50, blank=True)
+
+    @property
+    def shown_name(self) -> str:
+        return self.display_name or self.username
+
+
+class TimelineIndex(GlobalSecondaryIndex):
+    """Visible comments by write-sharded day (`20261122#7`), newest last (seed 003)."""
+
+    class Meta:
+        index_name = "timeline"
+        projection = AllProjection()
+
+    timeline_key = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+
+
+class RepliesIndex(GlobalSecondaryIndex):
+    """Visible replies of a comment, oldest first."""
+
+    class Meta:
+        index_name = "replies"
+        projection = AllProjection()
+
+    reply_to = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+
+
+class AuthorIndex(GlobalSecondaryIndex):
+    """Every comment of an author, hidden ones included (moderation)."""
+
+    class Meta:
+        index_name = "author"
+        projection = KeysOnlyProjection()
+
+    author_id = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+
+
+class Comment(Model):
+    Meta = table_meta("comments")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    author_id = UnicodeAttribute()
+    body = UnicodeAttribute()
+    parent_id = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()  # ISO 8601 UTC with microseconds: sorts as text
+    sort_key = UnicodeAttribute()  # created_at#comment_id: unique, so cursors never skip a tie
+    hidden = BooleanAttribute(default=False)
+    # Present only while the comment is visible, so hiding it takes it out of the
+    # timeline and replies indexes (sparse GSIs) instead of filtering pages.
+    timeline_key = UnicodeAttribute(null=True)
+    reply_to = UnicodeAttribute(null=True)
+
+    timeline_index = TimelineIndex()
+    replies_index = RepliesIndex()
+    author_index = AuthorIndex()
+
+
+class TimelineDay(Model):
+    """The days that have comments, and how many write shards each day was split into.
+
+    The timeline walks these newest first instead of probing empty days.
+    """
+
+    Meta = table_meta("timeline_days")
+
+    bucket = UnicodeAttribute(hash_key=True)
+    day = UnicodeAttribute(range_key=True)  # 20261122
+    shards = NumberAttribute()
+
+
+class Like(Model):
+    """One item per like: the key makes "one like per user per comment" a constraint (seed 000)."""
+
+    Meta = table_meta("likes")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute(range_key=True)
+
+
+class CounterShard(Model):
+    """One shard of a counter; the counter's value is the sum of its shards (seed 004)."""
+
+    Meta = table_meta("counters")
+
+    counter_key = UnicodeAttribute(hash_key=True)  # like#<comment_id>, view#<comment_id>
+    shard = NumberAttribute(range_key=True)
+    count = NumberAttribute(default=0)

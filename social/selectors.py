@@ -1,0 +1,187 @@
+"""Reads of the social room. No Scan on any of these: every read is a key lookup,
+a Query, or a BatchGetItem."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from pynamodb.exceptions import DoesNotExist
+
+from project.errors import ApplicationError, NotFound
+from social.counters import LIKES, counter_key, counter_value, counter_values
+from social.models import Comment, Like, TimelineDay
+from social.services import TIMELINE_BUCKET, _is_uuid
+
+PAGE_SIZE = 20
+PAGE_SIZE_MAX = 100
+
+
+@dataclass(frozen=True)
+class Author:
+    id: str
+    username: str
+    display_name: str
+
+
+@dataclass(frozen=True)
+class CommentView:
+    id: str
+    author: Author
+    body: str
+    parent_id: str | None
+    created_at: datetime
+    like_count: int
+    liked: bool
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class CommentPage:
+    results: list[CommentView]
+    next_cursor: str | None
+
+
+def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
+    """Authors for DynamoDB user ids; a deleted account shows as "[deleted]"."""
+    numeric = [int(uid) for uid in set(user_ids) if uid.isdigit()]
+    users = get_user_model().objects.filter(pk__in=numeric).only("id", "username", "display_name")
+    found = {str(user.pk): Author(str(user.pk), user.username, user.shown_name) for user in users}
+    return {uid: found.get(uid, Author(uid, "[deleted]", "[deleted]")) for uid in user_ids}
+
+
+def _liked_ids(comment_ids: list[str], viewer_id: str | None) -> set[str]:
+    if not viewer_id or not comment_ids:
+        return set()
+    keys = [(comment_id, viewer_id) for comment_id in dict.fromkeys(comment_ids)]
+    return {like.comment_id for like in Like.batch_get(keys, consistent_read=True)}
+
+
+def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[CommentView]:
+    """Comments with author, exact like count and the viewer's own like state."""
+    if not comments:
+        return []
+    ids = [comment.comment_id for comment in comments]
+    counts = counter_values(keys=[counter_key(kind=LIKES, object_id=cid) for cid in ids])
+    liked = _liked_ids(ids, viewer_id)
+    authors = authors_by_id([comment.author_id for comment in comments])
+    return [
+        CommentView(
+            id=comment.comment_id,
+            author=authors[comment.author_id],
+            body=comment.body,
+            parent_id=comment.parent_id,
+            created_at=datetime.fromisoformat(comment.created_at),
+            like_count=counts[counter_key(kind=LIKES, object_id=comment.comment_id)],
+            liked=comment.comment_id in liked,
+            hidden=bool(comment.hidden),
+        )
+        for comment in comments
+    ]
+
+
+def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool = False) -> CommentView:
+    try:
+        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
+    except DoesNotExist:
+        comment = None
+    if comment is None or (comment.hidden and not include_hidden):
+        raise NotFound("No such comment.")
+    return comment_views([comment], viewer_id=viewer_id)[0]
+
+
+def like_state(*, comment_id: str, user_id: str) -> tuple[int, bool]:
+    liked = bool(_liked_ids([comment_id], user_id))
+    return counter_value(key=counter_key(kind=LIKES, object_id=comment_id)), liked
+
+
+# --- cursors --------------------------------------------------------------
+
+
+def _encode_cursor(payload: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, *, required: tuple[str, ...]) -> dict:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        if not isinstance(payload, dict) or not all(isinstance(payload.get(key), str) for key in required):
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApplicationError("Invalid cursor.", field="cursor") from None
+    return payload
+
+
+def clamp_limit(limit: int | None) -> int:
+    if limit is None:
+        return PAGE_SIZE
+    return max(1, min(PAGE_SIZE_MAX, limit))
+
+
+# --- timeline -------------------------------------------------------------
+
+
+def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int) -> list[Comment]:
+    """The newest `limit` visible comments of one day, merged across its write shards."""
+    condition = Comment.sort_key < before if before else None
+    merged: list[Comment] = []
+    for shard in range(shards):
+        merged.extend(
+            Comment.timeline_index.query(
+                f"{day}#{shard}", range_key_condition=condition, scan_index_forward=False, limit=limit
+            )
+        )
+    merged.sort(key=lambda comment: comment.sort_key, reverse=True)
+    return merged[:limit]
+
+
+def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit: int | None = None) -> CommentPage:
+    """Newest first across every day, `limit` per page, cursor-paginated.
+
+    Each day's comments are spread over write shards (`<day>#<n>`) so no partition
+    takes every new comment; a page queries the shards of as many days as it needs,
+    walking the `timeline_days` list instead of probing empty days.
+    """
+    limit = clamp_limit(limit)
+    position = _decode_cursor(cursor, required=("day", "before")) if cursor else None
+    condition = TimelineDay.day <= position["day"] if position else None
+    found: list[Comment] = []
+    for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
+        before = position["before"] if position and day.day == position["day"] else None
+        found.extend(
+            _timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=limit + 1 - len(found))
+        )
+        if len(found) > limit:
+            break
+    page, more = found[:limit], len(found) > limit
+    next_cursor = None
+    if more:
+        last = page[-1]
+        next_cursor = _encode_cursor({"day": last.created_at[:10].replace("-", ""), "before": last.sort_key})
+    return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
+
+
+def comment_replies(
+    *, comment_id: str, viewer_id: str | None, cursor: str | None = None, limit: int | None = None
+) -> CommentPage:
+    """Visible replies of a visible comment, oldest first, cursor-paginated."""
+    limit = clamp_limit(limit)
+    position = _decode_cursor(cursor, required=("after",)) if cursor else None
+    condition = Comment.sort_key > position["after"] if position else None
+    found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1))
+    page, more = found[:limit], len(found) > limit
+    next_cursor = _encode_cursor({"after": page[-1].sort_key}) if more else None
+    return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
+
+
+def comments_by_author(*, author_id: str, limit: int = 50) -> list[CommentView]:
+    """An author's comments, hidden ones included, newest first (moderation)."""
+    keys = list(Comment.author_index.query(author_id, scan_index_forward=False, limit=limit))
+    comments = list(Comment.batch_get([key.comment_id for key in keys], consistent_read=True))
+    comments.sort(key=lambda comment: comment.sort_key, reverse=True)
+    return comment_views(comments, viewer_id=None)

@@ -1,0 +1,202 @@
+"""Writes of the social room: comments, moderation, likes.
+
+Every write states what happens when it runs twice, concurrently, or dies half way.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import zlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.conf import settings
+from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.transactions import TransactWrite
+
+from project.errors import ApplicationError, NotFound
+from project.transactions import transact
+from social.counters import LIKES, counter_add, counter_key, counter_value
+from social.models import Comment, Like, TimelineDay
+
+logger = logging.getLogger(__name__)
+
+TIMELINE_BUCKET = "comments"
+BODY_MAX_LENGTH = 2000
+
+# Days already recorded in `timeline_days` by this process, with their shard count.
+_day_shards: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class LikeState:
+    like_count: int
+    liked: bool
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def timeline_key(*, day: str, comment_id: str, shards: int) -> str:
+    """The write-sharded day partition of a comment (seed 003): `20261122#7`."""
+    return f"{day}#{zlib.crc32(comment_id.encode()) % shards}"
+
+
+def _timeline_day_ensure(day: str) -> int:
+    """Record that `day` has comments (once per process and day) and return its shard count.
+
+    Conditional put: concurrent writers of the first comment of a day all end with
+    the same, first-written shard count.
+    """
+    if day in _day_shards:
+        return _day_shards[day]
+    marker = TimelineDay(TIMELINE_BUCKET, day, shards=settings.TIMELINE_DAY_SHARDS)
+    try:
+        marker.save(condition=TimelineDay.day.does_not_exist())
+    except PutError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            raise
+        marker = TimelineDay.get(TIMELINE_BUCKET, day, consistent_read=True)
+    _day_shards[day] = int(marker.shards)
+    return _day_shards[day]
+
+
+# --- comments -------------------------------------------------------------
+
+
+def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -> Comment:
+    """Post a comment (or a reply to `parent_id`).
+
+    Twice: two comments (each call mints its own id). Dies half way: at worst a
+    day marker without comments, which the timeline skips.
+    """
+    body = body.strip()
+    if not body:
+        raise ApplicationError("The comment is empty.", field="body")
+    if len(body) > BODY_MAX_LENGTH:
+        raise ApplicationError(f"At most {BODY_MAX_LENGTH} characters.", field="body")
+    if parent_id is not None:
+        parent = comment_get_visible(comment_id=parent_id, field="parent_id")
+        parent_id = parent.comment_id
+    comment_id = str(uuid.uuid4())
+    created_at = now_iso()
+    day = created_at[:10].replace("-", "")
+    shards = _timeline_day_ensure(day)
+    comment = Comment(
+        comment_id,
+        author_id=author_id,
+        body=body,
+        parent_id=parent_id,
+        created_at=created_at,
+        sort_key=f"{created_at}#{comment_id}",
+        hidden=False,
+        timeline_key=timeline_key(day=day, comment_id=comment_id, shards=shards),
+        reply_to=parent_id,
+    )
+
+    def build(transaction: TransactWrite) -> None:
+        transaction.save(comment, condition=Comment.comment_id.does_not_exist())
+
+    transact(build, what="comment_create")
+    logger.info("comment %s posted by user %s", comment_id, author_id)
+    return comment
+
+
+def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment:
+    """The comment if it exists and is not hidden, else NotFound (or a 400 on `field`)."""
+    try:
+        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
+    except DoesNotExist:
+        comment = None
+    if comment is None or comment.hidden:
+        if field:
+            raise ApplicationError("No such comment.", field=field)
+        raise NotFound("No such comment.")
+    return comment
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
+def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
+    """Hide a comment from every listing, or show it again (staff moderation).
+
+    Idempotent; the update is one conditional UpdateItem, so a concurrent moderator
+    simply sets the same flag.
+    """
+    try:
+        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
+    except DoesNotExist:
+        comment = None
+    if comment is None:
+        raise NotFound("No such comment.")
+    day = comment.created_at[:10].replace("-", "")
+    if hidden:
+        actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
+    else:
+        shards = _timeline_day_ensure(day)
+        actions = [
+            Comment.hidden.set(False),
+            Comment.timeline_key.set(timeline_key(day=day, comment_id=comment_id, shards=shards)),
+        ]
+        if comment.parent_id:
+            actions.append(Comment.reply_to.set(comment.parent_id))
+    comment.update(actions=actions, condition=Comment.comment_id.exists())
+    logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
+    return comment
+
+
+# --- likes ----------------------------------------------------------------
+
+
+def _visible_condition():
+    return Comment.comment_id.exists() & (Comment.hidden == False)  # noqa: E712 (a DynamoDB condition)
+
+
+def like_add(*, comment_id: str, user_id: str) -> LikeState:
+    """Like a comment: one TransactWriteItems, no read of the like first.
+
+    The like row is put on condition it is absent, so a second like (or a concurrent
+    twin) cancels the whole transaction and changes nothing; it still answers the
+    current state. A crash cannot leave a like without its count: both are in the
+    same transaction.
+    """
+    comment_get_visible(comment_id=comment_id)
+    key = counter_key(kind=LIKES, object_id=comment_id)
+
+    def build(transaction: TransactWrite) -> None:
+        transaction.condition_check(Comment, comment_id, condition=_visible_condition())
+        transaction.save(Like(comment_id, user_id), condition=Like.user_id.does_not_exist())
+        counter_add(transaction, key=key, delta=1, member=user_id)
+
+    codes = transact(build, what="like_add")
+    if codes and codes[0] == "ConditionalCheckFailed":
+        raise NotFound("No such comment.")
+    return LikeState(like_count=counter_value(key=key), liked=True)
+
+
+def like_remove(*, comment_id: str, user_id: str) -> LikeState:
+    """Undo a like: delete the like row on condition it exists and subtract 1, atomically.
+
+    A second undo (or a concurrent twin) fails the condition and changes nothing, so
+    the count can never be decremented twice for one like.
+    """
+    comment_get_visible(comment_id=comment_id)
+    key = counter_key(kind=LIKES, object_id=comment_id)
+
+    def build(transaction: TransactWrite) -> None:
+        transaction.condition_check(Comment, comment_id, condition=_visible_condition())
+        transaction.delete(Like(comment_id, user_id), condition=Like.user_id.exists())
+        counter_add(transaction, key=key, delta=-1, member=user_id)
+
+    codes = transact(build, what="like_remove")
+    if codes and codes[0] == "ConditionalCheckFailed":
+        raise NotFound("No such comment.")
+    return LikeState(like_count=counter_value(key=key), liked=False)

@@ -1,0 +1,13 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from social import views
+
+urlpatterns = [
+    path("", views.timeline, name="timeline"),
+    path("c/<str:comment_id>/", views.comment_detail, name="comment"),
+    path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+]

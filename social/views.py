@@ -1,0 +1,111 @@
+"""Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from project.errors import ApplicationError, NotFound
+from social import selectors, services
+from social.models import User
+
+
+class CommentForm(forms.Form):
+    body = forms.CharField(max_length=services.BODY_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class SignUpForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username", "display_name")
+
+
+def _viewer_id(request):
+    return str(request.user.pk) if request.user.is_authenticated else None
+
+
+def _page(request, fetch):
+    try:
+        return fetch(cursor=request.GET.get("cursor") or None)
+    except ApplicationError:
+        return fetch(cursor=None)  # a mangled cursor in the address bar: start over
+
+
+def timeline(request):
+    form = CommentForm()
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('login')}?next={reverse('timeline')}")
+        form = CommentForm(request.POST)
+        if form.is_valid():
+            try:
+                services.comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
+                return redirect("timeline")
+            except ApplicationError as error:
+                form.add_error("body", error.message)
+    page = _page(request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor))
+    return render(request, "social/timeline.html", {"form": form, "page": page})
+
+
+def comment_detail(request, comment_id):
+    try:
+        comment = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+    except NotFound:
+        raise Http404("No such comment.") from None
+    form = CommentForm()
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('login')}?next={request.path}")
+        form = CommentForm(request.POST)
+        if form.is_valid():
+            try:
+                services.comment_create(
+                    author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id
+                )
+                return redirect("comment", comment_id=comment_id)
+            except ApplicationError as error:
+                form.add_error("body", error.message)
+    replies = _page(
+        request,
+        lambda cursor: selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor),
+    )
+    return render(request, "social/comment.html", {"comment": comment, "replies": replies, "form": form})
+
+
+@login_required
+@require_POST
+def comment_like(request, comment_id):
+    """The no-JavaScript like button: a form POST that redirects back."""
+    try:
+        if request.POST.get("action") == "unlike":
+            services.like_remove(comment_id=comment_id, user_id=str(request.user.pk))
+        else:
+            services.like_add(comment_id=comment_id, user_id=str(request.user.pk))
+    except NotFound:
+        raise Http404("No such comment.") from None
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("timeline")
+    return HttpResponseRedirect(f"{back}#c-{comment_id}")
+
+
+def signup(request):
+    if not settings.SIGNUP_OPEN:
+        messages.error(request, "Sign-up is closed.")
+        return redirect("login")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user)
+        messages.success(request, f"Welcome, {user.shown_name}!")
+        return redirect("timeline")
+    return render(request, "registration/signup.html", {"form": form})

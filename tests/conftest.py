@@ -1,0 +1,102 @@
+"""Test fixtures: one in-memory DynamoDB Local for the session, clean tables per test.
+
+DynamoDB Local is started on a free port, so the suite also runs while `make run`
+is serving on 8765. Each test starts with empty tables (items are deleted, the
+tables stay: creating them per test would cost seconds).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from project import dynamo, dynamo_local
+
+
+@pytest.fixture(scope="session", autouse=True)
+def dynamodb(django_db_blocker):
+    external = os.environ.get("TEST_DYNAMODB_HOST")
+    process = None
+    if external:
+        host = external
+    else:
+        port = dynamo_local.free_port()
+        process = dynamo_local.start(port=port)
+        host = f"http://127.0.0.1:{port}"
+    dynamo.point_models_at(host, prefix=f"test_{uuid.uuid4().hex[:6]}_")
+    dynamo.tables_create()
+    yield host
+    if process is not None:
+        dynamo_local.stop(process)
+    else:
+        dynamo.tables_delete()
+
+
+def truncate_tables() -> None:
+    client = dynamo.client()
+    for model in dynamo.registered_models():
+        keys = [
+            attribute.attr_name
+            for attribute in (model._hash_key_attribute(), model._range_key_attribute())
+            if attribute
+        ]
+        paginator = client.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=model.Meta.table_name,
+            ProjectionExpression=", ".join(f"#k{i}" for i in range(len(keys))),
+            ExpressionAttributeNames={f"#k{i}": key for i, key in enumerate(keys)},
+            ConsistentRead=True,
+        )
+        items = [item for page in pages for item in page["Items"]]
+        for start in range(0, len(items), 25):
+            batch = [{"DeleteRequest": {"Key": item}} for item in items[start : start + 25]]
+            while batch:
+                answer = client.batch_write_item(RequestItems={model.Meta.table_name: batch})
+                batch = answer.get("UnprocessedItems", {}).get(model.Meta.table_name, [])
+
+
+@pytest.fixture(autouse=True)
+def clean_state(dynamodb):
+    from social import services
+
+    truncate_tables()
+    services._day_shards.clear()
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    counter = {"n": 0}
+
+    def make(username: str | None = None, *, display_name: str = "", is_staff: bool = False, password="pw-Secret-123"):
+        counter["n"] += 1
+        username = username or f"user{counter['n']}"
+        return django_user_model.objects.create_user(
+            username=username,
+            password=password,
+            display_name=display_name or username.capitalize(),
+            is_staff=is_staff,
+        )
+
+    return make
+
+
+@pytest.fixture
+def api():
+    """An API client; `api.as_user(user)` authenticates it with a token."""
+    client = APIClient()
+
+    def as_user(user):
+        from rest_framework.authtoken.models import Token
+
+        token, _ = Token.objects.get_or_create(user=user)
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        return client
+
+    client.as_user = as_user
+    return client

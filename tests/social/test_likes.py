@@ -1,0 +1,174 @@
+"""Likes and like counts: idempotence, 404s, atomicity under injected faults, concurrency."""
+
+import random
+import threading
+from unittest import mock
+
+import pytest
+from botocore.exceptions import ClientError
+from botocore.client import BaseClient
+
+from social import selectors, services
+from social.counters import LIKES, counter_key
+from social.models import CounterShard, Like
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def like_rows(comment_id):
+    return sorted(like.user_id for like in Like.query(comment_id, consistent_read=True))
+
+
+def shard_total(comment_id):
+    return sum(s.count for s in CounterShard.query(counter_key(kind=LIKES, object_id=comment_id), consistent_read=True))
+
+
+@pytest.fixture
+def comment(make_user):
+    author = make_user("author")
+    return services.comment_create(author_id=str(author.pk), body="Hello")
+
+
+def test_like_then_unlike(comment):
+    assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
+    assert services.like_add(comment_id=comment.comment_id, user_id="8") == services.LikeState(2, True)
+    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, False)
+    assert like_rows(comment.comment_id) == ["8"]
+    assert shard_total(comment.comment_id) == 1
+
+
+def test_like_twice_changes_nothing(comment):
+    services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
+    assert like_rows(comment.comment_id) == ["7"]
+    assert shard_total(comment.comment_id) == 1
+
+
+def test_unlike_without_like_changes_nothing(comment):
+    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(0, False)
+    services.like_add(comment_id=comment.comment_id, user_id="7")
+    services.like_remove(comment_id=comment.comment_id, user_id="7")
+    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(0, False)
+    assert shard_total(comment.comment_id) == 0
+    assert like_rows(comment.comment_id) == []
+
+
+def test_like_missing_or_hidden_comment_is_not_found(comment):
+    from project.errors import NotFound
+
+    with pytest.raises(NotFound):
+        services.like_add(comment_id="00000000-0000-0000-0000-000000000000", user_id="7")
+    with pytest.raises(NotFound):
+        services.like_add(comment_id="not-a-uuid", user_id="7")
+    services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
+    with pytest.raises(NotFound):
+        services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_rows(comment.comment_id) == []
+    assert shard_total(comment.comment_id) == 0
+
+
+def test_comment_hidden_between_read_and_transaction_is_not_liked(comment):
+    """The visibility condition sits inside the transaction, not only in the read before it."""
+    from project.errors import NotFound
+
+    real_get = services.comment_get_visible
+
+    def get_then_hide(**kwargs):
+        found = real_get(**kwargs)
+        services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
+        return found
+
+    with mock.patch.object(services, "comment_get_visible", get_then_hide), pytest.raises(NotFound):
+        services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_rows(comment.comment_id) == []
+    assert shard_total(comment.comment_id) == 0
+
+
+def _cancelled(reason="TransactionConflict"):
+    return ClientError(
+        {
+            "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+            "CancellationReasons": [{"Code": "None"}, {"Code": reason}, {"Code": "None"}],
+        },
+        "TransactWriteItems",
+    )
+
+
+def _inject_transaction_failures(times, reason="TransactionConflict"):
+    """Fail the next `times` TransactWriteItems calls before they reach DynamoDB."""
+    real = BaseClient._make_api_call
+    state = {"left": times, "failed": 0}
+
+    def fake(self, operation_name, api_params):
+        if operation_name == "TransactWriteItems" and state["left"] > 0:
+            state["left"] -= 1
+            state["failed"] += 1
+            raise _cancelled(reason)
+        return real(self, operation_name, api_params)
+
+    return mock.patch.object(BaseClient, "_make_api_call", fake), state
+
+
+def test_transaction_conflict_is_retried(comment):
+    patcher, state = _inject_transaction_failures(2)
+    with patcher:
+        assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
+    assert state["failed"] == 2
+    assert like_rows(comment.comment_id) == ["7"]
+    assert shard_total(comment.comment_id) == 1
+
+
+def test_persistent_conflict_is_a_clean_error_and_changes_nothing(comment):
+    from project.errors import Conflict
+
+    patcher, _ = _inject_transaction_failures(100)
+    with patcher, pytest.raises(Conflict):
+        services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_rows(comment.comment_id) == []
+    assert shard_total(comment.comment_id) == 0
+
+
+def test_persistent_throttling_is_a_429_error(comment):
+    from project.errors import Throttled
+
+    patcher, _ = _inject_transaction_failures(100, reason="ThrottlingError")
+    with patcher, pytest.raises(Throttled):
+        services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_rows(comment.comment_id) == []
+
+
+@pytest.mark.slow
+def test_concurrent_likes_and_unlikes_keep_count_exact(comment):
+    users = [str(n) for n in range(1, 13)]
+    errors = []
+    answers = []
+
+    def worker(seed):
+        rng = random.Random(seed)
+        for _ in range(40):
+            user = rng.choice(users)
+            try:
+                if rng.random() < 0.55:
+                    state = services.like_add(comment_id=comment.comment_id, user_id=user)
+                    answers.append((state, True))
+                else:
+                    state = services.like_remove(comment_id=comment.comment_id, user_id=user)
+                    answers.append((state, False))
+            except Exception as error:  # noqa: BLE001 - collected and asserted below
+                errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(answers) == 320
+    for state, liking in answers:
+        assert state.liked is liking
+        assert 0 <= state.like_count <= len(users)
+        if liking:
+            assert state.like_count >= 1
+    rows = like_rows(comment.comment_id)
+    assert shard_total(comment.comment_id) == len(rows)
+    assert selectors.comment_get(comment_id=comment.comment_id, viewer_id=None).like_count == len(rows)
