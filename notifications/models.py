@@ -75,3 +75,79 @@ class UnreadCount(Model):
     count = NumberAttribute(default=0)
 
     by_count = UnreadCountIndex()
+
+
+# --- feed -------------------------------------------------------------------
+# The per-user feed (DESIGN.md 3 `feed`, seed 002) and its retry queue, written only
+# through notifications/feed.py. Imported here rather than at the top so that this
+# section stays separate from the like-notification tables above.
+from pynamodb.attributes import BooleanAttribute, MapAttribute, VersionAttribute  # noqa: E402
+
+
+class FeedEntry(MapAttribute):
+    """One entry of a feed; small by construction (notifications/feed.py bounds every field)."""
+
+    entry_id = UnicodeAttribute()
+    kind = UnicodeAttribute()  # reply, message, ...
+    rollup_key = UnicodeAttribute(null=True)  # events with the same key merge into one unread entry
+    actor_ids = ListAttribute(of=UnicodeAttribute, default=list)  # distinct, oldest first, the newest kept
+    actor_count = NumberAttribute(default=0)  # distinct people, not events
+    event_count = NumberAttribute(default=1)
+    title = UnicodeAttribute(default="")
+    body = UnicodeAttribute(default="")
+    url = UnicodeAttribute(default="")
+    delivery_id = UnicodeAttribute(null=True)
+    created_at = UnicodeAttribute()
+    updated_at = UnicodeAttribute()  # the newest event merged in; entries are ordered by it
+    read = BooleanAttribute(default=False)
+
+
+class Feed(Model):
+    """One item per user: `entries` newest first, at most FEED_MAX_ENTRIES.
+
+    Every write is a whole-item put conditioned on `version` (optimistic locking), so two
+    writers that read the same version cannot both win: the loser re-reads and merges again.
+    """
+
+    Meta = table_meta("feed")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    entries = ListAttribute(of=FeedEntry, default=list)
+    # The ids of the most recent events applied, newest last: applying an event again
+    # (a retry after an ambiguous failure) finds its id here and writes nothing.
+    event_ids = ListAttribute(of=UnicodeAttribute, default=list)
+    updated_at = UnicodeAttribute(null=True)
+    version = VersionAttribute()
+
+
+class FeedRetryDueIndex(LocalSecondaryIndex):
+    """A shard's retries by due time: the drainer queries `due_at <= now` (no Scan)."""
+
+    class Meta:
+        index_name = "by_due"
+        projection = AllProjection()
+
+    shard = UnicodeAttribute(hash_key=True)
+    due_at = NumberAttribute(range_key=True)
+
+
+class FeedRetry(Model):
+    """A feed event waiting to be applied (seed 002's retry queue, without a broker).
+
+    Put when a feed write runs out of retries or throughput, and, for replies, in the
+    same transaction as the reply itself (an outbox: a crash right after the reply cannot
+    lose the notification). Deleted in the same transaction that applies the event.
+    """
+
+    Meta = table_meta("feed_retry")
+
+    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1", from a hash of the user id
+    retry_id = UnicodeAttribute(range_key=True)  # <user_id>#<event_id>
+    user_id = UnicodeAttribute()
+    event = UnicodeAttribute()  # the FeedEvent as JSON
+    due_at = NumberAttribute()  # epoch milliseconds; also the lease of the worker applying it
+    attempts = NumberAttribute(default=0)
+    last_error = UnicodeAttribute(default="")
+    created_at = UnicodeAttribute()
+
+    by_due = FeedRetryDueIndex()

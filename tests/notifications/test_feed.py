@@ -1,0 +1,232 @@
+"""The feed write: merge, roll-up, cap, idempotence, version locking, the transaction contract."""
+
+import pytest
+from django.test import override_settings
+from pynamodb.transactions import TransactWrite
+
+from notifications import feed
+from notifications.feed import FeedEvent, FeedEventTooLarge
+from notifications.models import Feed, UnreadCount
+from project.dynamo import connection
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def reply(n, *, actor="2", parent="p1", at=None):
+    return FeedEvent(
+        event_id=f"reply-{n}",
+        kind="reply",
+        actor_id=actor,
+        rollup_key=f"reply#{parent}",
+        body=f"reply number {n}",
+        created_at=at or f"2026-01-01T00:00:{n:02d}.000000Z",
+    )
+
+
+def message(n, *, at=None):
+    return FeedEvent(
+        event_id=f"message-{n}",
+        kind="message",
+        actor_id=None,
+        rollup_key=None,
+        title=f"Message {n}",
+        body="hello",
+        created_at=at or f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}.000000Z",
+    )
+
+
+def titles(user_id="1"):
+    return [entry.title for entry in Feed.get(user_id, consistent_read=True).entries]
+
+
+def stored(user_id="1"):
+    return Feed.get(user_id, consistent_read=True)
+
+
+def badge(user_id="1"):
+    try:
+        return int(UnreadCount.get(user_id, "feed", consistent_read=True).count)
+    except UnreadCount.DoesNotExist:
+        return None
+
+
+def test_first_event_creates_the_feed():
+    result = feed.feed_append(user_id="1", event=message(1))
+    assert result.status == feed.APPLIED
+    assert result.version == 1
+    item = stored()
+    assert item.version == 1
+    assert [entry.title for entry in item.entries] == ["Message 1"]
+    assert item.entries[0].entry_id == result.entry_id == feed.feed_entry_id("message-1")
+    assert item.entries[0].read is False
+    assert badge() == 1
+
+
+def test_same_event_twice_is_applied_once():
+    feed.feed_append(user_id="1", event=message(1))
+    again = feed.feed_append(user_id="1", event=message(1))
+    assert again.status == feed.ALREADY_APPLIED
+    item = stored()
+    assert len(item.entries) == 1
+    assert item.version == 1
+    assert badge() == 1
+
+
+def test_entries_newest_first():
+    for n in (1, 3, 2):
+        feed.feed_append(user_id="1", event=message(n))
+    assert [entry.title for entry in stored().entries] == ["Message 3", "Message 2", "Message 1"]
+
+
+def test_replies_roll_up_while_unread_and_count_distinct_people():
+    feed.feed_append(user_id="1", event=reply(1, actor="2"))
+    feed.feed_append(user_id="1", event=reply(2, actor="3"))
+    result = feed.feed_append(user_id="1", event=reply(3, actor="2"))
+    assert result.merged
+    [entry] = stored().entries
+    assert entry.actor_count == 2
+    assert entry.event_count == 3
+    assert entry.actor_ids == ["3", "2"]  # the latest actor last
+    assert entry.body == "reply number 3"
+    assert badge() == 1
+    # Another comment's replies are another entry.
+    feed.feed_append(user_id="1", event=reply(4, actor="2", parent="p2"))
+    assert len(stored().entries) == 2
+    assert badge() == 2
+
+
+def test_reply_after_read_starts_a_new_entry():
+    first = feed.feed_append(user_id="1", event=reply(1, actor="2"))
+    assert feed.feed_mark_read(user_id="1", entry_ids=[first.entry_id]) == 0
+    assert badge() == 0
+    second = feed.feed_append(user_id="1", event=reply(2, actor="3"))
+    assert not second.merged
+    entries = stored().entries
+    assert [(entry.entry_id, entry.read, entry.actor_count) for entry in entries] == [
+        (second.entry_id, False, 1),
+        (first.entry_id, True, 1),
+    ]
+    assert badge() == 1
+
+
+@override_settings(FEED_MAX_ENTRIES=5)
+def test_cap_drops_the_oldest_read_entry_first():
+    for n in range(1, 6):
+        feed.feed_append(user_id="1", event=message(n))
+    # Read the two newest; the oldest unread must survive the cap.
+    ids = {entry.title: entry.entry_id for entry in stored().entries}
+    feed.feed_mark_read(user_id="1", entry_ids=[ids["Message 4"], ids["Message 3"]])
+    feed.feed_append(user_id="1", event=message(6))
+    titles = [entry.title for entry in stored().entries]
+    assert titles == ["Message 6", "Message 5", "Message 4", "Message 2", "Message 1"]
+    feed.feed_append(user_id="1", event=message(7))
+    assert titles() == ["Message 7", "Message 6", "Message 5", "Message 2", "Message 1"]
+    # No read entries left: now the oldest unread goes.
+    feed.feed_append(user_id="1", event=message(8))
+    assert titles() == ["Message 8", "Message 7", "Message 6", "Message 5", "Message 2"]
+    assert badge() == 5
+
+
+def test_cap_at_the_default_hundred():
+    for n in range(1, 101):
+        feed.feed_append(user_id="1", event=message(n))
+    first = stored().entries[-1].entry_id
+    read = stored().entries[10]
+    assert read.title == "Message 90"
+    feed.feed_mark_read(user_id="1", entry_ids=[read.entry_id])
+    feed.feed_append(user_id="1", event=message(101))
+    entries = stored().entries
+    assert len(entries) == 100
+    assert "Message 90" not in [entry.title for entry in entries]  # the read one went
+    assert entries[-1].entry_id == first  # the oldest unread stayed
+    assert badge() == 100
+
+
+def test_full_feed_of_largest_entries_fits_in_one_item():
+    """Text at its byte limit, ids at their length limits, the most actors an entry keeps."""
+    for n in range(100):
+        event = FeedEvent(
+            event_id=f"{n:03d}" + "e" * 97,
+            kind="message",
+            actor_id=None,
+            rollup_key=None,
+            title="い" * feed.FEED_TITLE_MAX_CHARS,
+            body="あ" * feed.FEED_BODY_MAX_CHARS,
+            delivery_id="d" * 100,
+        )
+        assert sum(len(text.encode()) for text in (event.title, event.body)) == feed.FEED_TEXT_MAX_BYTES
+        assert feed.feed_append(user_id="1", event=event).status == feed.APPLIED
+    item = stored()
+    assert len(item.entries) == 100
+    widest = item.entries[0]
+    widest.actor_ids = [f"{n:024d}" for n in range(feed.FEED_ACTORS_KEPT)]
+    widest.rollup_key = "r" * feed.FEED_ID_MAX_CHARS
+    widest.url = ""
+    assert feed.feed_entry_size(widest) <= feed.FEED_ENTRY_MAX_BYTES
+    assert feed.feed_entry_size(widest) * 100 < 300_000
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"title": "x" * (feed.FEED_TITLE_MAX_CHARS + 1)}, "title"),
+        ({"body": "x" * (feed.FEED_BODY_MAX_CHARS + 1)}, "body"),
+        ({"body": "あ" * 400, "title": "い" * 100, "url": "/x"}, "body"),  # within chars, beyond bytes
+        ({"url": "/" * (feed.FEED_URL_MAX_CHARS + 1)}, "url"),
+        ({"event_id": ""}, "event_id"),
+    ],
+)
+def test_oversized_events_are_rejected_with_the_field(fields, field):
+    arguments = {"event_id": "e1", "kind": "message", "actor_id": None, "rollup_key": None} | fields
+    with pytest.raises(FeedEventTooLarge) as error:
+        FeedEvent(**arguments)
+    assert error.value.field == field
+
+
+def test_event_json_round_trip():
+    event = reply(1)
+    assert FeedEvent.from_json(event.to_json()) == event
+
+
+def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
+    """The contract delivery uses: prepare, then the feed write inside its own transaction."""
+    write = feed.feed_write_prepare(user_id="1", event=message(1))
+    assert not write.already_applied
+    assert write.action_count == 2
+    with pytest.raises(Feed.DoesNotExist):
+        stored()
+    with TransactWrite(connection=connection()) as transaction:
+        write.add_to(transaction)
+    assert stored().version == 1
+    assert badge() == 1
+    again = feed.feed_write_prepare(user_id="1", event=message(1))
+    assert again.already_applied
+    assert again.action_count == 0
+
+
+def test_stale_prepared_write_is_cancelled_not_lost():
+    """Two writers prepared on the same version: the second write is refused; re-preparing merges both."""
+    from project.transactions import transact
+
+    first = feed.feed_write_prepare(user_id="1", event=message(1))
+    second = feed.feed_write_prepare(user_id="1", event=message(2))
+    assert transact(first.add_to, what="test") == []
+    codes = transact(second.add_to, what="test")
+    assert codes[0] == "ConditionalCheckFailed"  # the feed put is the first action
+    assert [entry.title for entry in stored().entries] == ["Message 1"]
+    assert transact(feed.feed_write_prepare(user_id="1", event=message(2)).add_to, what="test") == []
+    item = stored()
+    assert [entry.title for entry in item.entries] == ["Message 2", "Message 1"]
+    assert item.version == 2
+    assert badge() == 2
+
+
+def test_mark_all_read():
+    for n in range(1, 4):
+        feed.feed_append(user_id="1", event=message(n))
+    assert feed.feed_mark_read(user_id="1") == 0
+    assert all(entry.read for entry in stored().entries)
+    assert badge() == 0
+    version = stored().version
+    assert feed.feed_mark_read(user_id="1") == 0  # nothing to do: nothing written
+    assert stored().version == version
