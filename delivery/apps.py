@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class DeliveryConfig(AppConfig):
     name = "delivery"
     verbose_name = "Delivery"
+
+    def ready(self):
+        from delivery import signals  # noqa: F401  (connects the account-deletion handler)

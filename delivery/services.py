@@ -29,6 +29,7 @@ conditions only (never on ClientRequestToken's 10-minute window):
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -68,13 +69,15 @@ from project.transactions import transact
 logger = logging.getLogger(__name__)
 
 QUEUE = "active"
+DELIVERY_ID = re.compile(r"[0-9a-f]{32}")
 CHUNK_SIZE_MAX = 1000  # far below the 400 KB item limit whatever the id length
 TRANSACTION_ACTIONS_MAX = 100  # TransactWriteItems limit
 TARGET_PUTS_PER_TRANSACTION = TRANSACTION_ACTIONS_MAX - 1  # + the chunk's condition check
 UNKNOWN_USERNAMES_KEPT = 1000
-TITLE_MAX_LENGTH = 200
-BODY_MAX_LENGTH = 5000
-URL_MAX_LENGTH = 2000
+# Per target: the target delete, the feed put and the unread-count update; per
+# batch: the delivery's status check and the chunk's count.
+ACTIONS_PER_TARGET = 3
+BATCH_SIZE_MAX = (TRANSACTION_ACTIONS_MAX - 2) // ACTIONS_PER_TARGET
 
 # Feed reads before a batch run concurrently (each is one consistent GetItem).
 _feed_readers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="delivery-feed-read")
@@ -116,7 +119,7 @@ def _get(model, *keys):
 
 
 def delivery_get_consistent(*, delivery_id: str) -> Delivery:
-    delivery = _get(Delivery, delivery_id)
+    delivery = _get(Delivery, delivery_id) if DELIVERY_ID.fullmatch(delivery_id or "") else None
     if delivery is None:
         raise NotFound("No such delivery.")
     return delivery
@@ -185,11 +188,13 @@ def delivery_create(*, title: str, body: str, url: str | None, audience: Audienc
     if not body:
         raise ApplicationError("The body is empty.", field="body")
     delivery_id = uuid.uuid4().hex
+    # The message becomes a feed entry: the feed's bounds apply (FeedEventTooLarge is a 400).
+    FeedEvent(f"delivery#{delivery_id}", "message", None, None, title, body, url or "", delivery_id)
     created_at = now_iso()
     delivery = Delivery(
         delivery_id,
-        title=title[:TITLE_MAX_LENGTH],
-        body=body[:BODY_MAX_LENGTH],
+        title=title,
+        body=body,
         url=url or None,
         audience_kind=audience.kind,
         status=DRAFT,
@@ -214,9 +219,9 @@ def delivery_create(*, title: str, body: str, url: str | None, audience: Audienc
         seq = 0
         for user_ids, _ in resolved:
             if user_ids:
-                DeliveryChunk(
-                    chunk_key(delivery_id, seq), delivery_id=delivery_id, seq=seq, user_ids=user_ids
-                ).save(condition=DeliveryChunk.chunk_key.does_not_exist())
+                DeliveryChunk(chunk_key(delivery_id, seq), delivery_id=delivery_id, seq=seq, user_ids=user_ids).save(
+                    condition=DeliveryChunk.chunk_key.does_not_exist()
+                )
                 seq += 1
         delivery.chunk_count = seq
         delivery.unknown_usernames = unknown[:UNKNOWN_USERNAMES_KEPT] or None
@@ -299,7 +304,9 @@ def _chunk_targets_write(chunk: DeliveryChunk) -> None:
 
         def build(transaction: TransactWrite, slice_ids=slice_ids) -> None:
             transaction.condition_check(
-                DeliveryChunk, chunk.chunk_key, condition=DeliveryChunk.targets_written == False  # noqa: E712
+                DeliveryChunk,
+                chunk.chunk_key,
+                condition=DeliveryChunk.targets_written == False,  # noqa: E712
             )
             for user_id in slice_ids:
                 transaction.save(DeliveryTarget(user_id, chunk.delivery_id, chunk_seq=chunk.seq))
@@ -422,7 +429,9 @@ def chunk_claim(*, delivery_id: str, owner: str, lease_seconds: float) -> ChunkL
         if cursor < int(delivery.chunk_count):
             chunk = DeliveryChunk(chunk_key(delivery_id, cursor))
 
-            def build(transaction: TransactWrite, cursor=cursor, chunk=chunk) -> None:
+            def build(
+                transaction: TransactWrite, cursor=cursor, chunk=chunk, token=token, expires_at=expires_at
+            ) -> None:
                 transaction.update(
                     Delivery(delivery_id),
                     actions=[
@@ -590,7 +599,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
         writes = _prepare_feed_writes(remaining, event)
         with_actions: dict[str, object] = {}
 
-        def build(transaction: TransactWrite, writes=writes) -> None:
+        def build(transaction: TransactWrite, writes=writes, with_actions=with_actions) -> None:
             positions = _ActionPositions(transaction)
             with_actions["positions"] = positions
             positions.record(
@@ -608,9 +617,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
             for user_id, write in writes.items():
 
                 def add(user_id=user_id, write=write) -> None:
-                    transaction.delete(
-                        DeliveryTarget(user_id, delivery_id), condition=DeliveryTarget.user_id.exists()
-                    )
+                    transaction.delete(DeliveryTarget(user_id, delivery_id), condition=DeliveryTarget.user_id.exists())
                     if not write.already_applied:
                         # Nothing to write when the event is already in the feed (a second
                         # line of defence): deleting the target is all that is left to do.
@@ -797,7 +804,11 @@ def delivery_finish(*, delivery_id: str) -> bool:
     def build(transaction: TransactWrite) -> None:
         transaction.update(
             delivery,
-            actions=[Delivery.status.set(DONE), Delivery.finished_at.set(now_iso()), Delivery.updated_at.set(now_iso())],
+            actions=[
+                Delivery.status.set(DONE),
+                Delivery.finished_at.set(now_iso()),
+                Delivery.updated_at.set(now_iso()),
+            ],
             condition=Delivery.status.is_in(READY, DISPATCHING)
             & (Delivery.cursor == delivery.chunk_count)
             & Delivery.in_flight.does_not_exist(),
@@ -858,7 +869,7 @@ def delivery_dispatch(
             delivery = delivery_get_consistent(delivery_id=delivery_id)
             if delivery.status not in (READY, DISPATCHING) or not wait_for_others:
                 break
-            if delivery.in_flight and set(int(s) for s in delivery.in_flight) <= set(given_up):
+            if delivery.in_flight and {int(s) for s in delivery.in_flight} <= set(given_up):
                 break  # only chunks we gave up on are left: report them
             time.sleep(poll_seconds)
             continue

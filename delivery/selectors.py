@@ -1,0 +1,156 @@
+"""Reads of the delivery room. No Scan: key lookups, Queries and BatchGetItem only.
+
+The staff listing reads the `by_created` GSI (eventually consistent, which is fine
+for a list); everything a dispatcher decides on is read strongly consistently in
+services.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass
+
+from delivery.models import CHUNK_DONE, DISPATCHING, FINAL_STATUSES, Delivery, DeliveryChunk, DeliveryQueueEntry
+from delivery.services import QUEUE, chunk_key, clock, delivery_get_consistent, targets_pending
+from project.errors import ApplicationError
+
+PAGE_SIZE = 20
+PAGE_SIZE_MAX = 100
+PENDING_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class DeliveryProgress:
+    """A delivery with live counts: done chunks' counts plus what in-flight chunks did so far."""
+
+    delivery: Delivery
+    delivered: int
+    skipped: int
+
+    @property
+    def total(self) -> int:
+        return int(self.delivery.total_targets)
+
+    @property
+    def pending(self) -> int:
+        if self.delivery.status in FINAL_STATUSES:
+            return 0 if self.delivery.status != "cancelled" else max(0, self.total - self.delivered - self.skipped)
+        return max(0, self.total - self.delivered - self.skipped)
+
+    @property
+    def percent(self) -> int:
+        return (
+            int(100 * (self.delivered + self.skipped) / self.total)
+            if self.total
+            else 100 * (self.delivery.status == "done")
+        )
+
+
+def delivery_get(*, delivery_id: str) -> Delivery:
+    """A delivery by id (strongly consistent); NotFound when there is none."""
+    return delivery_get_consistent(delivery_id=delivery_id)
+
+
+def delivery_progress(*, delivery: Delivery) -> DeliveryProgress:
+    """Live counts: one BatchGetItem of the in-flight chunks (at most one per dispatcher)."""
+    delivered, skipped = int(delivery.delivered_count), int(delivery.skipped_count)
+    seqs = sorted(int(seq) for seq in (delivery.in_flight or ()))
+    if (seqs and delivery.status == DISPATCHING) or (seqs and delivery.status == "cancelled"):
+        for chunk in DeliveryChunk.batch_get(
+            [chunk_key(delivery.delivery_id, seq) for seq in seqs],
+            consistent_read=True,
+            attributes_to_get=["chunk_key", "delivered", "skipped", "status"],
+        ):
+            if chunk.status != CHUNK_DONE:
+                delivered += int(chunk.delivered)
+                skipped += int(chunk.skipped)
+    return DeliveryProgress(delivery=delivery, delivered=delivered, skipped=skipped)
+
+
+@dataclass(frozen=True)
+class DeliveryPage:
+    results: list[Delivery]
+    next_cursor: str | None
+
+
+def _encode_cursor(key: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> dict:
+    try:
+        key = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+        if not isinstance(key, dict) or not all(isinstance(v, dict) for v in key.values()):
+            raise ValueError
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        raise ApplicationError("Invalid cursor.", field="cursor") from None
+    return key
+
+
+def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> DeliveryPage:
+    """Deliveries newest first (the `by_created` GSI), cursor-paginated."""
+    limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))
+    query = Delivery.by_created.query(
+        "all",
+        scan_index_forward=False,
+        limit=limit,
+        last_evaluated_key=_decode_cursor(cursor) if cursor else None,
+    )
+    results = list(query)
+    last = query.last_evaluated_key
+    return DeliveryPage(results=results, next_cursor=_encode_cursor(last) if last and len(results) == limit else None)
+
+
+def deliveries_active() -> list[str]:
+    """Ids of deliveries that still need preparing or dispatching, oldest first (consistent Query)."""
+    entries = DeliveryQueueEntry.query(QUEUE, consistent_read=True)
+    return [entry.delivery_id for entry in sorted(entries, key=lambda entry: entry.created_at)]
+
+
+@dataclass(frozen=True)
+class ChunkView:
+    seq: int
+    size: int
+    status: str
+    delivered: int
+    skipped: int
+    lease_owner: str | None
+    lease_live: bool
+
+
+def delivery_chunks(*, delivery: Delivery) -> list[ChunkView]:
+    """Every chunk's state (staff detail page): BatchGetItem, 100 keys a call."""
+    count = int(delivery.chunk_count if delivery.chunk_count is not None else delivery.frozen_chunks)
+    keys = [chunk_key(delivery.delivery_id, seq) for seq in range(count)]
+    now = clock()
+    chunks = [
+        ChunkView(
+            seq=int(chunk.seq),
+            size=len(chunk.user_ids),
+            status=chunk.status,
+            delivered=int(chunk.delivered),
+            skipped=int(chunk.skipped),
+            lease_owner=chunk.lease_owner,
+            lease_live=chunk.lease_expires_at > now,
+        )
+        for chunk in DeliveryChunk.batch_get(keys, consistent_read=True)
+    ]
+    return sorted(chunks, key=lambda chunk: chunk.seq)
+
+
+def delivery_pending_sample(*, delivery: Delivery, limit: int = PENDING_SHOWN) -> list[str]:
+    """Up to `limit` user ids still waiting for the delivery, from the chunks not done yet."""
+    if delivery.status in FINAL_STATUSES and delivery.status != "cancelled":
+        return []
+    sample: list[str] = []
+    count = int(delivery.chunk_count if delivery.chunk_count is not None else delivery.frozen_chunks)
+    for seq in range(count):
+        chunk = DeliveryChunk.get(chunk_key(delivery.delivery_id, seq), consistent_read=True)
+        if chunk.status == CHUNK_DONE:
+            continue
+        sample += targets_pending(delivery_id=delivery.delivery_id, user_ids=list(chunk.user_ids))
+        if len(sample) >= limit:
+            break
+    return sample[:limit]
