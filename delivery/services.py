@@ -653,8 +653,21 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
         gone = [user_id for user_id in remaining if codes[_delete_position(positions, user_id)] not in (None, "None")]
         result.gone.extend(gone)
         remaining = [user_id for user_id in remaining if user_id not in gone]
-        if not gone:
-            backoff_sleep(attempt)  # only feeds moved: re-read them after a short pause
+        moved = [user_id for user_id in remaining if positions.failed(user_id, codes)]
+        if moved and len(moved) < len(remaining):
+            # Deliver the others now, without the feeds that moved under us: a busy
+            # feed must not hold its whole batch back.
+            others = [user_id for user_id in remaining if user_id not in moved]
+            sub = targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=others, event=event)
+            result.delivered += sub.delivered
+            result.gone += sub.gone
+            result.deferred += sub.deferred
+            if sub.cancelled:
+                result.cancelled = True
+                return result
+            remaining = moved
+        if moved:
+            backoff_sleep(attempt)  # re-read the feeds that moved after a short pause
     result.deferred.extend(remaining)
     return result
 

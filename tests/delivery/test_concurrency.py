@@ -1,0 +1,138 @@
+"""Several dispatchers on one delivery at once: threads, and separate processes running
+`manage.py dispatch_deliveries` against the same DynamoDB Local."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+
+from delivery import services
+from delivery.models import Delivery
+from tests.delivery.helpers import assert_exactly_once, create
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def audience(make_user, settings):
+    settings.DELIVERY_CHUNK_SIZE = 5
+    staff = make_user("boss", is_staff=True)
+    users = [make_user() for _ in range(59)]
+    return staff, [str(staff.pk)] + [str(u.pk) for u in users]
+
+
+@pytest.mark.parametrize("dispatchers", [2, 4])
+def test_dispatcher_threads_deliver_exactly_once(audience, dispatchers):
+    staff, targets = audience
+    delivery = create(staff)
+    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    reports, errors = [], []
+    start = threading.Barrier(dispatchers)
+
+    def run(number):
+        try:
+            start.wait()
+            reports.append(
+                services.delivery_dispatch(
+                    delivery_id=delivery.delivery_id, owner=f"t{number}", batch_size=3, lease_seconds=30
+                )
+            )
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(dispatchers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    assert sum(report.delivered for report in reports) == len(targets)
+    assert sum(report.chunks for report in reports) == 12
+    assert_exactly_once(delivery.delivery_id, targets)
+
+
+def test_dispatchers_racing_to_prepare_and_dispatch(audience):
+    """Four threads each prepare and dispatch the same draft delivery at once."""
+    staff, targets = audience
+    delivery = create(staff)
+    errors = []
+    start = threading.Barrier(4)
+
+    def run(number):
+        try:
+            start.wait()
+            services.delivery_prepare(delivery_id=delivery.delivery_id)
+            services.delivery_dispatch(
+                delivery_id=delivery.delivery_id, owner=f"t{number}", batch_size=3, lease_seconds=30
+            )
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    assert_exactly_once(delivery.delivery_id, targets)
+
+
+def _command(dynamodb, *args):
+    env = {
+        **os.environ,
+        "DYNAMODB_HOST": dynamodb,
+        "DYNAMODB_TABLE_PREFIX": django_settings.DYNAMODB_TABLE_PREFIX,
+        "DATABASE_URL": "sqlite:///:memory:",  # the dispatch path must not need the relational DB
+        "LOG_LEVEL": "INFO",
+    }
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "dispatch_deliveries", "--no-progress", *args],
+        cwd=BASE_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("processes", [2, 4])
+def test_dispatcher_processes_deliver_exactly_once(audience, dynamodb, processes):
+    staff, targets = audience
+    delivery = create(staff)
+    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    running = [_command(dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "3") for _ in range(processes)]
+    outputs = [process.communicate(timeout=180) for process in running]
+    for process, (out, err) in zip(running, outputs, strict=True):
+        assert process.returncode == 0, err
+        assert f"delivery {delivery.delivery_id}: done, {len(targets)}/{len(targets)} delivered" in out
+    assert_exactly_once(delivery.delivery_id, targets)
+
+
+def test_sigterm_finishes_the_batch_and_a_rerun_completes(audience, dynamodb):
+    staff, targets = audience
+    delivery = create(staff)
+    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    process = _command(dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "1")
+    deadline = time.monotonic() + 60
+    while Delivery.get(delivery.delivery_id, consistent_read=True).status != "dispatching":
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert "finishing the current batch" in err
+    stored = Delivery.get(delivery.delivery_id, consistent_read=True)
+    # The chunk it held was released, so the re-run need not wait for the lease.
+    rerun = _command(dynamodb, "--delivery", delivery.delivery_id, "--lease-seconds", "600")
+    out, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert stored.status in ("dispatching", "done")
+    assert_exactly_once(delivery.delivery_id, targets)

@@ -1,0 +1,139 @@
+"""Chunk leases: claims are exclusive, expired leases are taken over, and a holder whose
+lease expired while it was alive cannot double-deliver: its late writes still carry the
+target-exists condition."""
+
+import time
+from unittest import mock
+
+import pytest
+
+from delivery import services
+from delivery.models import Delivery, DeliveryChunk
+from notifications.models import Feed
+from tests.delivery.helpers import assert_exactly_once, create, message_counts
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def prepared(make_user, settings):
+    """A delivery of one chunk of five targets, prepared."""
+    settings.DELIVERY_CHUNK_SIZE = 10
+    staff = make_user("boss", is_staff=True)
+    users = [make_user() for _ in range(4)]
+    delivery = create(staff)
+    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    return delivery, [str(staff.pk)] + [str(u.pk) for u in users]
+
+
+def later(seconds):
+    return mock.patch.object(services, "clock", lambda: time.time() + seconds)
+
+
+def test_a_leased_chunk_is_not_handed_out_twice(prepared):
+    delivery, _ = prepared
+    first = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
+    assert first.seq == 0
+    assert services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30) is None
+    stored = Delivery.get(delivery.delivery_id, consistent_read=True)
+    assert (stored.cursor, stored.in_flight, stored.status) == (1, {0}, "dispatching")
+    chunk = DeliveryChunk.get(services.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    assert (chunk.lease_owner, chunk.lease_token) == ("a", first.token)
+
+
+def test_an_expired_lease_is_taken_over_once(prepared):
+    delivery, _ = prepared
+    first = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
+    with later(31):
+        second = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30)
+        assert second.seq == first.seq and second.token != first.token
+        assert services.chunk_claim(delivery_id=delivery.delivery_id, owner="c", lease_seconds=30) is None
+    assert not services.chunk_lease_renew(lease=first)  # a knows it lost the chunk
+    assert services.chunk_lease_renew(lease=second)
+
+
+def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
+    """Isolates the target condition: the feed no longer remembers the event and accepts the write."""
+    delivery, targets = prepared
+    event = services.delivery_feed_event(delivery)
+    stale = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
+    stale_pending = services.targets_pending(delivery_id=delivery.delivery_id, user_ids=stale.user_ids)
+    assert stale_pending == targets
+    # a stalls (GC pause, network partition) past its lease; b takes over and delivers everything.
+    with later(11):
+        fresh = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
+        outcome = services.chunk_dispatch(lease=fresh, event=event, batch_size=2)
+    assert outcome.finished and outcome.delivered == 5
+    # Take the second line of defence away: the feeds forget the event id (as after
+    # FEED_MAX_ENTRIES newer events), so a feed write of the stale holder would be accepted.
+    for user_id in targets:
+        feed = Feed.get(user_id, consistent_read=True)
+        feed.event_ids = []
+        feed.save()
+    result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
+    assert result.delivered == [] and sorted(result.gone) == sorted(targets)
+    assert services.delivery_finish(delivery_id=delivery.delivery_id)
+    assert_exactly_once(delivery.delivery_id, targets)
+
+
+def test_late_holder_and_new_holder_share_a_chunk_without_duplicates(prepared):
+    """a wakes up half way through b's work: between them, each target once, counts exact."""
+    delivery, targets = prepared
+    event = services.delivery_feed_event(delivery)
+    stale = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
+    with later(11):
+        fresh = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
+    first = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets[:2], event=event)
+    assert first.delivered == targets[:2]
+    late = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale.user_ids, event=event)
+    assert sorted(late.delivered) == sorted(targets[2:]) and sorted(late.gone) == sorted(targets[:2])
+    with later(11):
+        outcome = services.chunk_dispatch(lease=fresh, event=event, batch_size=2)
+    assert outcome.finished and outcome.delivered == 0
+    assert services.delivery_finish(delivery_id=delivery.delivery_id)
+    assert_exactly_once(delivery.delivery_id, targets)
+    chunk = DeliveryChunk.get(services.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    assert chunk.delivered == 5
+
+
+def test_stopping_releases_the_chunk_for_others(prepared):
+    delivery, targets = prepared
+    event = services.delivery_feed_event(delivery)
+    lease = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
+    outcome = services.chunk_dispatch(lease=lease, event=event, batch_size=2, should_stop=lambda: True)
+    assert outcome.stopped and outcome.delivered == 0
+    other = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=60)
+    assert other is not None and other.seq == 0  # no need to wait a minute for the lease
+
+
+def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prepared):
+    """A feed that changes under every attempt is deferred; the other targets are delivered."""
+    from notifications import feed as feed_module
+
+    delivery, targets = prepared
+    event = services.delivery_feed_event(delivery)
+    services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
+    busy = targets[1]
+    real_prepare = feed_module.feed_write_prepare
+
+    def prepare_then_someone_writes(*, user_id, event):
+        write = real_prepare(user_id=user_id, event=event)
+        if user_id == busy:  # another producer writes this feed right after we read it
+            feed_module.feed_append(
+                user_id=busy, event=feed_module.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
+            )
+        return write
+
+    with (
+        mock.patch.object(services, "feed_write_prepare", prepare_then_someone_writes),
+        mock.patch.object(services, "backoff_sleep", lambda attempt: None),
+    ):
+        result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)
+    assert result.deferred == [busy]
+    assert sorted(result.delivered) == sorted(t for t in targets if t != busy)
+    counts = message_counts(delivery.delivery_id, targets)
+    assert counts[busy] == 0 and all(counts[t] == 1 for t in targets if t != busy)
+    # Later, once the feed is quiet, the deferred target is delivered by a normal run.
+    with later(120):
+        services.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=2, lease_seconds=60)
+    assert_exactly_once(delivery.delivery_id, targets)
