@@ -12,7 +12,7 @@ import binascii
 import json
 from dataclasses import dataclass
 
-from delivery.models import CHUNK_DONE, DISPATCHING, FINAL_STATUSES, Delivery, DeliveryChunk, DeliveryQueueEntry
+from delivery.models import CANCELLED, CHUNK_DONE, DISPATCHING, Delivery, DeliveryChunk, DeliveryQueueEntry
 from delivery.services import QUEUE, chunk_key, clock, delivery_get_consistent, targets_pending
 from project.errors import ApplicationError
 
@@ -35,8 +35,7 @@ class DeliveryProgress:
 
     @property
     def pending(self) -> int:
-        if self.delivery.status in FINAL_STATUSES:
-            return 0 if self.delivery.status != "cancelled" else max(0, self.total - self.delivered - self.skipped)
+        """Targets that have not received it (for a cancelled delivery: never will)."""
         return max(0, self.total - self.delivered - self.skipped)
 
     @property
@@ -57,7 +56,7 @@ def delivery_progress(*, delivery: Delivery) -> DeliveryProgress:
     """Live counts: one BatchGetItem of the in-flight chunks (at most one per dispatcher)."""
     delivered, skipped = int(delivery.delivered_count), int(delivery.skipped_count)
     seqs = sorted(int(seq) for seq in (delivery.in_flight or ()))
-    if (seqs and delivery.status == DISPATCHING) or (seqs and delivery.status == "cancelled"):
+    if seqs and delivery.status in (DISPATCHING, CANCELLED):
         for chunk in DeliveryChunk.batch_get(
             [chunk_key(delivery.delivery_id, seq) for seq in seqs],
             consistent_read=True,
@@ -140,17 +139,12 @@ def delivery_chunks(*, delivery: Delivery) -> list[ChunkView]:
     return sorted(chunks, key=lambda chunk: chunk.seq)
 
 
-def delivery_pending_sample(*, delivery: Delivery, limit: int = PENDING_SHOWN) -> list[str]:
-    """Up to `limit` user ids still waiting for the delivery, from the chunks not done yet."""
-    if delivery.status in FINAL_STATUSES and delivery.status != "cancelled":
-        return []
+def delivery_pending_sample(*, delivery: Delivery, chunks: list[ChunkView], limit: int = PENDING_SHOWN) -> list[str]:
+    """Up to `limit` user ids still waiting for the delivery, read from chunks not done yet."""
     sample: list[str] = []
-    count = int(delivery.chunk_count if delivery.chunk_count is not None else delivery.frozen_chunks)
-    for seq in range(count):
-        chunk = DeliveryChunk.get(chunk_key(delivery.delivery_id, seq), consistent_read=True)
-        if chunk.status == CHUNK_DONE:
+    for view in chunks:
+        if view.status == CHUNK_DONE or len(sample) >= limit:
             continue
+        chunk = DeliveryChunk.get(chunk_key(delivery.delivery_id, view.seq), consistent_read=True)
         sample += targets_pending(delivery_id=delivery.delivery_id, user_ids=list(chunk.user_ids))
-        if len(sample) >= limit:
-            break
     return sample[:limit]

@@ -97,7 +97,7 @@ def test_late_holder_and_new_holder_share_a_chunk_without_duplicates(prepared):
 
 
 def test_stopping_releases_the_chunk_for_others(prepared):
-    delivery, targets = prepared
+    delivery, _ = prepared
     event = services.delivery_feed_event(delivery)
     lease = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     outcome = services.chunk_dispatch(lease=lease, event=event, batch_size=2, should_stop=lambda: True)

@@ -1,0 +1,191 @@
+"""Staff pages for deliveries: list with progress, create (three audience kinds), detail, cancel."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.models import Group
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.views.decorators.http import require_POST
+
+from delivery import selectors, services
+from delivery.apis import USERNAMES_MAX
+from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, PREPARING
+from project.admin_site import AdminPage
+from project.errors import ApplicationError, NotFound
+
+PAGES = [AdminPage("Deliveries", "dynamo-deliveries")]
+USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
+
+
+class DeliveryForm(forms.Form):
+    title = forms.CharField(max_length=100)
+    body = forms.CharField(max_length=400, widget=forms.Textarea(attrs={"rows": 5, "cols": 60}))
+    url = forms.URLField(max_length=500, required=False, label="Link (optional)")
+    audience = forms.ChoiceField(
+        choices=[
+            (AUDIENCE_ALL, "All active users"),
+            (AUDIENCE_GROUP, "One group"),
+            (AUDIENCE_USERNAMES, "A list of usernames"),
+        ],
+        widget=forms.RadioSelect,
+        initial=AUDIENCE_ALL,
+    )
+    group = forms.ChoiceField(required=False, choices=())
+    usernames = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 40}),
+        help_text="One username per line (or separated by commas or spaces).",
+    )
+    usernames_file = forms.FileField(
+        required=False, label="…or a file of usernames", help_text="Plain text or CSV, one username per line."
+    )
+    ignore_unknown = forms.BooleanField(
+        required=False, label="Send to the known usernames and leave the unknown ones out"
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["group"].choices = [("", "—")] + [
+            (name, name) for name in Group.objects.values_list("name", flat=True).order_by("name")
+        ]
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("audience")
+        if kind == AUDIENCE_GROUP and not data.get("group"):
+            self.add_error("group", "Choose a group.")
+        if kind == AUDIENCE_USERNAMES:
+            names = _split_names(data.get("usernames") or "")
+            upload = data.get("usernames_file")
+            if upload:
+                if upload.size > USERNAMES_FILE_MAX_BYTES:
+                    self.add_error("usernames_file", "The file is larger than 5 MB.")
+                else:
+                    try:
+                        names += _split_names(upload.read().decode("utf-8-sig"))
+                    except UnicodeDecodeError:
+                        self.add_error("usernames_file", "The file is not UTF-8 text.")
+            if not names and not self.errors:
+                self.add_error("usernames", "Paste usernames or upload a file.")
+            if len(names) > USERNAMES_MAX:
+                self.add_error("usernames", f"At most {USERNAMES_MAX:,} usernames per delivery.")
+            data["names"] = names
+        return data
+
+    def to_audience(self) -> services.Audience:
+        data = self.cleaned_data
+        if data["audience"] == AUDIENCE_GROUP:
+            return services.Audience(kind=AUDIENCE_GROUP, group=data["group"])
+        if data["audience"] == AUDIENCE_USERNAMES:
+            return services.Audience(
+                kind=AUDIENCE_USERNAMES, usernames=tuple(data["names"]), ignore_unknown=data["ignore_unknown"]
+            )
+        return services.Audience(kind=AUDIENCE_ALL)
+
+
+def _split_names(text: str) -> list[str]:
+    """Usernames from pasted text or a CSV/plain file: the first column of each line, or words."""
+    names = []
+    for line in text.splitlines():
+        first = line.split(",")[0].strip()
+        names += first.split()
+    return [name for name in names if name.lower() != "username"]  # a CSV header
+
+
+def urls(site):
+    def deliveries(request):
+        page = selectors.delivery_list(cursor=request.GET.get("cursor") or None, limit=50)
+        rows = [selectors.delivery_progress(delivery=delivery) for delivery in page.results]
+        context = {
+            **site.each_context(request),
+            "title": "Deliveries",
+            "rows": rows,
+            "next_cursor": page.next_cursor,
+        }
+        return TemplateResponse(request, "admin/delivery/list.html", context)
+
+    def create(request):
+        form = DeliveryForm(request.POST or None, request.FILES or None)
+        unknown = []
+        if request.method == "POST" and form.is_valid():
+            try:
+                delivery = services.delivery_create(
+                    title=form.cleaned_data["title"],
+                    body=form.cleaned_data["body"],
+                    url=form.cleaned_data["url"] or None,
+                    audience=form.to_audience(),
+                    created_by=request.user,
+                )
+            except services.UnknownUsernames as error:
+                unknown = error.unknown
+                form.add_error(None, error.message)
+            except ApplicationError as error:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+            else:
+                note = f" ({delivery.unknown_count} unknown usernames left out)" if delivery.unknown_count else ""
+                messages.success(
+                    request, f"Delivery created{note}. `manage.py dispatch_deliveries` prepares and sends it."
+                )
+                return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
+        context = {
+            **site.each_context(request),
+            "title": "New delivery",
+            "form": form,
+            "unknown": unknown[:500],
+            "unknown_more": max(0, len(unknown) - 500),
+        }
+        return TemplateResponse(request, "admin/delivery/create.html", context)
+
+    def detail(request, delivery_id):
+        try:
+            delivery = selectors.delivery_get(delivery_id=delivery_id)
+        except NotFound:
+            messages.error(request, f"No delivery {delivery_id}.")
+            return HttpResponseRedirect(reverse("admin:dynamo-deliveries"))
+        chunks = selectors.delivery_chunks(delivery=delivery)
+        progress = selectors.delivery_progress(delivery=delivery)
+        context = {
+            **site.each_context(request),
+            "title": f"Delivery: {delivery.title}",
+            "delivery": delivery,
+            "progress": progress,
+            "chunks": chunks,
+            "chunks_done": sum(1 for chunk in chunks if chunk.status == "done"),
+            "pending_sample": selectors.delivery_pending_sample(delivery=delivery, chunks=chunks),
+            "can_cancel": delivery.status not in ("done", "cancelled"),
+            "can_prepare": delivery.status in (DRAFT, PREPARING),
+        }
+        return TemplateResponse(request, "admin/delivery/detail.html", context)
+
+    @require_POST
+    def cancel(request, delivery_id):
+        try:
+            services.delivery_cancel(delivery_id=delivery_id)
+            messages.success(request, "Delivery cancelled: nothing more will be delivered.")
+        except NotFound:
+            messages.error(request, f"No delivery {delivery_id}.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
+
+    @require_POST
+    def prepare(request, delivery_id):
+        try:
+            delivery = services.delivery_prepare(delivery_id=delivery_id)
+            messages.success(
+                request, f"Prepared: {delivery.total_targets} targets. `manage.py dispatch_deliveries` sends it."
+            )
+        except NotFound:
+            messages.error(request, f"No delivery {delivery_id}.")
+        return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
+
+    return [
+        path("deliveries/", site.admin_view(deliveries), name="dynamo-deliveries"),
+        path("deliveries/new/", site.admin_view(create), name="dynamo-delivery-create"),
+        path("deliveries/<str:delivery_id>/", site.admin_view(detail), name="dynamo-delivery"),
+        path("deliveries/<str:delivery_id>/cancel/", site.admin_view(cancel), name="dynamo-delivery-cancel"),
+        path("deliveries/<str:delivery_id>/prepare/", site.admin_view(prepare), name="dynamo-delivery-prepare"),
+    ]
