@@ -23,7 +23,7 @@ USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
 class DeliveryForm(forms.Form):
     title = forms.CharField(max_length=100)
     body = forms.CharField(max_length=400, widget=forms.Textarea(attrs={"rows": 5, "cols": 60}))
-    url = forms.URLField(max_length=500, required=False, label="Link (optional)")
+    url = forms.URLField(max_length=500, required=False, label="Link (optional)", assume_scheme="https")
     audience = forms.ChoiceField(
         choices=[
             (AUDIENCE_ALL, "All active users"),
