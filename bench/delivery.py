@@ -19,7 +19,6 @@ import time
 import tracemalloc
 
 from _setup import bench_environment
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
