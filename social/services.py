@@ -82,8 +82,11 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         parent_id = parent.comment_id
     comment_id = str(uuid.uuid4())
     created_at = now_iso()
-    day = created_at[:10].replace("-", "")
-    shards = _timeline_day_ensure(day)
+    # The timeline lists conversations (top-level comments); replies live under their parent.
+    listed_in = None
+    if parent_id is None:
+        day = created_at[:10].replace("-", "")
+        listed_in = timeline_key(day=day, comment_id=comment_id, shards=_timeline_day_ensure(day))
     comment = Comment(
         comment_id,
         author_id=author_id,
@@ -92,7 +95,7 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         created_at=created_at,
         sort_key=f"{created_at}#{comment_id}",
         hidden=False,
-        timeline_key=timeline_key(day=day, comment_id=comment_id, shards=shards),
+        timeline_key=listed_in,
         reply_to=parent_id,
     )
 
@@ -140,14 +143,14 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     day = comment.created_at[:10].replace("-", "")
     if hidden:
         actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
+    elif comment.parent_id:
+        actions = [Comment.hidden.set(False), Comment.reply_to.set(comment.parent_id)]
     else:
         shards = _timeline_day_ensure(day)
         actions = [
             Comment.hidden.set(False),
             Comment.timeline_key.set(timeline_key(day=day, comment_id=comment_id, shards=shards)),
         ]
-        if comment.parent_id:
-            actions.append(Comment.reply_to.set(comment.parent_id))
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
     return comment
