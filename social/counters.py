@@ -124,14 +124,18 @@ def _due_flag_actions(key: str, now: float) -> list:
 
 
 def flag_reuse_seconds() -> float:
-    """How long after a flag's `changed_at` a view writer may count on it without writing it again."""
-    return settings.COUNTER_AGGREGATION_DELAY * 0.5
+    """How long after a flag's `changed_at` a view writer counts on it instead of writing it.
+
+    Longer than the delay, so that in steady state the aggregator claims the flag while
+    writers still rely on it, and they write a new one only after the claim.
+    """
+    return settings.COUNTER_AGGREGATION_DELAY * 1.5
 
 
 def flag_settle_seconds() -> float:
-    """The aggregator reads no shard before `changed_at` + this: reuse window + a grace for
-    commit latency and clock skew, so a write that relied on the flag is in its sum."""
-    return settings.COUNTER_AGGREGATION_DELAY * 0.75
+    """The aggregator reads no shard before `changed_at` + this: the reuse window plus a
+    grace for clock skew, so every write that relied on the flag is in the sum."""
+    return settings.COUNTER_AGGREGATION_DELAY * 1.75
 
 
 def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str) -> None:
@@ -158,23 +162,20 @@ def _flag_raise(key: str) -> float:
 def counter_increment(*, key: str) -> None:
     """Add 1 to a counter outside any transaction (page views): one UpdateItem on a random shard.
 
-    The due flag is written before the increment the first time, then reused for
-    `flag_reuse_seconds()` by this process, so a hot counter's flag item is not written
-    on every view (it would be the one hot item sharding is there to avoid). The
-    aggregator waits until a flag is `flag_settle_seconds()` old before it reads shards;
-    a write that committed later than that re-raises the flag itself, so no view is ever
-    left out of the next aggregation.
+    A hot counter's flag item is not written on every view (it would be the one hot item
+    sharding is there to avoid): after its increment committed, a writer raises the flag
+    only if this process has not seen a pending one within `flag_reuse_seconds()`. The
+    check runs *after* the commit, and the aggregator reads shards no earlier than
+    `flag_settle_seconds()` after the flag's `changed_at`, so a view that relied on a
+    flag is always in that flag's sum.
 
-    Twice: counts twice (a view is a view). Dies after the flag, before the increment:
-    one aggregation with nothing new, harmless.
+    Twice: counts twice (a view is a view). Dies between the increment and the flag:
+    the count is exact, but the ranking shows it only after the counter's next change.
     """
-    seen = _flag_seen.get(key)
-    if seen is None or time.time() >= seen + flag_reuse_seconds():
-        seen = _flag_raise(key)
     shard = CounterShard(counter_key=key, shard=random.randrange(counter_shard_count(key=key)))
     shard.update(actions=[CounterShard.count.add(1)])
-    if time.time() > seen + flag_settle_seconds():
-        # The flag we relied on may have been claimed and summed before this write landed.
+    seen = _flag_seen.get(key)
+    if seen is None or time.time() >= seen + flag_reuse_seconds():
         _flag_raise(key)
 
 

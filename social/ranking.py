@@ -12,7 +12,9 @@ share one protocol:
    becomes the claim's expiry, `changed_at` is removed. Two aggregators never both
    hold a claim; one that dies leaves a `due_at` that comes due again, so the next
    run repairs the total.
-3. It sums the shards with a strongly consistent Query and writes the total and
+3. It waits until the flag settled (`changed_at` + 1.75 x the delay: view writers
+   count on a flag for 1.5 x the delay instead of writing it on every view), then
+   sums the shards with a strongly consistent Query and writes the total and
    the ranking attributes on condition it still holds the claim. A change that
    landed after the claim raised `changed_at` again, so the flag stays up (due
    again after the delay); otherwise the flag is removed.
@@ -85,15 +87,19 @@ def _is_claim_lost(error: UpdateError) -> bool:
 # --- writes -----------------------------------------------------------------
 
 
-def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> AggregateOutcome | None:
-    """Aggregate one counter whose due flag was seen with `seen_due_at`.
+@dataclass(frozen=True)
+class Claim:
+    key: str
+    token: str
+    read_after: float  # epoch seconds: writers may rely on the flag until just before this
 
-    Returns None when another aggregator claimed it first (or it changed under us).
-    Twice or concurrently: only one claim succeeds per `due_at`, and the total is
-    written only by the claim holder. Dies after the claim: the claim's `due_at`
-    (now + COUNTER_AGGREGATION_LEASE) comes due and the next run aggregates again;
-    the total it writes is always a fresh sum of the shards, so nothing is double
-    counted.
+
+def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
+    """Claim one counter whose due flag was seen with `seen_due_at` (a conditional write).
+
+    None when another aggregator claimed it first or it changed under us. The claim
+    moves `due_at` to the claim's expiry (now + COUNTER_AGGREGATION_LEASE) and removes
+    `changed_at`, so a change landing from now on raises the flag again.
     """
     token = uuid.uuid4().hex
     now = time.time()
@@ -113,12 +119,18 @@ def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> Aggr
             return None
         raise
     changed_at = old.get("Attributes", {}).get("changed_at", {}).get("N")
-    if changed_at is not None:
-        # Writers of views may count on this flag until changed_at + the reuse window;
-        # reading the shards after the settle time puts every such write in the sum.
-        wait = float(changed_at) + flag_settle_seconds() - time.time()
-        if wait > 0:
-            sleep(wait)
+    read_after = float(changed_at) + flag_settle_seconds() if changed_at is not None else now
+    return Claim(key, token, read_after)
+
+
+def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
+    """Sum the claimed counter's shards (strongly consistent) and write its total and rank.
+
+    Call it no earlier than `claim.read_after`. Written on condition the claim is still
+    ours: if it expired and another aggregator took over, nothing is written (None). A
+    change that landed after the claim keeps the flag up, due again after the delay.
+    """
+    key = claim.key
     total = counter_value(key=key)
     kind, object_id = counter_key_parts(key)
     actions = [
@@ -140,19 +152,17 @@ def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> Aggr
         connection.update_item(
             key,
             actions=[*actions, CounterTotal.due_at.remove(), CounterTotal.due_part.remove()],
-            condition=(CounterTotal.claim == token) & CounterTotal.changed_at.does_not_exist(),
+            condition=(CounterTotal.claim == claim.token) & CounterTotal.changed_at.does_not_exist(),
         )
         return AggregateOutcome(key, total, still_due=False)
     except UpdateError as error:
         if not _is_claim_lost(error):
             raise
-    # Either a change landed after the claim (keep the flag up, due after the delay),
-    # or our claim expired and another aggregator took it over (write nothing).
     try:
         connection.update_item(
             key,
             actions=[*actions, CounterTotal.due_at.set(time.time() + settings.COUNTER_AGGREGATION_DELAY)],
-            condition=CounterTotal.claim == token,
+            condition=CounterTotal.claim == claim.token,
         )
     except UpdateError as error:
         if _is_claim_lost(error):
@@ -162,22 +172,56 @@ def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> Aggr
     return AggregateOutcome(key, total, still_due=True)
 
 
+def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> AggregateOutcome | None:
+    """Claim, wait for the flag to settle, sum and write one counter (see the module doc).
+
+    Twice or concurrently: only one claim succeeds per `due_at`, and only the claim
+    holder writes the total. Dies after the claim: the claim's `due_at` comes due and
+    the next run aggregates again; the total is always a fresh sum of the shards, so
+    nothing is double counted.
+    """
+    claim = counter_claim(key=key, seen_due_at=seen_due_at)
+    if claim is None:
+        return None
+    wait = claim.read_after - time.time()
+    if wait > 0:
+        sleep(wait)
+    return counter_claim_finish(claim)
+
+
+CLAIM_BATCH = 100
+
+
 def counters_aggregate_pending(
     *, due_only: bool = True, stop=lambda: False, on_done=lambda outcome: None, sleep=time.sleep
 ) -> int:
     """Aggregate every counter with a due flag (only those due now when `due_only`).
 
-    Returns how many counters this call aggregated. `stop()` is asked between counters
-    (SIGTERM finishes the current one). Safe to run in several processes at once.
+    Claims up to CLAIM_BATCH counters, waits once until the youngest flag settled, then
+    sums and writes each. Returns how many counters this call aggregated. `stop()` is
+    asked between counters (SIGTERM finishes the current one; a claim left behind
+    expires and is taken again). Safe to run in several processes at once.
     """
     done = 0
-    for pending in counters_pending(due_only=due_only):
-        if stop():
+    pending = counters_pending(due_only=due_only)
+    while not stop():
+        claims = []
+        for seen in itertools.islice(pending, CLAIM_BATCH):
+            claim = counter_claim(key=seen.key, seen_due_at=seen.due_at)
+            if claim is not None:
+                claims.append(claim)
+        if not claims:
             break
-        outcome = counter_aggregate(key=pending.key, seen_due_at=pending.due_at, sleep=sleep)
-        if outcome is not None:
-            done += 1
-            on_done(outcome)
+        wait = max(claim.read_after for claim in claims) - time.time()
+        if wait > 0:
+            sleep(wait)
+        for claim in claims:
+            if stop():
+                break
+            outcome = counter_claim_finish(claim)
+            if outcome is not None:
+                done += 1
+                on_done(outcome)
     return done
 
 
