@@ -34,7 +34,10 @@ class Command(BaseCommand):
             help="seconds between polls of the due index in --loop mode (default 0.5)",
         )
 
+    verbosity = 1
+
     def handle(self, *args, loop: bool = False, interval: float = 0.5, **options):
+        self.verbosity = options.get("verbosity", 1)
         stopping = {"now": False}
 
         def request_stop(signum, frame):
