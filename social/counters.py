@@ -153,7 +153,7 @@ def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str
 def _flag_raise(key: str) -> float:
     """Raise the due flag (one UpdateItem) and return the pending flag's `changed_at`."""
     item = CounterTotal(key)
-    item.update(actions=_due_flag_actions(key, time.time()))
+    item.update(actions=[*_due_flag_actions(key, time.time()), CounterTotal.relied_on.set(True)])
     changed_at = float(item.changed_at)
     _remember(_flag_seen, key, changed_at)
     return changed_at

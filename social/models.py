@@ -159,6 +159,9 @@ class CounterTotal(Model):
     due_part = UnicodeAttribute(null=True)
     due_at = NumberAttribute(null=True)
     claim = UnicodeAttribute(null=True)
+    # Set when a view writer counts on this flag instead of writing it: the aggregator then
+    # waits for the flag to settle before it reads the shards (likes need no wait).
+    relied_on = BooleanAttribute(null=True)
     rank_part = UnicodeAttribute(null=True)
     rank_sort = UnicodeAttribute(null=True)
 

@@ -12,10 +12,11 @@ share one protocol:
    becomes the claim's expiry, `changed_at` is removed. Two aggregators never both
    hold a claim; one that dies leaves a `due_at` that comes due again, so the next
    run repairs the total.
-3. It waits until the flag settled (`changed_at` + 1.75 x the delay: view writers
-   count on a flag for 1.5 x the delay instead of writing it on every view), then
-   sums the shards with a strongly consistent Query and writes the total and
-   the ranking attributes on condition it still holds the claim. A change that
+3. If a view writer counted on the flag (`relied_on`), it waits until the flag
+   settled (`changed_at` + 1.75 x the delay: view writers count on a flag for 1.5 x
+   the delay instead of writing it on every view). Then it sums the shards with a
+   strongly consistent Query and writes the total and the ranking attributes on
+   condition it still holds the claim. A change that
    landed after the claim raised `changed_at` again, so the flag stays up (due
    again after the delay); otherwise the flag is removed.
 
@@ -110,6 +111,7 @@ def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
                 CounterTotal.due_at.set(now + settings.COUNTER_AGGREGATION_LEASE),
                 CounterTotal.claim.set(token),
                 CounterTotal.changed_at.remove(),
+                CounterTotal.relied_on.remove(),
             ],
             condition=CounterTotal.due_at == seen_due_at,
             return_values=ALL_OLD,
@@ -118,8 +120,10 @@ def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
         if _is_claim_lost(error):
             return None
         raise
-    changed_at = old.get("Attributes", {}).get("changed_at", {}).get("N")
-    read_after = float(changed_at) + flag_settle_seconds() if changed_at is not None else now
+    previous = old.get("Attributes", {})
+    changed_at = previous.get("changed_at", {}).get("N")
+    relied_on = previous.get("relied_on", {}).get("BOOL", False)
+    read_after = float(changed_at) + flag_settle_seconds() if changed_at is not None and relied_on else now
     return Claim(key, token, read_after)
 
 
