@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -90,6 +91,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves static files (the site's CSS/JS and the Swagger UI assets) from the
+# WSGI process itself, so DEBUG=False needs no separate file server; run collectstatic.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG
 
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
@@ -110,6 +118,11 @@ SIGNUP_OPEN = env.bool("SIGNUP_OPEN", default=True)
 TIMELINE_DAY_SHARDS = env.int("TIMELINE_DAY_SHARDS", default=10)
 LIKE_COUNTER_SHARDS = env.int("LIKE_COUNTER_SHARDS", default=1)
 VIEW_COUNTER_SHARDS = env.int("VIEW_COUNTER_SHARDS", default=1)
+COUNTER_SHARDS_MAX = env.int("COUNTER_SHARDS_MAX", default=100)
+COUNTER_AGGREGATION_DELAY = env.float("COUNTER_AGGREGATION_DELAY", default=1.0)
+COUNTER_AGGREGATION_LEASE = env.float("COUNTER_AGGREGATION_LEASE", default=30.0)
+COUNTER_DUE_SHARDS = env.int("COUNTER_DUE_SHARDS", default=10)
+RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 
@@ -121,7 +134,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "project.schema.AutoSchema",
     "EXCEPTION_HANDLER": "project.errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
