@@ -125,6 +125,7 @@ COUNTER_DUE_SHARDS = env.int("COUNTER_DUE_SHARDS", default=10)
 RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
+DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {

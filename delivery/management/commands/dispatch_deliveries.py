@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from delivery import selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
+from project.errors import NotFound
 
 logger = logging.getLogger("delivery.dispatch")
 
@@ -94,7 +95,10 @@ class Command(BaseCommand):
         return failures
 
     def _one(self, delivery_id: str, options, stop: threading.Event) -> list[str]:
-        delivery = services.delivery_get_consistent(delivery_id=delivery_id)
+        try:
+            delivery = services.delivery_get_consistent(delivery_id=delivery_id)
+        except NotFound:
+            return [f"no delivery {delivery_id}"]
         if delivery.status in (DRAFT, PREPARING):
             logger.info("delivery %s: preparing (%s audience)", delivery_id, delivery.audience_kind)
             delivery = services.delivery_prepare(delivery_id=delivery_id, should_stop=stop.is_set)
