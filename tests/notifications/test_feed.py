@@ -117,8 +117,7 @@ def test_cap_drops_the_oldest_read_entry_first():
     ids = {entry.title: entry.entry_id for entry in stored().entries}
     feed.feed_mark_read(user_id="1", entry_ids=[ids["Message 4"], ids["Message 3"]])
     feed.feed_append(user_id="1", event=message(6))
-    titles = [entry.title for entry in stored().entries]
-    assert titles == ["Message 6", "Message 5", "Message 4", "Message 2", "Message 1"]
+    assert titles() == ["Message 6", "Message 5", "Message 4", "Message 2", "Message 1"]
     feed.feed_append(user_id="1", event=message(7))
     assert titles() == ["Message 7", "Message 6", "Message 5", "Message 2", "Message 1"]
     # No read entries left: now the oldest unread goes.
