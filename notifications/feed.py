@@ -23,16 +23,17 @@ import json
 import logging
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from botocore.exceptions import BotoCoreError
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from notifications.models import Feed, FeedEntry, FeedRetry, UnreadCount
-from project.errors import ApplicationError, Conflict, Throttled, is_throttling
+from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
 from project.transactions import transact
 
@@ -320,6 +321,23 @@ class FeedAppendResult:
     error: str = ""  # why it was queued
 
 
+TRANSIENT_CODES = {"InternalServerError", "ServiceUnavailable", "RequestLimitExceeded"}
+
+
+def is_transient(error: BaseException) -> bool:
+    """Throttling, a 5xx, or no answer at all (timeout, connection reset): the write may
+    or may not have happened, and trying again later is right (it is idempotent)."""
+    if is_throttling(error) or error_code(error) in TRANSIENT_CODES:
+        return True
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, BotoCoreError):
+            return True
+        error = getattr(error, "cause", None) or error.__cause__
+    return False
+
+
 def _retry_shard(user_id: str) -> str:
     return str(zlib.crc32(user_id.encode()) % FEED_RETRY_SHARDS)
 
@@ -362,14 +380,14 @@ def _enqueue(*, user_id: str, event: FeedEvent, error: str, outbox: bool) -> Non
                 condition=FeedRetry.retry_id.exists(),
             )
         except UpdateError as update_error:
-            if update_error.cause_response_code != "ConditionalCheckFailedException":
+            if error_code(update_error) != "ConditionalCheckFailedException":
                 raise
             # Gone: only a transaction that applied the event deletes it.
         return
     try:
         item.save(condition=FeedRetry.retry_id.does_not_exist())
     except PutError as put_error:
-        if put_error.cause_response_code != "ConditionalCheckFailedException":
+        if error_code(put_error) != "ConditionalCheckFailedException":
             raise
         # Already queued by an earlier attempt: the drainer applies it once.
 
@@ -436,9 +454,9 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
             raise
         error_text = error.message
     except PynamoDBException as error:
-        if not (queue and is_throttling(error)):
+        if not (queue and is_transient(error)):
             raise
-        error_text = f"throttled: {error}"
+        error_text = f"{error_code(error) or type(error.cause).__name__}: {error}"
     _enqueue(user_id=user_id, event=event, error=error_text, outbox=outbox)
     logger.warning("feed event %s for user %s queued for retry: %s", event.event_id, user_id, error_text)
     return FeedAppendResult(QUEUED, conflicts=conflicts, error=error_text)
@@ -453,7 +471,6 @@ class FeedRetryStats:
     already_applied: int = 0
     postponed: int = 0  # failed again, due later
     skipped: int = 0  # claimed by another worker first
-    errors: list[str] = field(default_factory=list)
 
     @property
     def handled(self) -> int:
@@ -491,7 +508,7 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
             condition=FeedRetry.due_at == seen_due,
         )
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if error_code(error) == "ConditionalCheckFailedException":
             return "skipped"
         raise
     event = FeedEvent.from_json(retry.event)
@@ -515,10 +532,10 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
     return result.status
 
 
-def feed_retries_process(*, limit: int = 100) -> FeedRetryStats:
-    """Apply up to `limit` due retries once each. Safe to run on several machines at once."""
+def feed_retries_process(*, limit: int = 100, now_ms: int | None = None) -> FeedRetryStats:
+    """Apply up to `limit` retries due at `now_ms` (now) once each. Safe on several machines at once."""
     stats = FeedRetryStats()
-    for retry in feed_retries_due(limit=limit):
+    for retry in feed_retries_due(limit=limit, now_ms=now_ms):
         status = feed_retry_process(retry=retry)
         if status == APPLIED:
             stats.applied += 1
