@@ -26,9 +26,9 @@ import zlib
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from botocore.exceptions import BotoCoreError
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from botocore.exceptions import BotoCoreError
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.transactions import TransactWrite
 

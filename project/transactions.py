@@ -44,9 +44,7 @@ def transact(build: Callable[[TransactWrite], None], *, what: str) -> list[str |
             conflicted = "TransactionConflict" in codes or error_code(error) == "TransactionInProgressException"
             if not (throttled or conflicted):
                 raise
-            logger.info(
-                "%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1
-            )
+            logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
             backoff_sleep(attempt)
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")
