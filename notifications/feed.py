@@ -472,9 +472,15 @@ class FeedRetryStats:
     postponed: int = 0  # failed again, due later
     skipped: int = 0  # claimed by another worker first
 
-    @property
-    def handled(self) -> int:
-        return self.applied + self.already_applied + self.postponed
+    def count(self, status: str) -> None:
+        if status == APPLIED:
+            self.applied += 1
+        elif status == ALREADY_APPLIED:
+            self.already_applied += 1
+        elif status == QUEUED:
+            self.postponed += 1
+        else:
+            self.skipped += 1
 
 
 def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
@@ -536,15 +542,7 @@ def feed_retries_process(*, limit: int = 100, now_ms: int | None = None) -> Feed
     """Apply up to `limit` retries due at `now_ms` (now) once each. Safe on several machines at once."""
     stats = FeedRetryStats()
     for retry in feed_retries_due(limit=limit, now_ms=now_ms):
-        status = feed_retry_process(retry=retry)
-        if status == APPLIED:
-            stats.applied += 1
-        elif status == ALREADY_APPLIED:
-            stats.already_applied += 1
-        elif status == QUEUED:
-            stats.postponed += 1
-        else:
-            stats.skipped += 1
+        stats.count(feed_retry_process(retry=retry))
     return stats
 
 
@@ -580,3 +578,55 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
             return write.unread_count
         backoff_sleep(attempt)
     raise Conflict("The feed kept changing while it was marked read, retry shortly.")
+
+
+# --- producers ----------------------------------------------------------------------
+
+REPLY_EXCERPT_CHARS = 140
+
+
+def _excerpt(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ReplyNotification:
+    """The feed event telling a comment's author about a reply, written through an outbox.
+
+    `add_outbox_to(transaction)` joins the reply's own transaction, so the reply and the
+    promise to notify commit together; `send()` then applies the event (deleting the
+    outbox item in the same transaction). If `send()` fails or the process dies before
+    it, `process_feed_retries` applies the event later: the reply never fails for it.
+    """
+
+    user_id: str  # the parent comment's author
+    event: FeedEvent
+
+    def add_outbox_to(self, transaction: TransactWrite) -> None:
+        feed_outbox_add(transaction, user_id=self.user_id, event=self.event)
+
+    def send(self) -> FeedAppendResult | None:
+        try:
+            return feed_append(user_id=self.user_id, event=self.event, outbox=True)
+        except Exception:  # the reply is already posted; the outbox item keeps the event
+            logger.exception("reply notification %s left to process_feed_retries", self.event.event_id)
+            return None
+
+
+def feed_reply_notification(
+    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, body: str, created_at: str
+) -> ReplyNotification | None:
+    """The notification for a reply to `parent_id`, or None for a reply to one's own comment."""
+    if replier_id == parent_author_id:
+        return None
+    event = FeedEvent(
+        event_id=f"reply:{reply_id}",
+        kind="reply",
+        actor_id=replier_id,
+        rollup_key=f"reply#{parent_id}",
+        body=_excerpt(body, REPLY_EXCERPT_CHARS),
+        url=f"/c/{parent_id}/#c-{reply_id}",
+        created_at=created_at,
+    )
+    return ReplyNotification(user_id=parent_author_id, event=event)

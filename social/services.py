@@ -15,6 +15,7 @@ from django.conf import settings
 from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
+from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import transact
 from social.counters import LIKES, counter_add, counter_key, counter_value
@@ -70,7 +71,8 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     """Post a comment (or a reply to `parent_id`).
 
     Twice: two comments (each call mints its own id). Dies half way: at worst a
-    day marker without comments, which the timeline skips.
+    day marker without comments, which the timeline skips. A reply and the feed
+    notification of the parent's author commit together through the feed's outbox.
     """
     body = body.strip()
     if not body:
@@ -99,11 +101,27 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         reply_to=parent_id,
     )
 
+    # A reply tells the parent's author through their feed (never the replier themself).
+    notification = None
+    if parent_id is not None:
+        notification = feed_reply_notification(
+            reply_id=comment_id,
+            replier_id=author_id,
+            parent_id=parent_id,
+            parent_author_id=parent.author_id,
+            body=body,
+            created_at=created_at,
+        )
+
     def build(transaction: TransactWrite) -> None:
         transaction.save(comment, condition=Comment.comment_id.does_not_exist())
+        if notification:
+            notification.add_outbox_to(transaction)
 
     transact(build, what="comment_create")
     logger.info("comment %s posted by user %s", comment_id, author_id)
+    if notification:
+        notification.send()  # never raises: what it cannot do, process_feed_retries does
     return comment
 
 
