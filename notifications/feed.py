@@ -55,6 +55,7 @@ FEED_ENTRY_MAX_BYTES = 2800
 FEED_ITEM_BUDGET_BYTES = 300_000  # what FEED_MAX_ENTRIES full-size entries may take at most
 
 FEED_WRITE_ATTEMPTS = 8  # version conflicts re-read and retried before the event is queued
+FEED_BACKOFF_BASE_SECONDS = 0.04
 FEED_RETRY_SHARDS = 4
 FEED_RETRY_LEASE_MS = 60_000  # how long a drainer owns a claimed retry before another may take it
 FEED_RETRY_MAX_DELAY_MS = 300_000
@@ -445,7 +446,8 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                 return FeedAppendResult(ALREADY_APPLIED, conflicts=conflicts)
             conflicts += 1
             logger.info("feed_append: feed of user %s changed under us (conflict %d)", user_id, conflicts)
-            backoff_sleep(attempt)
+            # A feed write takes tens of milliseconds: spread the retries over that scale.
+            backoff_sleep(attempt, base=FEED_BACKOFF_BASE_SECONDS, cap=1.0)
         error_text = f"version conflicts persisted over {FEED_WRITE_ATTEMPTS} attempts"
         if not queue:
             raise Conflict(f"feed_append: {error_text}, retry shortly.")
