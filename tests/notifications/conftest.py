@@ -5,6 +5,12 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Users are made by the handful here; PBKDF2 would dominate the suite's time."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def people(make_user):
     """An author and four likers with display names the texts use."""
@@ -15,4 +21,3 @@ def people(make_user):
         "carol": make_user("carol", display_name="Carol"),
         "dave": make_user("dave", display_name="Dave"),
     }
-
