@@ -221,7 +221,7 @@ def _ensure_gsis(model: type[Model], description: dict) -> None:
                 {
                     "Create": {
                         "IndexName": index["index_name"],
-                        "KeySchema": index["key_schema"],
+                        "KeySchema": sorted(index["key_schema"], key=lambda key: key["KeyType"]),  # HASH first
                         "Projection": index["projection"],
                     }
                 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -15,8 +16,8 @@ from pynamodb.exceptions import DoesNotExist
 from project.errors import ApplicationError, NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.models import Comment, Like, TimelineDay
-from social.services import TIMELINE_BUCKET, _is_uuid
 
+TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
 
@@ -84,11 +85,17 @@ def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[Com
     ]
 
 
-def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool = False) -> CommentView:
+def comment_find(*, comment_id: str) -> Comment | None:
+    """The comment item (hidden or not), read consistently; None for unknown or malformed ids."""
     try:
-        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
-    except DoesNotExist:
-        comment = None
+        uuid.UUID(comment_id)
+        return Comment.get(comment_id, consistent_read=True)
+    except (ValueError, TypeError, AttributeError, DoesNotExist):
+        return None
+
+
+def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool = False) -> CommentView:
+    comment = comment_find(comment_id=comment_id)
     if comment is None or (comment.hidden and not include_hidden):
         raise NotFound("No such comment.")
     return comment_views([comment], viewer_id=viewer_id)[0]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
-from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
 from notifications import services as notification_services
@@ -20,10 +20,10 @@ from project.errors import ApplicationError, NotFound
 from project.transactions import transact
 from social.counters import LIKES, counter_add, counter_key, counter_value
 from social.models import Comment, Like, TimelineDay
+from social.selectors import TIMELINE_BUCKET, comment_find
 
 logger = logging.getLogger(__name__)
 
-TIMELINE_BUCKET = "comments"
 BODY_MAX_LENGTH = 2000
 
 # Days already recorded in `timeline_days` by this process, with their shard count.
@@ -83,8 +83,11 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         parent_id = parent.comment_id
     comment_id = str(uuid.uuid4())
     created_at = now_iso()
-    day = created_at[:10].replace("-", "")
-    shards = _timeline_day_ensure(day)
+    # The timeline lists conversations (top-level comments); replies live under their parent.
+    listed_in = None
+    if parent_id is None:
+        day = created_at[:10].replace("-", "")
+        listed_in = timeline_key(day=day, comment_id=comment_id, shards=_timeline_day_ensure(day))
     comment = Comment(
         comment_id,
         author_id=author_id,
@@ -93,7 +96,7 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         created_at=created_at,
         sort_key=f"{created_at}#{comment_id}",
         hidden=False,
-        timeline_key=timeline_key(day=day, comment_id=comment_id, shards=shards),
+        timeline_key=listed_in,
         reply_to=parent_id,
     )
 
@@ -108,23 +111,12 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
 
 def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment:
     """The comment if it exists and is not hidden, else NotFound (or a 400 on `field`)."""
-    try:
-        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
-    except DoesNotExist:
-        comment = None
+    comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden:
         if field:
             raise ApplicationError("No such comment.", field=field)
         raise NotFound("No such comment.")
     return comment
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except (ValueError, TypeError, AttributeError):
-        return False
-    return True
 
 
 def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
@@ -133,23 +125,20 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     Idempotent; the update is one conditional UpdateItem, so a concurrent moderator
     simply sets the same flag.
     """
-    try:
-        comment = Comment.get(comment_id, consistent_read=True) if _is_uuid(comment_id) else None
-    except DoesNotExist:
-        comment = None
+    comment = comment_find(comment_id=comment_id)
     if comment is None:
         raise NotFound("No such comment.")
     day = comment.created_at[:10].replace("-", "")
     if hidden:
         actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
+    elif comment.parent_id:
+        actions = [Comment.hidden.set(False), Comment.reply_to.set(comment.parent_id)]
     else:
         shards = _timeline_day_ensure(day)
         actions = [
             Comment.hidden.set(False),
             Comment.timeline_key.set(timeline_key(day=day, comment_id=comment_id, shards=shards)),
         ]
-        if comment.parent_id:
-            actions.append(Comment.reply_to.set(comment.parent_id))
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
     return comment

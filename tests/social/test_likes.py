@@ -172,3 +172,28 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment):
     rows = like_rows(comment.comment_id)
     assert shard_total(comment.comment_id) == len(rows)
     assert selectors.comment_get(comment_id=comment.comment_id, viewer_id=None).like_count == len(rows)
+
+
+@pytest.mark.slow
+def test_sharded_like_counter_stays_exact_under_concurrency(comment, settings):
+    settings.LIKE_COUNTER_SHARDS = 4
+    users = [str(n) for n in range(1, 41)]
+
+    def worker(chunk):
+        for user in chunk:
+            services.like_add(comment_id=comment.comment_id, user_id=user)
+            services.like_add(comment_id=comment.comment_id, user_id=user)
+        for user in chunk[::2]:
+            services.like_remove(comment_id=comment.comment_id, user_id=user)
+
+    threads = [threading.Thread(target=worker, args=(users[i::8],)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    shards = list(CounterShard.query(counter_key(kind=LIKES, object_id=comment.comment_id), consistent_read=True))
+    assert len(shards) > 1
+    expected = sorted(set(users) - {user for i in range(8) for user in users[i::8][::2]})
+    assert like_rows(comment.comment_id) == sorted(expected)
+    assert shard_total(comment.comment_id) == len(expected) == 16
+    assert selectors.comment_get(comment_id=comment.comment_id, viewer_id=None).like_count == 16

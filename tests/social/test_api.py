@@ -1,0 +1,278 @@
+"""The JSON API of comments, likes, users and tokens (DESIGN.md 5), including bad input."""
+
+import uuid
+from unittest import mock
+
+import pytest
+
+from social import services
+from social.counters import LIKES, counter_key, counter_value
+from social.models import Like
+
+pytestmark = pytest.mark.django_db
+
+MISSING = "00000000-0000-0000-0000-000000000000"
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob", display_name="Bob")
+
+
+def post_comment(api, user, body="Hello", **extra):
+    return api.as_user(user).post("/api/comments/", {"body": body, **extra}, format="json")
+
+
+# --- users and tokens -------------------------------------------------------
+
+
+def test_sign_up_and_get_a_token(api, django_user_model):
+    answer = api.post(
+        "/api/users/", {"username": "zoe", "password": "a-long-passw0rd", "display_name": "Zoe"}, format="json"
+    )
+    assert answer.status_code == 201
+    assert answer.json() == {
+        "id": str(django_user_model.objects.get(username="zoe").pk),
+        "username": "zoe",
+        "display_name": "Zoe",
+    }
+    token = api.post("/api/auth/token/", {"username": "zoe", "password": "a-long-passw0rd"}, format="json")
+    assert token.status_code == 200
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.json()['token']}")
+    assert api.post("/api/comments/", {"body": "first"}, format="json").status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"username": "zoe", "password": "short", "display_name": "Z"}, "password"),
+        ({"username": "bad name!", "password": "a-long-passw0rd"}, "username"),
+        ({"username": "zoe", "password": "a-long-passw0rd", "display_name": "x" * 51}, "display_name"),
+        ({"username": "zoe", "password": "a-long-passw0rd", "admin": True}, "admin"),
+        ({"password": "a-long-passw0rd"}, "username"),
+    ],
+)
+def test_sign_up_rejects_bad_input(api, django_user_model, payload, field):
+    answer = api.post("/api/users/", payload, format="json")
+    assert answer.status_code == 400
+    assert field in answer.json()
+    assert not django_user_model.objects.filter(username="zoe").exists()
+
+
+def test_sign_up_rejects_a_taken_username(api, alice):
+    answer = api.post("/api/users/", {"username": "ALICE", "password": "a-long-passw0rd"}, format="json")
+    assert answer.status_code == 400
+    assert "username" in answer.json()
+
+
+def test_sign_up_can_be_closed(api, settings, django_user_model):
+    settings.SIGNUP_OPEN = False
+    answer = api.post("/api/users/", {"username": "zoe", "password": "a-long-passw0rd"}, format="json")
+    assert answer.status_code == 403
+    assert not django_user_model.objects.filter(username="zoe").exists()
+
+
+def test_token_with_a_wrong_password_is_refused(api, alice):
+    answer = api.post("/api/auth/token/", {"username": "alice", "password": "nope"}, format="json")
+    assert answer.status_code == 400
+
+
+def test_a_bad_token_is_401(api):
+    api.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    assert api.get("/api/comments/").status_code == 401
+
+
+# --- comments ---------------------------------------------------------------
+
+
+def test_post_and_read_a_comment(api, alice):
+    answer = post_comment(api, alice, "  Hello world  ")
+    assert answer.status_code == 201
+    comment = answer.json()
+    assert comment["body"] == "Hello world"
+    assert comment["author"] == {"id": str(alice.pk), "username": "alice", "display_name": "Alice"}
+    assert comment["like_count"] == 0
+    assert comment["liked"] is False
+    assert comment["parent_id"] is None
+    uuid.UUID(comment["id"])
+    again = api.get(f"/api/comments/{comment['id']}/")
+    assert again.status_code == 200
+    assert again.json() == comment
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"body": ""}, "body"),
+        ({"body": "   "}, "body"),
+        ({"body": "x" * 2001}, "body"),
+        ({"body": ["a list"]}, "body"),
+        ({"body": "ok", "parent_id": "not-a-uuid"}, "parent_id"),
+        ({"body": "ok", "parent_id": MISSING}, "parent_id"),
+        ({"body": "ok", "author_id": "1"}, "author_id"),
+        ({}, "body"),
+    ],
+)
+def test_bad_comments_are_400_and_change_nothing(api, alice, payload, field):
+    answer = api.as_user(alice).post("/api/comments/", payload, format="json")
+    assert answer.status_code == 400
+    assert field in answer.json()
+    assert api.get("/api/comments/").json()["results"] == []
+
+
+def test_body_of_exactly_2000_characters_is_accepted(api, alice):
+    assert post_comment(api, alice, "x" * 2000).status_code == 201
+
+
+def test_malformed_json_is_400(api, alice):
+    answer = api.as_user(alice).post("/api/comments/", "{not json", content_type="application/json")
+    assert answer.status_code == 400
+
+
+def test_posting_requires_authentication(api):
+    answer = api.post("/api/comments/", {"body": "hi"}, format="json")
+    assert answer.status_code == 401
+    assert api.get("/api/comments/").json()["results"] == []
+
+
+def test_unknown_comment_is_404(api, alice):
+    for comment_id in (MISSING, "nope", "../../etc"):
+        assert api.get(f"/api/comments/{comment_id}/").status_code == 404
+        assert api.as_user(alice).put(f"/api/comments/{comment_id}/like/").status_code == 404
+        assert api.as_user(alice).delete(f"/api/comments/{comment_id}/like/").status_code == 404
+
+
+def test_timeline_is_newest_first_with_cursor_pagination(api, alice):
+    ids = [post_comment(api, alice, f"comment {n}").json()["id"] for n in range(7)]
+    seen = []
+    cursor = None
+    pages = 0
+    while True:
+        query = {"limit": 3, **({"cursor": cursor} if cursor else {})}
+        page = api.get("/api/comments/", query).json()
+        pages += 1
+        seen += [comment["id"] for comment in page["results"]]
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert seen == list(reversed(ids))
+    assert pages == 3
+
+
+def test_timeline_spans_days(api, alice):
+    days = ["2026-11-20T10:00:00.000000Z", "2026-11-21T09:00:00.000000Z", "2026-11-22T08:00:00.000000Z"]
+    ids = []
+    for day in days:
+        with mock.patch.object(services, "now_iso", return_value=day):
+            ids.append(post_comment(api, alice, day).json()["id"])
+    first = api.get("/api/comments/", {"limit": 2}).json()
+    assert [c["id"] for c in first["results"]] == [ids[2], ids[1]]
+    second = api.get("/api/comments/", {"limit": 2, "cursor": first["next"]}).json()
+    assert [c["id"] for c in second["results"]] == [ids[0]]
+    assert second["next"] is None
+
+
+@pytest.mark.parametrize(
+    "query", [{"cursor": "garbage!!"}, {"cursor": "e30"}, {"limit": 0}, {"limit": "x"}, {"limit": 101}]
+)
+def test_bad_pagination_is_400(api, query):
+    answer = api.get("/api/comments/", query)
+    assert answer.status_code == 400
+    assert set(query) & set(answer.json())
+
+
+def test_replies_are_listed_under_their_parent_not_in_the_timeline(api, alice, bob):
+    parent = post_comment(api, alice, "parent").json()
+    reply = post_comment(api, bob, "reply", parent_id=parent["id"]).json()
+    assert reply["parent_id"] == parent["id"]
+    assert [c["id"] for c in api.get("/api/comments/").json()["results"]] == [parent["id"]]
+    replies = api.get(f"/api/comments/{parent['id']}/replies/").json()
+    assert [c["id"] for c in replies["results"]] == [reply["id"]]
+    assert api.get(f"/api/comments/{MISSING}/replies/").status_code == 404
+
+
+def test_hidden_comments_vanish_from_every_listing(api, alice, bob):
+    parent = post_comment(api, alice, "parent").json()
+    reply = post_comment(api, bob, "reply", parent_id=parent["id"]).json()
+    services.comment_set_hidden(comment_id=reply["id"], hidden=True)
+    assert api.get(f"/api/comments/{parent['id']}/replies/").json()["results"] == []
+    assert api.get(f"/api/comments/{reply['id']}/").status_code == 404
+    services.comment_set_hidden(comment_id=parent["id"], hidden=True)
+    assert api.get("/api/comments/").json()["results"] == []
+    assert post_comment(api, bob, "reply", parent_id=parent["id"]).status_code == 400
+    services.comment_set_hidden(comment_id=parent["id"], hidden=False)
+    services.comment_set_hidden(comment_id=reply["id"], hidden=False)
+    assert [c["id"] for c in api.get("/api/comments/").json()["results"]] == [parent["id"]]
+    assert [c["id"] for c in api.get(f"/api/comments/{parent['id']}/replies/").json()["results"]] == [reply["id"]]
+
+
+# --- likes ------------------------------------------------------------------
+
+
+def test_like_and_unlike_over_http(api, alice, bob):
+    comment = post_comment(api, alice).json()
+    url = f"/api/comments/{comment['id']}/like/"
+    assert api.as_user(bob).put(url).json() == {"like_count": 1, "liked": True}
+    assert api.as_user(bob).put(url).json() == {"like_count": 1, "liked": True}
+    assert api.as_user(bob).get(f"/api/comments/{comment['id']}/").json()["liked"] is True
+    assert api.as_user(alice).put(url).json() == {"like_count": 2, "liked": True}
+    assert api.as_user(bob).delete(url).json() == {"like_count": 1, "liked": False}
+    assert api.as_user(bob).delete(url).json() == {"like_count": 1, "liked": False}
+    listed = api.as_user(bob).get("/api/comments/").json()["results"][0]
+    assert (listed["like_count"], listed["liked"]) == (1, False)
+    assert counter_value(key=counter_key(kind=LIKES, object_id=comment["id"])) == 1
+
+
+def test_liking_requires_authentication(api, alice):
+    comment = post_comment(api, alice).json()
+    api.credentials()
+    assert api.put(f"/api/comments/{comment['id']}/like/").status_code == 401
+    assert list(Like.query(comment["id"])) == []
+
+
+def test_liking_a_hidden_comment_is_404(api, alice, bob):
+    comment = post_comment(api, alice).json()
+    services.comment_set_hidden(comment_id=comment["id"], hidden=True)
+    assert api.as_user(bob).put(f"/api/comments/{comment['id']}/like/").status_code == 404
+    assert list(Like.query(comment["id"])) == []
+
+
+def test_throttled_dynamodb_is_a_429_not_a_500(api, alice):
+    from botocore.client import BaseClient
+    from botocore.exceptions import ClientError
+
+    def throttled(self, operation_name, api_params):
+        raise ClientError(
+            {"Error": {"Code": "ProvisionedThroughputExceededException", "Message": "slow down"}}, operation_name
+        )
+
+    api.as_user(alice)
+    with mock.patch.object(BaseClient, "_make_api_call", throttled):
+        answer = api.get("/api/comments/")
+    assert answer.status_code == 429
+    assert answer["Retry-After"]
+
+
+# --- schema and docs ----------------------------------------------------------
+
+
+def test_openapi_schema_and_docs_are_served_without_a_cdn(client):
+    schema = client.get("/api/schema/")
+    assert schema.status_code == 200
+    text = schema.content.decode()
+    for path in ("/api/comments/", "/api/comments/{comment_id}/like/", "/api/users/", "/api/auth/token/"):
+        assert path in text
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200
+    page = docs.content.decode()
+    assert "swagger-ui" in page
+    assert "cdn" not in page.lower()
+    from django.contrib.staticfiles import finders
+
+    assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page

@@ -1,0 +1,19 @@
+import pytest
+from django.core.management import call_command
+
+from social import selectors
+
+pytestmark = pytest.mark.django_db
+
+
+def test_seed_demo_fills_an_empty_timeline_once(capsys, django_user_model):
+    call_command("seed_demo", "--if-empty")
+    out = capsys.readouterr().out
+    assert "alice / " in out and "admin / " in out
+    first = selectors.comment_timeline(viewer_id=None, limit=100).results
+    assert len(first) == 5
+    assert any(comment.like_count > 0 for comment in first)
+    assert django_user_model.objects.get(username="admin").is_staff
+    call_command("seed_demo", "--if-empty")
+    assert "no demo data added" in capsys.readouterr().out
+    assert len(selectors.comment_timeline(viewer_id=None, limit=100).results) == 5
