@@ -18,11 +18,16 @@ class ActorSerializer(serializers.Serializer):
 
 
 class NotificationSerializer(serializers.Serializer):
-    """A like notification: `{id, kind, comment_id, actors, actor_count, text, unread, updated_at}`."""
+    """A like notification `{id, kind: "like", comment_id, actors, actor_count, text, unread, updated_at}`
+    or a feed entry (`kind` "reply", "message", ...; `entry_id` set, `comment_id` null)."""
 
     id = serializers.CharField()
     kind = serializers.CharField()
     comment_id = serializers.CharField(allow_null=True)
+    entry_id = serializers.CharField(
+        allow_null=True, help_text="Feed entries (replies, messages): the id `entry_ids` takes; null for likes."
+    )
+    url = serializers.CharField(allow_blank=True, help_text="Where the notification leads.")
     actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
     actor_count = serializers.IntegerField()
     text = serializers.CharField()

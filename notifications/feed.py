@@ -552,22 +552,23 @@ def feed_retries_process(*, limit: int = 100, now_ms: int | None = None) -> Feed
 
 
 def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
-    """Mark the given entries (all when `entry_ids` is None) read; returns the feed's unread count.
+    """Mark the given entries (all when `entry_ids` is None) read; returns how many were unread.
 
-    Same version-conditioned put as an append, so a concurrent append is never lost: on
-    a conflict the marking is recomputed on the newer feed. Twice: the second changes
-    nothing and writes nothing. Unknown ids are ignored (they may have been capped away).
+    Same version-conditioned put as an append (and the `feed` unread count with it), so
+    a concurrent append is never lost: on a conflict the marking is recomputed on the
+    newer feed. Twice: the second finds nothing unread and writes nothing. Unknown ids
+    are ignored (they may have been capped away).
     """
     wanted = None if entry_ids is None else set(entry_ids)
     for attempt in range(FEED_WRITE_ATTEMPTS):
         feed = feed_read(user_id=user_id)
-        changed = False
+        marked = 0
         for entry in feed.entries or []:
             if not entry.read and (wanted is None or entry.entry_id in wanted):
                 entry.read = True
-                changed = True
-        if not changed:
-            return feed_unread_entries(feed)
+                marked += 1
+        if not marked:
+            return 0
         feed.updated_at = now_iso()
         write = FeedWrite(
             user_id=user_id,
@@ -577,8 +578,8 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
             read_version=feed.version,
         )
         if not transact(write.add_to, what="feed_mark_read"):
-            return write.unread_count
-        backoff_sleep(attempt)
+            return marked
+        backoff_sleep(attempt, base=FEED_BACKOFF_BASE_SECONDS, cap=1.0)
     raise Conflict("The feed kept changing while it was marked read, retry shortly.")
 
 

@@ -22,6 +22,8 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.urls import reverse
 
+from notifications.feed import feed_read
+from notifications.feed_selectors import feed_entry_views
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from notifications.services import read_key
 from project.errors import ApplicationError
@@ -59,6 +61,7 @@ class Notification:
     read_at: datetime | None = None
     expires_at: datetime | None = None
     excerpt: str = ""
+    entry_id: str | None = None  # feed entries: the id `entry_ids` takes
 
     @property
     def expired(self) -> bool:
@@ -68,10 +71,14 @@ class Notification:
     @property
     def read_field(self) -> str | None:
         """The field of `POST /api/notifications/read/` that marks this item read."""
+        if self.entry_id:
+            return "entry_ids"
         return "comment_ids" if self.kind == "like" else None
 
     @property
     def read_id(self) -> str | None:
+        if self.entry_id:
+            return self.entry_id
         return self.comment_id if self.kind == "like" else None
 
 
@@ -224,8 +231,38 @@ def _before_read_key(before: Position) -> str:
     return read_key(read_ns=before[1], comment_id="\uffff")
 
 
-# Every source of the inbox; the feed appends its own.
-INBOX_SOURCES: list[InboxSource] = [like_unread_source, like_read_source]
+def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
+    """The feed's entries (replies, messages), unread ones first, each by its latest update.
+
+    One consistent GetItem: the whole feed is one item of at most FEED_MAX_ENTRIES.
+    """
+    entries = list(feed_read(user_id=user_id).entries or [])
+    notifications = []
+    for view in feed_entry_views(entries):
+        notification_id = f"feed:{view.id}"
+        notifications.append(
+            Notification(
+                id=notification_id,
+                kind=view.kind,
+                text=view.text,
+                unread=view.unread,
+                updated_at=view.updated_at,
+                position=(1 if view.unread else 0, _ns(view.updated_at), notification_id),
+                url=view.url,
+                actors=tuple(Actor(actor.id, actor.display_name) for actor in view.actors[:2]),
+                actor_count=view.actor_count,
+                excerpt=_excerpt(view.body),
+                entry_id=view.id,
+            )
+        )
+    notifications.sort(key=lambda n: n.position, reverse=True)
+    if before is not None:
+        notifications = [n for n in notifications if n.position < before]
+    return notifications[:limit]
+
+
+# Every source of the inbox.
+INBOX_SOURCES: list[InboxSource] = [like_unread_source, like_read_source, feed_source]
 
 
 # --- inbox -----------------------------------------------------------------

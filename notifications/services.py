@@ -22,6 +22,7 @@ from pynamodb.exceptions import DoesNotExist, PutError
 from pynamodb.expressions.operand import Path
 from pynamodb.transactions import TransactWrite
 
+from notifications.feed import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from project.errors import Conflict
 from project.retry import backoff_sleep
@@ -335,10 +336,19 @@ def like_notifications_mark_all_read(*, user_id: str) -> int:
 
 
 def inbox_mark_read(*, user_id: str, comment_ids: Iterable[str] = (), entry_ids: Iterable[str] = ()) -> int:
-    """Mark read what the inbox showed: like notifications by comment id (feed entries: the feed's)."""
-    return like_notifications_mark_read(user_id=user_id, comment_ids=comment_ids)
+    """Mark read what the inbox showed: like notifications by comment id, feed entries by entry id.
+
+    Returns how many were marked. Not one transaction across the two (the feed is one
+    version-locked item, each like notification its own): each part is atomic and
+    idempotent, so a failure half way leaves the rest unread for the next call.
+    """
+    marked = like_notifications_mark_read(user_id=user_id, comment_ids=comment_ids)
+    entry_ids = list(dict.fromkeys(entry_ids))
+    if entry_ids:
+        marked += feed_mark_read(user_id=user_id, entry_ids=entry_ids)
+    return marked
 
 
 def inbox_mark_all_read(*, user_id: str) -> int:
-    """ "Mark all as read": every unread inbox item of the user."""
-    return like_notifications_mark_all_read(user_id=user_id)
+    """ "Mark all as read": every unread inbox item of the user (likes and feed entries)."""
+    return like_notifications_mark_all_read(user_id=user_id) + feed_mark_read(user_id=user_id)
