@@ -25,14 +25,21 @@ class NotificationSerializer(serializers.Serializer):
     kind = serializers.CharField()
     comment_id = serializers.CharField(allow_null=True)
     entry_id = serializers.CharField(
-        allow_null=True, help_text="Feed entries (replies, messages): the id `entry_ids` takes; null for likes."
+        required=False, help_text="Feed entries (replies, messages): the id `entry_ids` takes."
     )
-    url = serializers.CharField(allow_blank=True, help_text="Where the notification leads.")
+    url = serializers.CharField(allow_blank=True, help_text="Feed entries: where the entry leads.")
     actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
     actor_count = serializers.IntegerField()
     text = serializers.CharField()
     unread = serializers.BooleanField()
     updated_at = serializers.DateTimeField()
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not instance.entry_id:  # a like keeps exactly the shape DESIGN.md 5 fixes
+            data.pop("entry_id")
+            data.pop("url")
+        return data
 
 
 class UnreadCountSerializer(serializers.Serializer):
