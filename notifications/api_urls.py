@@ -1,1 +1,15 @@
-urlpatterns = []
+from django.urls import path
+
+from notifications import apis, feed_apis
+
+urlpatterns = [
+    path("notifications/", apis.NotificationListApi.as_view(), name="api-notifications"),
+    path(
+        "notifications/unread-count/",
+        apis.NotificationUnreadCountApi.as_view(),
+        name="api-notifications-unread-count",
+    ),
+    path("notifications/read/", apis.NotificationReadApi.as_view(), name="api-notifications-read"),
+    path("notifications/read-all/", apis.NotificationReadAllApi.as_view(), name="api-notifications-read-all"),
+    path("feed/", feed_apis.FeedListApi.as_view(), name="api-feed"),
+]

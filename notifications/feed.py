@@ -23,16 +23,17 @@ import json
 import logging
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from botocore.exceptions import BotoCoreError
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from notifications.models import Feed, FeedEntry, FeedRetry, UnreadCount
-from project.errors import ApplicationError, Conflict, Throttled, is_throttling
+from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
 from project.transactions import transact
 
@@ -54,6 +55,7 @@ FEED_ENTRY_MAX_BYTES = 2800
 FEED_ITEM_BUDGET_BYTES = 300_000  # what FEED_MAX_ENTRIES full-size entries may take at most
 
 FEED_WRITE_ATTEMPTS = 8  # version conflicts re-read and retried before the event is queued
+FEED_BACKOFF_BASE_SECONDS = 0.04
 FEED_RETRY_SHARDS = 4
 FEED_RETRY_LEASE_MS = 60_000  # how long a drainer owns a claimed retry before another may take it
 FEED_RETRY_MAX_DELAY_MS = 300_000
@@ -320,6 +322,23 @@ class FeedAppendResult:
     error: str = ""  # why it was queued
 
 
+TRANSIENT_CODES = {"InternalServerError", "ServiceUnavailable", "RequestLimitExceeded"}
+
+
+def is_transient(error: BaseException) -> bool:
+    """Throttling, a 5xx, or no answer at all (timeout, connection reset): the write may
+    or may not have happened, and trying again later is right (it is idempotent)."""
+    if is_throttling(error) or error_code(error) in TRANSIENT_CODES:
+        return True
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, BotoCoreError):
+            return True
+        error = getattr(error, "cause", None) or error.__cause__
+    return False
+
+
 def _retry_shard(user_id: str) -> str:
     return str(zlib.crc32(user_id.encode()) % FEED_RETRY_SHARDS)
 
@@ -362,14 +381,14 @@ def _enqueue(*, user_id: str, event: FeedEvent, error: str, outbox: bool) -> Non
                 condition=FeedRetry.retry_id.exists(),
             )
         except UpdateError as update_error:
-            if update_error.cause_response_code != "ConditionalCheckFailedException":
+            if error_code(update_error) != "ConditionalCheckFailedException":
                 raise
             # Gone: only a transaction that applied the event deletes it.
         return
     try:
         item.save(condition=FeedRetry.retry_id.does_not_exist())
     except PutError as put_error:
-        if put_error.cause_response_code != "ConditionalCheckFailedException":
+        if error_code(put_error) != "ConditionalCheckFailedException":
             raise
         # Already queued by an earlier attempt: the drainer applies it once.
 
@@ -427,7 +446,8 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                 return FeedAppendResult(ALREADY_APPLIED, conflicts=conflicts)
             conflicts += 1
             logger.info("feed_append: feed of user %s changed under us (conflict %d)", user_id, conflicts)
-            backoff_sleep(attempt)
+            # A feed write takes tens of milliseconds: spread the retries over that scale.
+            backoff_sleep(attempt, base=FEED_BACKOFF_BASE_SECONDS, cap=1.0)
         error_text = f"version conflicts persisted over {FEED_WRITE_ATTEMPTS} attempts"
         if not queue:
             raise Conflict(f"feed_append: {error_text}, retry shortly.")
@@ -436,9 +456,9 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
             raise
         error_text = error.message
     except PynamoDBException as error:
-        if not (queue and is_throttling(error)):
+        if not (queue and is_transient(error)):
             raise
-        error_text = f"throttled: {error}"
+        error_text = f"{error_code(error) or type(error.cause).__name__}: {error}"
     _enqueue(user_id=user_id, event=event, error=error_text, outbox=outbox)
     logger.warning("feed event %s for user %s queued for retry: %s", event.event_id, user_id, error_text)
     return FeedAppendResult(QUEUED, conflicts=conflicts, error=error_text)
@@ -453,11 +473,16 @@ class FeedRetryStats:
     already_applied: int = 0
     postponed: int = 0  # failed again, due later
     skipped: int = 0  # claimed by another worker first
-    errors: list[str] = field(default_factory=list)
 
-    @property
-    def handled(self) -> int:
-        return self.applied + self.already_applied + self.postponed
+    def count(self, status: str) -> None:
+        if status == APPLIED:
+            self.applied += 1
+        elif status == ALREADY_APPLIED:
+            self.already_applied += 1
+        elif status == QUEUED:
+            self.postponed += 1
+        else:
+            self.skipped += 1
 
 
 def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
@@ -491,7 +516,7 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
             condition=FeedRetry.due_at == seen_due,
         )
     except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
+        if error_code(error) == "ConditionalCheckFailedException":
             return "skipped"
         raise
     event = FeedEvent.from_json(retry.event)
@@ -515,19 +540,11 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
     return result.status
 
 
-def feed_retries_process(*, limit: int = 100) -> FeedRetryStats:
-    """Apply up to `limit` due retries once each. Safe to run on several machines at once."""
+def feed_retries_process(*, limit: int = 100, now_ms: int | None = None) -> FeedRetryStats:
+    """Apply up to `limit` retries due at `now_ms` (now) once each. Safe on several machines at once."""
     stats = FeedRetryStats()
-    for retry in feed_retries_due(limit=limit):
-        status = feed_retry_process(retry=retry)
-        if status == APPLIED:
-            stats.applied += 1
-        elif status == ALREADY_APPLIED:
-            stats.already_applied += 1
-        elif status == QUEUED:
-            stats.postponed += 1
-        else:
-            stats.skipped += 1
+    for retry in feed_retries_due(limit=limit, now_ms=now_ms):
+        stats.count(feed_retry_process(retry=retry))
     return stats
 
 
@@ -535,22 +552,23 @@ def feed_retries_process(*, limit: int = 100) -> FeedRetryStats:
 
 
 def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
-    """Mark the given entries (all when `entry_ids` is None) read; returns the feed's unread count.
+    """Mark the given entries (all when `entry_ids` is None) read; returns how many were unread.
 
-    Same version-conditioned put as an append, so a concurrent append is never lost: on
-    a conflict the marking is recomputed on the newer feed. Twice: the second changes
-    nothing and writes nothing. Unknown ids are ignored (they may have been capped away).
+    Same version-conditioned put as an append (and the `feed` unread count with it), so
+    a concurrent append is never lost: on a conflict the marking is recomputed on the
+    newer feed. Twice: the second finds nothing unread and writes nothing. Unknown ids
+    are ignored (they may have been capped away).
     """
     wanted = None if entry_ids is None else set(entry_ids)
     for attempt in range(FEED_WRITE_ATTEMPTS):
         feed = feed_read(user_id=user_id)
-        changed = False
+        marked = 0
         for entry in feed.entries or []:
             if not entry.read and (wanted is None or entry.entry_id in wanted):
                 entry.read = True
-                changed = True
-        if not changed:
-            return feed_unread_entries(feed)
+                marked += 1
+        if not marked:
+            return 0
         feed.updated_at = now_iso()
         write = FeedWrite(
             user_id=user_id,
@@ -560,6 +578,58 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
             read_version=feed.version,
         )
         if not transact(write.add_to, what="feed_mark_read"):
-            return write.unread_count
-        backoff_sleep(attempt)
+            return marked
+        backoff_sleep(attempt, base=FEED_BACKOFF_BASE_SECONDS, cap=1.0)
     raise Conflict("The feed kept changing while it was marked read, retry shortly.")
+
+
+# --- producers ----------------------------------------------------------------------
+
+REPLY_EXCERPT_CHARS = 140
+
+
+def _excerpt(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ReplyNotification:
+    """The feed event telling a comment's author about a reply, written through an outbox.
+
+    `add_outbox_to(transaction)` joins the reply's own transaction, so the reply and the
+    promise to notify commit together; `send()` then applies the event (deleting the
+    outbox item in the same transaction). If `send()` fails or the process dies before
+    it, `process_feed_retries` applies the event later: the reply never fails for it.
+    """
+
+    user_id: str  # the parent comment's author
+    event: FeedEvent
+
+    def add_outbox_to(self, transaction: TransactWrite) -> None:
+        feed_outbox_add(transaction, user_id=self.user_id, event=self.event)
+
+    def send(self) -> FeedAppendResult | None:
+        try:
+            return feed_append(user_id=self.user_id, event=self.event, outbox=True)
+        except Exception:  # the reply is already posted; the outbox item keeps the event
+            logger.exception("reply notification %s left to process_feed_retries", self.event.event_id)
+            return None
+
+
+def feed_reply_notification(
+    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, body: str, created_at: str
+) -> ReplyNotification | None:
+    """The notification for a reply to `parent_id`, or None for a reply to one's own comment."""
+    if replier_id == parent_author_id:
+        return None
+    event = FeedEvent(
+        event_id=f"reply:{reply_id}",
+        kind="reply",
+        actor_id=replier_id,
+        rollup_key=f"reply#{parent_id}",
+        body=_excerpt(body, REPLY_EXCERPT_CHARS),
+        url=f"/c/{parent_id}/#c-{reply_id}",
+        created_at=created_at,
+    )
+    return ReplyNotification(user_id=parent_author_id, event=event)

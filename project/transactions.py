@@ -9,7 +9,7 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from project.dynamo import connection
-from project.errors import Conflict, Throttled, is_throttling
+from project.errors import Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
 
 logger = logging.getLogger(__name__)
@@ -41,12 +41,10 @@ def transact(build: Callable[[TransactWrite], None], *, what: str) -> list[str |
             if "ConditionalCheckFailed" in codes:
                 return codes
             throttled = is_throttling(error) or any(code in THROTTLING_REASONS for code in codes)
-            conflicted = "TransactionConflict" in codes or error.cause_response_code == "TransactionInProgressException"
+            conflicted = "TransactionConflict" in codes or error_code(error) == "TransactionInProgressException"
             if not (throttled or conflicted):
                 raise
-            logger.info(
-                "%s: transaction cancelled (%s), retry %d", what, codes or error.cause_response_code, attempt + 1
-            )
+            logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
             backoff_sleep(attempt)
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")

@@ -10,11 +10,14 @@ mkdir -p var
 
 dynamo_pid=""
 aggregator_pid=""
+feed_retries_pid=""
 cleanup() {
-  if [ -n "$aggregator_pid" ] && kill -0 "$aggregator_pid" 2>/dev/null; then
-    kill "$aggregator_pid" 2>/dev/null || true
-    wait "$aggregator_pid" 2>/dev/null || true
-  fi
+  for pid in "$aggregator_pid" "$feed_retries_pid"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    fi
+  done
   if [ -n "$dynamo_pid" ] && kill -0 "$dynamo_pid" 2>/dev/null; then
     echo "Stopping DynamoDB Local"
     kill "$dynamo_pid" 2>/dev/null || true
@@ -45,5 +48,8 @@ fi
 # Keeps the popular-comments ranking within seconds of likes and views.
 "$BIN/python" manage.py aggregate_counters --loop &
 aggregator_pid=$!
+# Applies feed events that could not be written at once (and replies' outbox items).
+"$BIN/python" manage.py process_feed_retries --loop &
+feed_retries_pid=$!
 echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
 "$BIN/python" manage.py runserver 127.0.0.1:8000

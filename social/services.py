@@ -15,6 +15,8 @@ from django.conf import settings
 from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
+from notifications import services as notification_services
+from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import transact
 from social.counters import LIKES, counter_add, counter_key, counter_value
@@ -70,7 +72,8 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     """Post a comment (or a reply to `parent_id`).
 
     Twice: two comments (each call mints its own id). Dies half way: at worst a
-    day marker without comments, which the timeline skips.
+    day marker without comments, which the timeline skips. A reply and the feed
+    notification of the parent's author commit together through the feed's outbox.
     """
     body = body.strip()
     if not body:
@@ -99,11 +102,28 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
         reply_to=parent_id,
     )
 
+    # A reply tells the parent's author through their feed (never the replier themself).
+    notification = None
+    if parent_id is not None:
+        notification = feed_reply_notification(
+            reply_id=comment_id,
+            replier_id=author_id,
+            parent_id=parent_id,
+            parent_author_id=parent.author_id,
+            body=body,
+            created_at=created_at,
+        )
+
     def build(transaction: TransactWrite) -> None:
         transaction.save(comment, condition=Comment.comment_id.does_not_exist())
+        notification_services.like_unread_create(transaction, author_id=author_id, comment_id=comment_id, at=created_at)
+        if notification:
+            notification.add_outbox_to(transaction)
 
     transact(build, what="comment_create")
     logger.info("comment %s posted by user %s", comment_id, author_id)
+    if notification:
+        notification.send()  # never raises: what it cannot do, process_feed_retries does
     return comment
 
 
@@ -157,7 +177,7 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
     current state. A crash cannot leave a like without its count: both are in the
     same transaction.
     """
-    comment_get_visible(comment_id=comment_id)
+    comment = comment_get_visible(comment_id=comment_id)
     key = counter_key(kind=LIKES, object_id=comment_id)
 
     def build(transaction: TransactWrite) -> None:
@@ -165,7 +185,10 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
         transaction.save(Like(comment_id, user_id), condition=Like.user_id.does_not_exist())
         counter_add(transaction, key=key, delta=1, member=user_id)
 
-    codes = transact(build, what="like_add")
+    # The author's unread notification and badge join the same transaction.
+    codes = notification_services.like_transact(
+        build, author_id=comment.author_id, comment_id=comment_id, liker_id=user_id
+    )
     if codes and codes[0] == "ConditionalCheckFailed":
         raise NotFound("No such comment.")
     return LikeState(like_count=counter_value(key=key), liked=True)
@@ -177,7 +200,7 @@ def like_remove(*, comment_id: str, user_id: str) -> LikeState:
     A second undo (or a concurrent twin) fails the condition and changes nothing, so
     the count can never be decremented twice for one like.
     """
-    comment_get_visible(comment_id=comment_id)
+    comment = comment_get_visible(comment_id=comment_id)
     key = counter_key(kind=LIKES, object_id=comment_id)
 
     def build(transaction: TransactWrite) -> None:
@@ -185,7 +208,10 @@ def like_remove(*, comment_id: str, user_id: str) -> LikeState:
         transaction.delete(Like(comment_id, user_id), condition=Like.user_id.exists())
         counter_add(transaction, key=key, delta=-1, member=user_id)
 
-    codes = transact(build, what="like_remove")
+    # A liker still in the author's unread notification leaves it (and the badge) too.
+    codes = notification_services.unlike_transact(
+        build, author_id=comment.author_id, comment_id=comment_id, liker_id=user_id
+    )
     if codes and codes[0] == "ConditionalCheckFailed":
         raise NotFound("No such comment.")
     return LikeState(like_count=counter_value(key=key), liked=False)

@@ -1,0 +1,158 @@
+"""Feed appends: one writer, then 8 concurrent writers on the same feed, against the floor.
+
+The floor is what any optimistic-locking feed write needs at least: a consistent
+GetItem of the feed item and a PutItem conditioned on its version, as raw botocore
+calls on an item of the same size. feed_append adds the merge/cap in Python, the
+unread_counts update in the same TransactWriteItems, and the retries.
+
+    .venv/bin/python bench/feed.py
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from _setup import bench_environment, percentiles, row
+
+logging.getLogger("notifications").setLevel(logging.ERROR)  # queued events are counted below
+
+SINGLE_APPENDS = 200
+WRITERS = 8
+CONCURRENT_APPENDS = 20  # per writer
+
+
+def main() -> None:
+    with bench_environment():
+        from notifications import feed
+        from notifications.feed import FeedEvent
+        from notifications.models import Feed
+        from project.dynamo import client
+
+        def event(tag: str, n: int) -> FeedEvent:
+            return FeedEvent(
+                event_id=f"{tag}-{n}",
+                kind="message",
+                actor_id=None,
+                rollup_key=None,
+                title=f"Ward meeting moved ({n})",
+                body="申し送りは午前3時までに準備してください。" * 4,
+                url="/c/00000000-0000-0000-0000-000000000000/",
+            )
+
+        raw = client()
+        table = Feed.Meta.table_name
+
+        def floor_write(user_id: str, conflicts: list[int]) -> None:
+            """Consistent get + version-conditioned put of the whole item, retried on a lost race."""
+            while True:
+                item = raw.get_item(TableName=table, Key={"user_id": {"S": user_id}}, ConsistentRead=True)["Item"]
+                version = item["version"]["N"]
+                item["version"] = {"N": str(int(version) + 1)}
+                try:
+                    raw.put_item(
+                        TableName=table,
+                        Item=item,
+                        ConditionExpression="#v = :v",
+                        ExpressionAttributeNames={"#v": "version"},
+                        ExpressionAttributeValues={":v": {"N": version}},
+                    )
+                    return
+                except raw.exceptions.ConditionalCheckFailedException:
+                    conflicts.append(1)
+
+        # --- one writer -------------------------------------------------------------
+        samples = []
+        for n in range(SINGLE_APPENDS):
+            start = time.perf_counter()
+            result = feed.feed_append(user_id="single", event=event("single", n))
+            samples.append(time.perf_counter() - start)
+            assert result.status == feed.APPLIED
+        size = len(Feed.get("single", consistent_read=True).entries)
+        # The floor works on a copy of the full (capped) feed item.
+        copy = raw.get_item(TableName=table, Key={"user_id": {"S": "single"}}, ConsistentRead=True)["Item"]
+        copy["user_id"] = {"S": "floor"}
+        raw.put_item(TableName=table, Item=copy)
+        floor = []
+        for _ in range(SINGLE_APPENDS):
+            start = time.perf_counter()
+            floor_write("floor", [])
+            floor.append(time.perf_counter() - start)
+        item_bytes = len(str(copy).encode())
+        print(f"feed item: {size} entries (cap), about {item_bytes / 1024:.0f} KB")
+        print(row("floor: GetItem + conditional PutItem", floor))
+        print(row("feed_append, one writer", samples, floor))
+        print(row("feed_append, one writer, first 100 (growing)", samples[:100]))
+        print(row("feed_append, one writer, at the cap", samples[100:], floor))
+
+        # --- 8 writers on one feed -------------------------------------------------------
+        def concurrent(work) -> tuple[list[float], float]:
+            latencies: list[float] = []
+            lock = threading.Lock()
+
+            def writer(number: int) -> None:
+                for n in range(CONCURRENT_APPENDS):
+                    start = time.perf_counter()
+                    work(number, n)
+                    elapsed = time.perf_counter() - start
+                    with lock:
+                        latencies.append(elapsed)
+
+            threads = [threading.Thread(target=writer, args=(number,)) for number in range(WRITERS)]
+            began = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            return latencies, time.perf_counter() - began
+
+        floor_conflicts: list[int] = []
+        floor_latencies, floor_wall = concurrent(lambda number, n: floor_write("floor", floor_conflicts))
+
+        results = []
+
+        def append(number: int, n: int) -> None:
+            results.append(feed.feed_append(user_id="shared", event=event(f"w{number}", n)))
+
+        # Start from a full feed, as the single writer did.
+        raw.put_item(TableName=table, Item={**copy, "user_id": {"S": "shared"}})
+        latencies, wall = concurrent(append)
+        queued = sum(1 for result in results if result.status == feed.QUEUED)
+        drained = feed.feed_retries_process(limit=1000, now_ms=int(time.time() * 1000) + 3_600_000)
+        writes = WRITERS * CONCURRENT_APPENDS
+        conflicts = sum(result.conflicts for result in results)
+
+        def line(label, samples, wall_seconds, extra):
+            stats = percentiles(samples)
+            return (
+                f"{label:<44} {writes / wall_seconds:8.0f}/s  p50 {stats['p50']:7.2f} ms  "
+                f"p99 {stats['p99']:7.2f} ms  {extra}"
+            )
+
+        print(f"{WRITERS} writers x {CONCURRENT_APPENDS} appends on one feed:")
+        print(
+            line(
+                "floor: get + conditional put, retried",
+                floor_latencies,
+                floor_wall,
+                f"{len(floor_conflicts) / writes:.2f} conflict retries/write",
+            )
+        )
+        print(
+            line(
+                "feed_append",
+                latencies,
+                wall,
+                f"{conflicts / writes:.2f} conflict retries/write, {queued} queued "
+                f"(drained: {drained.applied} applied)",
+            )
+        )
+        statuses = [result.status for result in results]
+        applied = statuses.count(feed.APPLIED) + drained.applied + drained.already_applied
+        kept = len(Feed.get("shared", consistent_read=True).entries)
+        print(f"check: {applied}/{writes} events applied exactly once, {kept} entries kept (cap)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""JSON API of the notifications room (DESIGN.md 5): the inbox, the badge, mark read."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from notifications import selectors, services
+from social.apis import StrictSerializer
+
+
+class ActorSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    display_name = serializers.CharField()
+
+
+class NotificationSerializer(serializers.Serializer):
+    """A like notification `{id, kind: "like", comment_id, actors, actor_count, text, unread, updated_at}`
+    or a feed entry (`kind` "reply", "message", ...; `entry_id` set, `comment_id` null)."""
+
+    id = serializers.CharField()
+    kind = serializers.CharField()
+    comment_id = serializers.CharField(allow_null=True)
+    entry_id = serializers.CharField(
+        required=False, help_text="Feed entries (replies, messages): the id `entry_ids` takes."
+    )
+    url = serializers.CharField(allow_blank=True, help_text="Feed entries: where the entry leads.")
+    actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
+    actor_count = serializers.IntegerField()
+    text = serializers.CharField()
+    unread = serializers.BooleanField()
+    updated_at = serializers.DateTimeField()
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        if not instance.entry_id:  # a like keeps exactly the shape DESIGN.md 5 fixes
+            data.pop("entry_id")
+            data.pop("url")
+        return data
+
+
+class UnreadCountSerializer(serializers.Serializer):
+    unread_count = serializers.IntegerField()
+
+
+def _user_id(request) -> str:
+    return str(request.user.pk)
+
+
+def _unread_count_response(request) -> Response:
+    return Response({"unread_count": selectors.unread_count(user_id=_user_id(request))})
+
+
+class NotificationListApi(APIView):
+    """The caller's notifications: unread first (newest update first), then read ones (newest read first)."""
+
+    permission_classes = [IsAuthenticated]
+
+    class QuerySerializer(serializers.Serializer):
+        cursor = serializers.CharField(required=False, max_length=2000)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.INBOX_PAGE_SIZE_MAX)
+
+    class OutputSerializer(serializers.Serializer):
+        unread_count = serializers.IntegerField()
+        results = NotificationSerializer(many=True)
+        next = serializers.CharField(allow_null=True, help_text="Cursor of the next page, or null on the last one.")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
+            OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.INBOX_PAGE_SIZE_MAX} (default 20)."),
+        ],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request):
+        query = self.QuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = selectors.notification_inbox(user_id=_user_id(request), **query.validated_data)
+        return Response(
+            {
+                "unread_count": page.unread_count,
+                "results": NotificationSerializer(page.results, many=True).data,
+                "next": page.next_cursor,
+            }
+        )
+
+
+class NotificationUnreadCountApi(APIView):
+    """The unread badge: unread likes plus unread feed entries."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: UnreadCountSerializer})
+    def get(self, request):
+        return _unread_count_response(request)
+
+
+class NotificationReadApi(APIView):
+    """Mark the given notifications read (ids of other users' comments change nothing)."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(StrictSerializer):
+        comment_ids = serializers.ListField(
+            child=serializers.UUIDField(format="hex_verbose"),
+            required=False,
+            max_length=services.MARK_READ_IDS_MAX,
+            help_text=f"Comments whose like notification was shown (at most {services.MARK_READ_IDS_MAX}).",
+        )
+        entry_ids = serializers.ListField(
+            child=serializers.CharField(max_length=200),
+            required=False,
+            max_length=services.MARK_READ_IDS_MAX,
+            help_text=f"Feed entries that were shown (at most {services.MARK_READ_IDS_MAX}).",
+        )
+
+        def validate(self, attrs):
+            attrs = super().validate(attrs)
+            if "comment_ids" not in attrs and "entry_ids" not in attrs:
+                raise serializers.ValidationError({"comment_ids": ["Give comment_ids or entry_ids."]})
+            return attrs
+
+    @extend_schema(request=InputSerializer, responses={200: UnreadCountSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.inbox_mark_read(
+            user_id=_user_id(request),
+            comment_ids=[str(comment_id) for comment_id in serializer.validated_data.get("comment_ids", [])],
+            entry_ids=serializer.validated_data.get("entry_ids", []),
+        )
+        return _unread_count_response(request)
+
+
+class NotificationReadAllApi(APIView):
+    """Mark every notification of the caller read."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: UnreadCountSerializer})
+    def post(self, request):
+        services.inbox_mark_all_read(user_id=_user_id(request))
+        return _unread_count_response(request)

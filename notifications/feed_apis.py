@@ -1,0 +1,58 @@
+"""JSON API of the feed (DESIGN.md 5): `GET /api/feed/`."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from notifications import feed_selectors
+from social.apis import StrictSerializer
+
+
+class FeedActorSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    display_name = serializers.CharField()
+
+
+class FeedEntryOutputSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    kind = serializers.CharField(help_text='"reply", "message", ...')
+    rollup_key = serializers.CharField(allow_null=True)
+    actors = FeedActorSerializer(many=True, help_text="Newest first; at most the last 30 distinct people.")
+    actor_count = serializers.IntegerField(help_text="Distinct people behind the entry.")
+    title = serializers.CharField(allow_blank=True)
+    body = serializers.CharField(allow_blank=True)
+    url = serializers.CharField(allow_blank=True)
+    text = serializers.CharField()
+    unread = serializers.BooleanField()
+    delivery_id = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class FeedListApi(APIView):
+    """The caller's feed entries, newest first (replies, delivered messages)."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(StrictSerializer):
+        unread = serializers.BooleanField(required=False, default=False, help_text="Only unread entries.")
+
+    class OutputSerializer(serializers.Serializer):
+        unread_count = serializers.IntegerField(help_text="Unread feed entries.")
+        results = FeedEntryOutputSerializer(many=True)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("unread", bool, description="Only unread entries.")],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request):
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = feed_selectors.feed_entries_list(
+            user_id=str(request.user.pk), unread_only=query.validated_data["unread"]
+        )
+        return Response(self.OutputSerializer(page).data)

@@ -1,0 +1,68 @@
+"""Apply feed events waiting in the `feed_retry` table (seed 002's retry queue)."""
+
+import logging
+import signal
+import time
+
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from notifications import feed
+
+logger = logging.getLogger("notifications.feed")
+
+
+class Command(BaseCommand):
+    help = (
+        "Apply the feed events that could not be written at once (version conflicts that kept "
+        "losing, throttling, timeouts) and reply notifications whose request died before sending "
+        "them. Each event is applied at most once, also with several of these running on several "
+        "machines. Without --loop: one pass over what is due, then exit (exit code 1 if some "
+        "failed again). With --loop: keep polling until SIGTERM/SIGINT, which finishes the current event."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loop", action="store_true", help="keep running and poll for due events")
+        parser.add_argument(
+            "--interval", type=float, default=2.0, help="seconds between polls when nothing is due (--loop)"
+        )
+        parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
+
+    def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
+        self.stopping = False
+
+        def stop(signum, frame):
+            logger.info("process_feed_retries: signal %s, finishing the current event", signum)
+            self.stopping = True
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        totals = feed.FeedRetryStats()
+        try:
+            while not self.stopping:
+                try:
+                    due = feed.feed_retries_due(limit=limit)
+                except Exception as error:
+                    if not (loop and feed.is_transient(error)):
+                        raise
+                    logger.warning("process_feed_retries: reading the queue failed (%s), polling again", error)
+                    time.sleep(interval)
+                    continue
+                for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
+                    if self.stopping:
+                        break
+                    totals.count(feed.feed_retry_process(retry=retry))
+                if not loop:
+                    break
+                if len(due) < limit:
+                    time.sleep(interval)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        summary = (
+            f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
+            f"{totals.postponed} failed again (due later), {totals.skipped} taken by another worker"
+        )
+        logger.info(summary)
+        self.stdout.write(summary)
+        if totals.postponed and not loop:
+            raise SystemExit(1)

@@ -1,0 +1,352 @@
+"""Reads of the notifications room: the unread badge and the inbox. No Scan anywhere.
+
+The inbox merges *sources* by position. A source is a function
+`(*, user_id, before, limit) -> list[Notification]` returning at most `limit`
+notifications positioned strictly after the cursor position `before` (None: from
+the top), best first. Like notifications give two sources (unread, read); the feed
+adds its own to `INBOX_SOURCES`. The order is "unread first, then newest first":
+a position is `(1 if unread else 0, time in ns, id)` and the inbox is sorted by
+position, descending.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.urls import reverse
+
+from notifications.feed import feed_read
+from notifications.feed_selectors import feed_entry_views
+from notifications.models import LikeRead, LikeUnread, UnreadCount
+from notifications.services import read_key
+from project.errors import ApplicationError
+from social.models import Comment
+from social.selectors import authors_by_id
+
+INBOX_PAGE_SIZE = 20
+INBOX_PAGE_SIZE_MAX = 100
+EXCERPT_LENGTH = 80
+STAFF_HISTORY_LIMIT = 200
+
+Position = tuple[int, int, str]  # (unread 1/0, time in ns, id), compared descending
+
+
+@dataclass(frozen=True)
+class Actor:
+    id: str
+    display_name: str
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One inbox item, whatever its source (API shape: DESIGN.md 5)."""
+
+    id: str
+    kind: str
+    text: str
+    unread: bool
+    updated_at: datetime
+    position: Position
+    url: str = ""
+    comment_id: str | None = None
+    actors: tuple[Actor, ...] = ()
+    actor_count: int = 0
+    read_at: datetime | None = None
+    expires_at: datetime | None = None
+    excerpt: str = ""
+    entry_id: str | None = None  # feed entries: the id `entry_ids` takes
+
+    @property
+    def expired(self) -> bool:
+        """Past its retention: never shown to the user, even before TTL deletes it."""
+        return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
+
+    @property
+    def read_field(self) -> str | None:
+        """The field of `POST /api/notifications/read/` that marks this item read."""
+        if self.entry_id:
+            return "entry_ids"
+        return "comment_ids" if self.kind == "like" else None
+
+    @property
+    def read_id(self) -> str | None:
+        if self.entry_id:
+            return self.entry_id
+        return self.comment_id if self.kind == "like" else None
+
+
+@dataclass(frozen=True)
+class InboxPage:
+    unread_count: int
+    results: list[Notification]
+    next_cursor: str | None
+
+
+InboxSource = Callable[..., list[Notification]]
+
+
+# --- time ------------------------------------------------------------------
+
+
+def _parse_iso(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _ns(at: datetime) -> int:
+    return int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1000
+
+
+def _ns_of_iso(value: str) -> int:
+    return _ns(_parse_iso(value))
+
+
+# --- badge -----------------------------------------------------------------
+
+
+def unread_count_sources(*, user_id: str) -> dict[str, int]:
+    """The user's non-zero unread counts by source (`like#<comment_id>`, `feed`, ...).
+
+    One strongly consistent Query on the `by_count` LSI: the items at 0 (one per
+    comment ever posted) are never read, so the cost follows the unread sources only.
+    """
+    return {
+        item.source: int(item.count)
+        for item in UnreadCount.by_count.query(user_id, UnreadCount.count > 0, consistent_read=True)
+    }
+
+
+def unread_count(*, user_id: str) -> int:
+    """The badge: unread likes plus every other source's unread items."""
+    return sum(unread_count_sources(user_id=user_id).values())
+
+
+# --- like notifications ----------------------------------------------------
+
+
+def like_text(names: list[str], count: int) -> str:
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (seed 000)."""
+    if count <= 0 or not names:
+        return "Nobody liked your comment yet"
+    if count == 1:
+        return f"{names[0]} liked your comment"
+    if count == 2 and len(names) >= 2:
+        return f"{names[0]} and {names[1]} liked your comment"
+    return f"{names[0]} and {count - 1} others liked your comment"
+
+
+def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> list[Notification]:
+    """Notifications for like items; the text names at most the first two likers."""
+    named = {liker for item in items for liker in list(item.liker_ids or [])[:2]}
+    authors = authors_by_id(sorted(named))
+    results = []
+    for item in items:
+        liker_ids = list(item.liker_ids or [])
+        actors = tuple(Actor(liker, authors[liker].display_name) for liker in liker_ids[:2])
+        updated_at = _parse_iso(item.updated_at)
+        if unread:
+            notification_id = f"like:{item.comment_id}"
+            position = (1, _ns(updated_at), notification_id)
+            read_at = expires_at = None
+        else:
+            notification_id = f"like:{item.read_key}"
+            position = (0, int(item.read_key.split("#", 1)[0]), notification_id)
+            read_at = _parse_iso(item.read_at)
+            expires_at = item.expires_at
+        results.append(
+            Notification(
+                id=notification_id,
+                kind="like",
+                text=like_text([actor.display_name for actor in actors], len(liker_ids)),
+                unread=unread,
+                updated_at=updated_at,
+                position=position,
+                url=reverse("comment", args=[item.comment_id]),
+                comment_id=item.comment_id,
+                actors=actors,
+                actor_count=len(liker_ids),
+                read_at=read_at,
+                expires_at=expires_at,
+            )
+        )
+    return results
+
+
+def like_unread_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
+    """Unread like notifications, newest update first.
+
+    The LSI yields the comments with `num_likes > 0` only; they are sorted here by
+    update time (DynamoDB can't key on both, seed 000). A user has one unread item
+    per liked comment at most, and reading them empties the set.
+    """
+    if before is not None and before[0] == 0:
+        return []  # the cursor is already past every unread item
+    items = list(LikeUnread.by_num_likes.query(user_id, LikeUnread.num_likes > 0, consistent_read=True))
+    notifications = sorted(_like_notifications(items, unread=True), key=lambda n: n.position, reverse=True)
+    if before is not None:
+        notifications = [n for n in notifications if n.position < before]
+    return notifications[:limit]
+
+
+def _retention_start_key() -> str:
+    oldest = time.time_ns() - int(timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS).total_seconds() * 1e9)
+    return f"{oldest:020d}"
+
+
+def like_read_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
+    """Read like notifications still within retention, newest read first.
+
+    Expired items are filtered whether or not TTL has deleted them yet (AWS takes
+    up to two days): the key range stops at the retention window and `expires_at`
+    is checked too (the retention setting may have changed since they were read).
+    """
+    condition = LikeRead.read_key > _retention_start_key()
+    if before is not None and before[0] == 0:
+        condition = LikeRead.read_key.between(_retention_start_key(), _before_read_key(before))
+    items = LikeRead.query(
+        user_id,
+        range_key_condition=condition,
+        filter_condition=LikeRead.expires_at > datetime.now(UTC),
+        scan_index_forward=False,
+        consistent_read=True,
+        limit=limit + 2,  # the cursor's own item may be among them (the key range is inclusive)
+    )
+    notifications = _like_notifications(list(items), unread=False)
+    if before is not None:
+        notifications = [n for n in notifications if n.position < before]
+    return notifications[:limit]
+
+
+def _before_read_key(before: Position) -> str:
+    """The largest `read_key` that can sort before the position (the source filters exactly)."""
+    prefix = "like:"
+    if before[2].startswith(prefix):
+        return before[2][len(prefix) :]
+    return read_key(read_ns=before[1], comment_id="\uffff")
+
+
+def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
+    """The feed's entries (replies, messages), unread ones first, each by its latest update.
+
+    One consistent GetItem: the whole feed is one item of at most FEED_MAX_ENTRIES.
+    """
+    entries = list(feed_read(user_id=user_id).entries or [])
+    notifications = []
+    for view in feed_entry_views(entries):
+        notification_id = f"feed:{view.id}"
+        notifications.append(
+            Notification(
+                id=notification_id,
+                kind=view.kind,
+                text=view.text,
+                unread=view.unread,
+                updated_at=view.updated_at,
+                position=(1 if view.unread else 0, _ns(view.updated_at), notification_id),
+                url=view.url,
+                actors=tuple(Actor(actor.id, actor.display_name) for actor in view.actors[:2]),
+                actor_count=view.actor_count,
+                excerpt=_excerpt(view.body),
+                entry_id=view.id,
+            )
+        )
+    notifications.sort(key=lambda n: n.position, reverse=True)
+    if before is not None:
+        notifications = [n for n in notifications if n.position < before]
+    return notifications[:limit]
+
+
+# Every source of the inbox.
+INBOX_SOURCES: list[InboxSource] = [like_unread_source, like_read_source, feed_source]
+
+
+# --- inbox -----------------------------------------------------------------
+
+
+def encode_cursor(position: Position) -> str:
+    raw = json.dumps(list(position), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> Position:
+    try:
+        raw = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode())
+        unread, at_ns, item_id = json.loads(raw)
+        if unread not in (0, 1) or not isinstance(at_ns, int) or not isinstance(item_id, str):
+            raise ValueError
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
+        raise ApplicationError("Invalid cursor.", field="cursor") from None
+    return (unread, at_ns, item_id)
+
+
+def _with_excerpts(notifications: list[Notification]) -> list[Notification]:
+    comment_ids = sorted({n.comment_id for n in notifications if n.comment_id})
+    if not comment_ids:
+        return notifications
+    bodies = {
+        comment.comment_id: "" if comment.hidden else comment.body
+        for comment in Comment.batch_get(comment_ids, attributes_to_get=["comment_id", "body", "hidden"])
+    }
+    return [replace(n, excerpt=_excerpt(bodies.get(n.comment_id, ""))) if n.comment_id else n for n in notifications]
+
+
+def _excerpt(body: str) -> str:
+    body = " ".join(body.split())
+    return body if len(body) <= EXCERPT_LENGTH else body[: EXCERPT_LENGTH - 1] + "…"
+
+
+def notification_inbox(
+    *, user_id: str, cursor: str | None = None, limit: int | None = None, excerpts: bool = False
+) -> InboxPage:
+    """The user's inbox page: unread first (newest update first), then read (newest read first).
+
+    Each source returns at most `limit + 1` items after the cursor; the merge keeps
+    `limit`, and there is a next page when anything was left over.
+    """
+    limit = max(1, min(INBOX_PAGE_SIZE_MAX, limit or INBOX_PAGE_SIZE))
+    before = decode_cursor(cursor) if cursor else None
+    merged: list[Notification] = []
+    for source in INBOX_SOURCES:
+        merged.extend(source(user_id=user_id, before=before, limit=limit + 1))
+    merged.sort(key=lambda n: n.position, reverse=True)
+    results, more = merged[:limit], len(merged) > limit
+    if excerpts:
+        results = _with_excerpts(results)
+    return InboxPage(
+        unread_count=unread_count(user_id=user_id),
+        results=results,
+        next_cursor=encode_cursor(results[-1].position) if more and results else None,
+    )
+
+
+# --- staff -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StaffNotifications:
+    unread_count: int
+    sources: dict[str, int]
+    unread: list[Notification]
+    read: list[Notification]
+
+
+def like_notifications_for_staff(*, user_id: str) -> StaffNotifications:
+    """A user's unread and read like notifications and badge, for the admin page.
+
+    Read history includes items past `expires_at` that TTL has not deleted yet
+    (they have `expires_at` in the past), newest read first, at most 200.
+    """
+    unread = like_unread_source(user_id=user_id, before=None, limit=STAFF_HISTORY_LIMIT)
+    read_items = LikeRead.query(user_id, scan_index_forward=False, consistent_read=True, limit=STAFF_HISTORY_LIMIT)
+    sources = unread_count_sources(user_id=user_id)
+    return StaffNotifications(
+        unread_count=sum(sources.values()),
+        sources=sources,
+        unread=_with_excerpts(unread),
+        read=_with_excerpts(_like_notifications(list(read_items), unread=False)),
+    )

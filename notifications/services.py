@@ -1,0 +1,354 @@
+"""Writes of the notifications room: like notifications and their unread counts (seed 000).
+
+The like and unlike transactions of `social.services` run through `like_transact` /
+`unlike_transact` here, which add the author's notification actions to the same
+TransactWriteItems: a like, its count, the author's unread notification and badge
+change together or not at all.
+
+Invariant kept by every write below: for each comment, the author's `like_unread`
+item lists exactly the likers not yet read (`num_likes == len(liker_ids)`), and the
+`unread_counts` item `like#<comment_id>` holds the same number.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.expressions.operand import Path
+from pynamodb.transactions import TransactWrite
+
+from notifications.feed import feed_mark_read
+from notifications.models import LikeRead, LikeUnread, UnreadCount
+from project.errors import Conflict
+from project.retry import backoff_sleep
+from project.transactions import transact
+
+logger = logging.getLogger(__name__)
+
+# Mark read takes 3 actions per comment; TransactWriteItems takes at most 100.
+MARK_READ_ACTIONS_PER_COMMENT = 3
+MARK_READ_COMMENTS_PER_TRANSACTION = 100 // MARK_READ_ACTIONS_PER_COMMENT
+MARK_READ_ATTEMPTS = 8
+UNLIKE_ATTEMPTS = 8
+MARK_READ_IDS_MAX = 100
+
+LIKE_SOURCE_PREFIX = "like#"
+
+# `liker_ids` without its ListAttribute: PynamoDB would serialize a `contains`
+# operand with the list serializer (a string turned into a list of characters).
+_LIKER_IDS_PATH = Path(["liker_ids"])
+
+
+def like_source(comment_id: str) -> str:
+    """The `unread_counts` source key of a comment's like notification."""
+    return f"{LIKE_SOURCE_PREFIX}{comment_id}"
+
+
+def now_iso(at: datetime | None = None) -> str:
+    return (at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def read_key(*, read_ns: int, comment_id: str) -> str:
+    """`like_read` sort key: read time in ns (zero-padded, so it sorts) joined with the comment id.
+
+    Two notifications read in the same nanosecond (one transaction marks many) differ
+    by comment id, so they cannot overwrite each other.
+    """
+    return f"{read_ns:020d}#{comment_id}"
+
+
+def failed_actions(transaction: TransactWrite, codes: list[str | None]) -> list[dict]:
+    """The actions of `transaction` whose condition failed, as `{"TableName", "Key"}` dicts.
+
+    Cancellation reasons come in request order, which PynamoDB builds as condition
+    checks, deletes, puts, updates.
+    """
+    items = [
+        *transaction._condition_check_items,
+        *transaction._delete_items,
+        *transaction._put_items,
+        *transaction._update_items,
+    ]
+    return [item for item, code in zip(items, codes, strict=False) if code == "ConditionalCheckFailed"]
+
+
+def _only_like_unread_failed(transaction: TransactWrite, codes: list[str | None]) -> bool:
+    failed = failed_actions(transaction, codes)
+    return bool(failed) and all(item["TableName"] == LikeUnread.Meta.table_name for item in failed)
+
+
+# --- comment posted --------------------------------------------------------
+
+
+def like_unread_create(transaction: TransactWrite, *, author_id: str, comment_id: str, at: str) -> None:
+    """Add to the comment's own transaction: its author's empty unread notification and count.
+
+    Created with the comment so that a like is always an update of existing items,
+    never an upsert (seed 000).
+    """
+    transaction.save(
+        LikeUnread(author_id, comment_id, liker_ids=[], num_likes=0, updated_at=at),
+        condition=LikeUnread.comment_id.does_not_exist(),
+    )
+    transaction.save(
+        UnreadCount(author_id, like_source(comment_id), count=0),
+        condition=UnreadCount.source.does_not_exist(),
+    )
+
+
+def like_unread_ensure(*, author_id: str, comment_id: str) -> None:
+    """Create the empty notification items of a comment posted before notifications existed.
+
+    Conditional puts: running it twice, or beside a concurrent like, never
+    overwrites an existing item.
+    """
+    for item, key in (
+        (LikeUnread(author_id, comment_id, liker_ids=[], num_likes=0, updated_at=now_iso()), LikeUnread.comment_id),
+        (UnreadCount(author_id, like_source(comment_id), count=0), UnreadCount.source),
+    ):
+        try:
+            item.save(condition=key.does_not_exist())
+        except PutError as error:
+            if error.cause_response_code != "ConditionalCheckFailedException":
+                raise
+    logger.info("created missing like notification items for comment %s", comment_id)
+
+
+# --- like / unlike ---------------------------------------------------------
+
+
+def _like_notify(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str) -> None:
+    transaction.update(
+        LikeUnread(author_id, comment_id),
+        actions=[
+            LikeUnread.liker_ids.set(LikeUnread.liker_ids.append([liker_id])),
+            LikeUnread.num_likes.add(1),
+            LikeUnread.updated_at.set(now_iso()),
+        ],
+        # The item exists from the comment's creation: a like never creates it.
+        condition=LikeUnread.comment_id.exists(),
+    )
+    transaction.update(UnreadCount(author_id, like_source(comment_id)), actions=[UnreadCount.count.add(1)])
+
+
+def like_transact(
+    build: Callable[[TransactWrite], None], *, author_id: str, comment_id: str, liker_id: str
+) -> list[str | None]:
+    """Run the like transaction `build` describes, with the author's notification in it.
+
+    Adds: append the liker to the author's `like_unread` and +1 (condition: the item
+    exists), +1 on `unread_counts` `like#<comment_id>`. A self-like notifies nobody.
+    Returns `transact`'s codes (the caller's own actions keep their positions first).
+    When only the notification item was missing (a comment posted before
+    notifications existed), it is created and the like runs once more.
+    """
+    if author_id == liker_id:
+        return transact(build, what="like_add")
+    last: dict[str, TransactWrite] = {}
+
+    def build_with_notification(transaction: TransactWrite) -> None:
+        last["transaction"] = transaction
+        build(transaction)
+        _like_notify(transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id)
+
+    codes = transact(build_with_notification, what="like_add")
+    if codes and _only_like_unread_failed(last["transaction"], codes):
+        like_unread_ensure(author_id=author_id, comment_id=comment_id)
+        codes = transact(build_with_notification, what="like_add")
+    return codes
+
+
+def _liker_position(*, author_id: str, comment_id: str, liker_id: str) -> int | None:
+    """Where the liker sits in the author's unread notification, or None."""
+    try:
+        unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
+    except DoesNotExist:
+        return None
+    liker_ids = list(unread.liker_ids or [])
+    return liker_ids.index(liker_id) if liker_id in liker_ids else None
+
+
+def _unlike_notify(
+    transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, position: int | None
+) -> None:
+    if position is None:
+        # Not unread (already read, or never notified): make sure it still isn't when
+        # the transaction commits, or a concurrent like of the same user would leave
+        # a liker in the notification without a like.
+        transaction.condition_check(LikeUnread, author_id, comment_id, condition=~_LIKER_IDS_PATH.contains(liker_id))
+        return
+    element = LikeUnread.liker_ids[position]
+    transaction.update(
+        LikeUnread(author_id, comment_id),
+        actions=[element.remove(), LikeUnread.num_likes.add(-1)],
+        # An earlier liker's unlike or a mark-read moves the element: fail, re-read, retry.
+        condition=element == liker_id,
+    )
+    transaction.update(UnreadCount(author_id, like_source(comment_id)), actions=[UnreadCount.count.add(-1)])
+
+
+def unlike_transact(
+    build: Callable[[TransactWrite], None], *, author_id: str, comment_id: str, liker_id: str
+) -> list[str | None]:
+    """Run the unlike transaction `build` describes, taking the liker out of the unread notification.
+
+    If the liker is still in the author's unread notification, they are removed from
+    it and from the badge in the same transaction, on condition that the list element
+    is still that liker; if it moved (a concurrent unlike or mark-read), re-read and
+    retry. Read notifications are history and keep the liker. Returns `transact`'s
+    codes; raises Conflict if the element kept moving.
+    """
+    if author_id == liker_id:
+        return transact(build, what="like_remove")
+    last: dict[str, TransactWrite] = {}
+    for attempt in range(UNLIKE_ATTEMPTS):
+        position = _liker_position(author_id=author_id, comment_id=comment_id, liker_id=liker_id)
+
+        def build_with_notification(transaction: TransactWrite, position=position) -> None:
+            last["transaction"] = transaction
+            build(transaction)
+            _unlike_notify(
+                transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id, position=position
+            )
+
+        codes = transact(build_with_notification, what="like_remove")
+        if not codes or not _only_like_unread_failed(last["transaction"], codes):
+            return codes
+        logger.info("unlike of %s by %s: unread notification moved, retry %d", comment_id, liker_id, attempt + 1)
+        backoff_sleep(attempt)
+    raise Conflict("like_remove: the notification kept changing, retry shortly.")
+
+
+# --- mark read -------------------------------------------------------------
+
+
+def _like_unread_get(*, user_id: str, comment_ids: list[str]) -> list[LikeUnread]:
+    """The user's unread notifications of these comments (strongly consistent BatchGet)."""
+    if not comment_ids:
+        return []
+    keys = [(user_id, comment_id) for comment_id in comment_ids]
+    return list(LikeUnread.batch_get(keys, consistent_read=True))
+
+
+def _like_unread_all(*, user_id: str) -> list[LikeUnread]:
+    """Every unread like notification of the user: the LSI skips the comments at 0."""
+    return list(LikeUnread.by_num_likes.query(user_id, LikeUnread.num_likes > 0, consistent_read=True))
+
+
+def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int):
+    liker_ids = list(copy.liker_ids or [])
+    transaction.update(
+        LikeUnread(user_id, copy.comment_id),
+        actions=[
+            LikeUnread.liker_ids.set([]),
+            LikeUnread.num_likes.set(0),
+            LikeUnread.updated_at.set(now_iso(read_at)),
+        ],
+        # Reset only the state that is copied into history: a like (or unlike) that
+        # landed after the read fails this, and the comment is re-read and retried.
+        condition=(LikeUnread.num_likes == int(copy.num_likes)) & (LikeUnread.liker_ids == liker_ids),
+    )
+    transaction.update(UnreadCount(user_id, like_source(copy.comment_id)), actions=[UnreadCount.count.set(0)])
+    transaction.save(
+        LikeRead(
+            user_id,
+            read_key(read_ns=read_ns, comment_id=copy.comment_id),
+            comment_id=copy.comment_id,
+            liker_ids=liker_ids,
+            num_likes=len(liker_ids),
+            updated_at=copy.updated_at,
+            read_at=now_iso(read_at),
+            expires_at=read_at + timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS),
+        ),
+        condition=LikeRead.read_key.does_not_exist(),
+    )
+
+
+def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
+    """Mark up to MARK_READ_COMMENTS_PER_TRANSACTION notifications read in one transaction."""
+    copies = {item.comment_id: item for item in batch}
+    last: dict[str, TransactWrite] = {}
+    for attempt in range(MARK_READ_ATTEMPTS):
+        pending = [item for item in copies.values() if item.num_likes and item.liker_ids]
+        if not pending:
+            return 0
+        read_ns = time.time_ns()
+        read_at = datetime.fromtimestamp(read_ns / 1e9, tz=UTC)
+
+        def build(transaction: TransactWrite, pending=pending, read_ns=read_ns, read_at=read_at) -> None:
+            last["transaction"] = transaction
+            for copy in pending:
+                _mark_read_actions(transaction, user_id=user_id, copy=copy, read_at=read_at, read_ns=read_ns)
+
+        codes = transact(build, what="notifications_mark_read")
+        if not codes:
+            return len(pending)
+        stale = [
+            item["Key"]["comment_id"]["S"]
+            for item in failed_actions(last["transaction"], codes)
+            if item["TableName"] == LikeUnread.Meta.table_name
+        ]
+        logger.info("mark read for user %s: %d notifications changed meanwhile, re-read", user_id, len(stale))
+        fresh = {item.comment_id: item for item in _like_unread_get(user_id=user_id, comment_ids=stale)}
+        for comment_id in stale:
+            if comment_id in fresh:
+                copies[comment_id] = fresh[comment_id]
+            else:
+                copies.pop(comment_id, None)
+        backoff_sleep(attempt)
+    raise Conflict("notifications_mark_read: notifications kept changing, retry shortly.")
+
+
+def _mark_read(*, user_id: str, unread: list[LikeUnread]) -> int:
+    pending = [item for item in unread if item.num_likes and item.liker_ids]
+    marked = 0
+    for start in range(0, len(pending), MARK_READ_COMMENTS_PER_TRANSACTION):
+        marked += _mark_read_batch(user_id=user_id, batch=pending[start : start + MARK_READ_COMMENTS_PER_TRANSACTION])
+    if marked:
+        logger.info("user %s read %d like notifications", user_id, marked)
+    return marked
+
+
+def like_notifications_mark_read(*, user_id: str, comment_ids: Iterable[str]) -> int:
+    """Mark the user's unread like notifications of these comments read; returns how many were.
+
+    Per comment, one transaction resets `like_unread` (empty, 0, now), zeroes the
+    `unread_counts` item and puts the copied content into `like_read` with its TTL,
+    on condition that `like_unread` still holds what was copied: a like landing in
+    between is never lost (it ends in the read copy after the retry, or stays
+    unread). Up to 33 comments share one transaction (100-action limit). Ids of
+    other users' comments find nothing under this user's key and change nothing.
+    Twice: the second run finds nothing unread. Dies half way: whole batches are
+    read, the rest stays unread.
+    """
+    ids = list(dict.fromkeys(comment_ids))
+    return _mark_read(user_id=user_id, unread=_like_unread_get(user_id=user_id, comment_ids=ids))
+
+
+def like_notifications_mark_all_read(*, user_id: str) -> int:
+    """Mark every unread like notification of the user read (as `like_notifications_mark_read`)."""
+    return _mark_read(user_id=user_id, unread=_like_unread_all(user_id=user_id))
+
+
+def inbox_mark_read(*, user_id: str, comment_ids: Iterable[str] = (), entry_ids: Iterable[str] = ()) -> int:
+    """Mark read what the inbox showed: like notifications by comment id, feed entries by entry id.
+
+    Returns how many were marked. Not one transaction across the two (the feed is one
+    version-locked item, each like notification its own): each part is atomic and
+    idempotent, so a failure half way leaves the rest unread for the next call.
+    """
+    marked = like_notifications_mark_read(user_id=user_id, comment_ids=comment_ids)
+    entry_ids = list(dict.fromkeys(entry_ids))
+    if entry_ids:
+        marked += feed_mark_read(user_id=user_id, entry_ids=entry_ids)
+    return marked
+
+
+def inbox_mark_all_read(*, user_id: str) -> int:
+    """ "Mark all as read": every unread inbox item of the user (likes and feed entries)."""
+    return like_notifications_mark_all_read(user_id=user_id) + feed_mark_read(user_id=user_id)

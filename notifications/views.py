@@ -1,0 +1,34 @@
+"""The inbox page: notifications with unread ones highlighted, "Mark all as read"."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from notifications import selectors, services
+from project.errors import ApplicationError
+
+
+@login_required
+def inbox(request):
+    """Show a page of notifications; the page's script then marks the unread ones shown read."""
+    user_id = str(request.user.pk)
+    try:
+        page = selectors.notification_inbox(user_id=user_id, cursor=request.GET.get("cursor") or None, excerpts=True)
+    except ApplicationError:  # a mangled cursor in the address bar: start over
+        page = selectors.notification_inbox(user_id=user_id, excerpts=True)
+    return render(request, "notifications/inbox.html", {"page": page})
+
+
+@login_required
+@require_POST
+def inbox_read_all(request):
+    """The no-JavaScript "Mark all as read" button."""
+    try:
+        marked = services.inbox_mark_all_read(user_id=str(request.user.pk))
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    else:
+        if marked:
+            messages.success(request, f"Marked {marked} notification{'s' if marked != 1 else ''} as read.")
+    return redirect("notifications")

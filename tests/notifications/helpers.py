@@ -1,0 +1,39 @@
+"""Helpers for notification tests: comments, likes, and the tables' own view of a user."""
+
+from __future__ import annotations
+
+from notifications.models import LikeRead, LikeUnread, UnreadCount
+from social import services
+
+
+def uid(user) -> str:
+    return str(user.pk)
+
+
+def post(author, body="A comment") -> str:
+    return services.comment_create(author_id=uid(author), body=body).comment_id
+
+
+def like(user, comment_id):
+    return services.like_add(comment_id=comment_id, user_id=uid(user))
+
+
+def unlike(user, comment_id):
+    return services.like_remove(comment_id=comment_id, user_id=uid(user))
+
+
+def unread_item(author, comment_id) -> LikeUnread:
+    return LikeUnread.get(uid(author), comment_id, consistent_read=True)
+
+
+def read_items(author) -> list[LikeRead]:
+    return list(LikeRead.query(uid(author), consistent_read=True))
+
+
+def count_items(author) -> dict[str, int]:
+    return {item.source: int(item.count) for item in UnreadCount.query(uid(author), consistent_read=True)}
+
+
+def table_badge(user_id: str) -> int:
+    """The badge recomputed from the base table (not the LSI the selector uses)."""
+    return sum(max(0, int(item.count)) for item in UnreadCount.query(user_id, consistent_read=True))

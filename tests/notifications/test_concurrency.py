@@ -1,0 +1,85 @@
+"""A storm of likes, unlikes and reads from several threads: the badge still equals the
+unread likes, and no like is lost between unread and read."""
+
+import random
+import threading
+from collections import Counter
+
+import pytest
+
+from notifications import selectors
+from notifications import services as notification_services
+from notifications.models import LikeRead, LikeUnread, UnreadCount
+from social.models import Like
+from tests.notifications.helpers import like, post, uid, unlike
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+THREADS = 8
+OPERATIONS_PER_THREAD = 30
+
+
+def test_badge_equals_unread_likes_after_a_concurrent_storm(make_user):
+    authors = [make_user(f"author{n}") for n in range(2)]
+    likers = [make_user(f"liker{n}") for n in range(5)] + authors  # authors like too (self-likes notify nobody)
+    comments = {post(author, f"{author.username} #{n}"): author for author in authors for n in range(3)}
+    comment_ids = list(comments)
+    errors, done = [], Counter()
+
+    def worker(seed):
+        rng = random.Random(seed)
+        for _ in range(OPERATIONS_PER_THREAD):
+            roll = rng.random()
+            try:
+                if roll < 0.45:
+                    like(rng.choice(likers), rng.choice(comment_ids))
+                    done["like"] += 1
+                elif roll < 0.8:
+                    unlike(rng.choice(likers), rng.choice(comment_ids))
+                    done["unlike"] += 1
+                elif roll < 0.9:
+                    author = rng.choice(authors)
+                    mine = [cid for cid, owner in comments.items() if owner == author]
+                    notification_services.like_notifications_mark_read(
+                        user_id=uid(author), comment_ids=rng.sample(mine, 2)
+                    )
+                    done["read"] += 1
+                else:
+                    notification_services.like_notifications_mark_all_read(user_id=uid(rng.choice(authors)))
+                    done["read_all"] += 1
+            except Exception as error:  # collected and asserted below
+                errors.append(error)
+
+    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert sum(done.values()) == THREADS * OPERATIONS_PER_THREAD
+    assert done["read"] + done["read_all"] > 0
+
+    for author in authors:
+        author_id = uid(author)
+        counts = {item.source: int(item.count) for item in UnreadCount.query(author_id, consistent_read=True)}
+        unread = {item.comment_id: item for item in LikeUnread.query(author_id, consistent_read=True)}
+        read_copies = {}
+        for item in LikeRead.query(author_id, consistent_read=True):
+            read_copies.setdefault(item.comment_id, []).extend(item.liker_ids)
+
+        for comment_id in (cid for cid, owner in comments.items() if owner == author):
+            item = unread[comment_id]
+            liker_ids = list(item.liker_ids)
+            assert int(item.num_likes) == len(liker_ids) == counts[f"like#{comment_id}"], comment_id
+            assert len(set(liker_ids)) == len(liker_ids), "a liker twice in one unread notification"
+            assert author_id not in liker_ids, "a self-like notified"
+            current = {like_row.user_id for like_row in Like.query(comment_id, consistent_read=True)}
+            # everyone in the unread notification still likes the comment ...
+            assert set(liker_ids) <= current
+            # ... and every current like by someone else is either unread or in the read history
+            for liker_id in current - {author_id}:
+                assert liker_id in liker_ids or liker_id in read_copies.get(comment_id, []), (comment_id, liker_id)
+
+        unread_likes = sum(len(item.liker_ids) for item in unread.values())
+        assert selectors.unread_count(user_id=author_id) == unread_likes == sum(counts.values())

@@ -1,0 +1,76 @@
+"""The inbox page, the header badge, "Mark all as read" without JavaScript, and the staff page."""
+
+import pytest
+
+from notifications import selectors
+from tests.notifications.helpers import like, post, uid
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def liked(people):
+    comment_id = post(people["author"], "My first post")
+    like(people["alice"], comment_id)
+    like(people["bob"], comment_id)
+    return comment_id
+
+
+def test_inbox_needs_login(client):
+    answer = client.get("/notifications/")
+    assert answer.status_code == 302 and "/accounts/login/" in answer["Location"]
+
+
+def test_inbox_shows_unread_highlighted_with_what_its_script_marks_read(client, people, liked):
+    client.force_login(people["author"])
+    html = client.get("/notifications/").content.decode()
+    assert "Alice and Bob liked your comment" in html
+    assert "My first post" in html
+    assert 'class="card notification unread"' in html
+    assert f'data-read-field="comment_ids" data-read-id="{liked}"' in html
+    assert f'href="/c/{liked}/"' in html
+    assert "notifications/inbox.js" in html
+    # showing the page does not read them: the script does, after display
+    assert selectors.unread_count(user_id=uid(people["author"])) == 2
+
+
+def test_mark_all_as_read_works_without_javascript(client, people, liked):
+    client.force_login(people["author"])
+    answer = client.post("/notifications/read-all/")
+    assert answer.status_code == 302 and answer["Location"] == "/notifications/"
+    assert selectors.unread_count(user_id=uid(people["author"])) == 0
+    html = client.get("/notifications/").content.decode()
+    assert "Alice and Bob liked your comment" in html
+    assert "notification unread" not in html and "data-read-id" not in html
+
+
+def test_every_page_has_the_unread_badge(client, people, liked):
+    client.force_login(people["author"])
+    html = client.get("/").content.decode()
+    assert 'data-unread-badge data-count-url="/api/notifications/unread-count/"' in html
+    assert 'aria-label="unread notifications">2</span>' in html
+    assert "notifications/badge.js" in html
+    client.force_login(people["carol"])
+    html = client.get(f"/c/{liked}/").content.decode()
+    assert 'aria-label="unread notifications" hidden>0</span>' in html
+
+
+def test_staff_page_shows_a_users_notifications_and_badge(client, people, make_user, liked):
+    from notifications import services as notification_services
+
+    notification_services.like_notifications_mark_all_read(user_id=uid(people["author"]))
+    like(people["carol"], liked)
+    staff = make_user("staffer", is_staff=True)
+    client.force_login(staff)
+    html = client.get("/admin/dynamo/notifications/", {"username": "author"}).content.decode()
+    assert "badge 1" in html
+    assert "Carol liked your comment" in html
+    assert "Alice and Bob liked your comment" in html
+    assert "No user named" in client.get("/admin/dynamo/notifications/", {"username": "nobody"}).content.decode()
+    assert "User notifications" in client.get("/admin/").content.decode()
+
+
+def test_staff_page_is_for_staff_only(client, people):
+    client.force_login(people["alice"])
+    answer = client.get("/admin/dynamo/notifications/", {"username": "author"})
+    assert answer.status_code == 302 and "/admin/login/" in answer["Location"]
