@@ -181,13 +181,21 @@ def _describe(model: type[Model]) -> dict | None:
 
 
 def _wait_active(model: type[Model], timeout: float = 120.0) -> dict:
+    """Wait until the table and every one of its GSIs are ACTIVE (DynamoDB builds one index at a time)."""
     deadline = time.monotonic() + timeout
     while True:
         description = _describe(model)
-        if description and description["TableStatus"] == "ACTIVE":
+        if (
+            description
+            and description["TableStatus"] == "ACTIVE"
+            and all(
+                index.get("IndexStatus", "ACTIVE") == "ACTIVE"
+                for index in description.get("GlobalSecondaryIndexes", [])
+            )
+        ):
             return description
         if time.monotonic() > deadline:
-            raise TimeoutError(f"table {model.Meta.table_name} did not become ACTIVE in {timeout:.0f}s")
+            raise TimeoutError(f"table {model.Meta.table_name} and its indexes not ACTIVE after {timeout:.0f}s")
         time.sleep(0.2)
 
 

@@ -9,7 +9,12 @@ PORT=8765
 mkdir -p var
 
 dynamo_pid=""
+aggregator_pid=""
 cleanup() {
+  if [ -n "$aggregator_pid" ] && kill -0 "$aggregator_pid" 2>/dev/null; then
+    kill "$aggregator_pid" 2>/dev/null || true
+    wait "$aggregator_pid" 2>/dev/null || true
+  fi
   if [ -n "$dynamo_pid" ] && kill -0 "$dynamo_pid" 2>/dev/null; then
     echo "Stopping DynamoDB Local"
     kill "$dynamo_pid" 2>/dev/null || true
@@ -37,5 +42,8 @@ fi
 "$BIN/python" manage.py migrate --no-input
 "$BIN/python" manage.py create_tables
 "$BIN/python" manage.py seed_demo --if-empty
+# Keeps the popular-comments ranking within seconds of likes and views.
+"$BIN/python" manage.py aggregate_counters --loop &
+aggregator_pid=$!
 echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
 "$BIN/python" manage.py runserver 127.0.0.1:8000

@@ -1,17 +1,19 @@
-"""Admin page: find comments by id or author and hide or unhide them."""
+"""Admin pages: find comments by id or author and hide or unhide them; counter rankings."""
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from project.admin_site import AdminPage
-from project.errors import NotFound
-from social import selectors, services
+from project.errors import ApplicationError, NotFound
+from social import counters, ranking, selectors, services
 
-PAGES = [AdminPage("Comments", "dynamo-comments")]
+PAGES = [AdminPage("Comments", "dynamo-comments"), AdminPage("Rankings", "dynamo-rankings")]
+RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
 
 
 def _find(query: str) -> tuple[list[selectors.CommentView], str]:
@@ -52,7 +54,55 @@ def urls(site):
         back = request.POST.get("q", "")
         return HttpResponseRedirect(f"{reverse('admin:dynamo-comments')}?q={back}")
 
+    def rankings(request):
+        kind = request.GET.get("kind") if request.GET.get("kind") in RANKING_KINDS else "likes"
+        lookup = request.GET.get("comment", "").strip()
+        counter = None
+        if lookup:
+            key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=lookup)
+            total = ranking.counter_total_get(key=key)
+            counter = {
+                "comment_id": lookup,
+                "key": key,
+                "value": counters.counter_value(key=key),
+                "shards": counters.counter_shard_count(key=key),
+                "total": total,
+            }
+        context = {
+            **site.each_context(request),
+            "title": f"Ranking by {kind}",
+            "kind": kind,
+            "kinds": list(RANKING_KINDS),
+            "ranked": ranking.ranking_top(kind=RANKING_KINDS[kind], limit=50, include_hidden=True),
+            "pending": ranking.counters_pending_count(),
+            "lookup": lookup,
+            "counter": counter,
+            "shards_max": counters.settings.COUNTER_SHARDS_MAX,
+        }
+        return TemplateResponse(request, "admin/dynamo/rankings.html", context)
+
+    @require_POST
+    def set_shards(request):
+        kind = request.POST.get("kind") if request.POST.get("kind") in RANKING_KINDS else "likes"
+        comment_id = request.POST.get("comment", "").strip()
+        try:
+            selectors.comment_get(comment_id=comment_id, viewer_id=None, include_hidden=True)
+            shards = int(request.POST.get("shards", ""))
+            key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=comment_id)
+            counters.counter_set_shards(key=key, shards=shards)
+            messages.success(request, f"{key} now spreads new writes over {shards} shard(s); its count is unchanged.")
+        except NotFound:
+            messages.error(request, f"No comment {comment_id!r}.")
+        except ValueError:
+            messages.error(request, "The shard count must be a whole number.")
+        except ApplicationError as error:
+            messages.error(request, error.message)
+        query = urlencode({"kind": kind, "comment": comment_id})
+        return HttpResponseRedirect(f"{reverse('admin:dynamo-rankings')}?{query}")
+
     return [
+        path("rankings/", site.admin_view(rankings), name="dynamo-rankings"),
+        path("rankings/shards/", site.admin_view(set_shards), name="dynamo-counter-shards"),
         path("comments/", site.admin_view(comments), name="dynamo-comments"),
         path("comments/<str:comment_id>/moderate/", site.admin_view(moderate), name="dynamo-comment-moderate"),
     ]

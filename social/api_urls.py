@@ -6,6 +6,7 @@ urlpatterns = [
     path("users/", apis.UserCreateApi.as_view(), name="api-user-create"),
     path("auth/token/", apis.TokenCreateApi.as_view(), name="api-token"),
     path("comments/", apis.CommentListCreateApi.as_view(), name="api-comments"),
+    path("comments/popular/", apis.PopularCommentsApi.as_view(), name="api-comments-popular"),
     path("comments/<str:comment_id>/", apis.CommentDetailApi.as_view(), name="api-comment"),
     path("comments/<str:comment_id>/replies/", apis.CommentRepliesApi.as_view(), name="api-comment-replies"),
     path("comments/<str:comment_id>/like/", apis.CommentLikeApi.as_view(), name="api-comment-like"),

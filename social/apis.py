@@ -15,7 +15,8 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from project.errors import PermissionDenied
-from social import selectors, services
+from social import ranking, selectors, services
+from social.counters import LIKES, VIEWS
 
 
 class StrictSerializer(serializers.Serializer):
@@ -187,3 +188,45 @@ class CommentLikeApi(APIView):
     def delete(self, request, comment_id: str):
         state = services.like_remove(comment_id=comment_id, user_id=str(request.user.pk))
         return Response(self.OutputSerializer(state).data)
+
+
+class PopularCommentsApi(APIView):
+    """Comments ranked by their aggregated like (or view) total, highest first.
+
+    Totals are aggregated a few seconds after a change (`aggregate_counters`), so a
+    like shows in `like_count` at once and in `total` and the order shortly after.
+    Ties are ordered by comment id; hidden comments are left out.
+    """
+
+    KINDS = {"likes": LIKES, "views": VIEWS}
+
+    class InputSerializer(serializers.Serializer):
+        kind = serializers.ChoiceField(choices=["likes", "views"], default="likes", required=False)
+        limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=ranking.RANKING_LIMIT_MAX)
+
+    class OutputSerializer(serializers.Serializer):
+        rank = serializers.IntegerField()
+        total = serializers.IntegerField(help_text="The aggregated total the ranking is ordered by.")
+        aggregated_at = serializers.DateTimeField(allow_null=True)
+        comment = CommentOutputSerializer()
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("kind", str, enum=["likes", "views"], description="What to rank by (default likes)."),
+            OpenApiParameter("limit", int, description=f"How many, 1..{ranking.RANKING_LIMIT_MAX} (default 10)."),
+        ],
+        responses={
+            200: inline_serializer(
+                "PopularComments",
+                {"kind": serializers.CharField(), "results": OutputSerializer(many=True)},
+            )
+        },
+    )
+    def get(self, request):
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        kind = query.validated_data["kind"]
+        ranked = ranking.ranking_top(
+            kind=self.KINDS[kind], limit=query.validated_data["limit"], viewer_id=_viewer_id(request)
+        )
+        return Response({"kind": kind, "results": self.OutputSerializer(ranked, many=True).data})

@@ -4,42 +4,199 @@ A counter key names what is counted (`like#<comment_id>`, `view#<comment_id>`).
 Writers add to one shard, so concurrent writers on a hot counter spread over
 several items instead of colliding on one; readers sum the shards with one
 strongly consistent Query.
+
+Every change also raises the counter's *due flag* on its `counter_totals` item
+(`changed_at`, `due_at`, `due_part`, each `if_not_exists`): the first change of a
+burst sets it, the rest leave it as it is, so a burst of 10,000 likes schedules one
+aggregation. The aggregator (social/ranking.py) finds flags through the sparse,
+write-sharded `due` index, sums the shards and writes the total.
+
+How many shards a counter is written to: the kind's setting (LIKE_COUNTER_SHARDS,
+VIEW_COUNTER_SHARDS), or a per-counter override on its `counter_totals` item that
+staff raise for a hot counter. Changing it never loses a count: reads sum *every*
+shard item of the counter, whatever shard count its writers used.
 """
 
 from __future__ import annotations
 
+import logging
+import random
+import threading
+import time
 import zlib
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
+from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
-from social.models import CounterShard
+from project.errors import ApplicationError
+from social.models import CounterShard, CounterTotal
+
+logger = logging.getLogger(__name__)
 
 LIKES = "like"
 VIEWS = "view"
+KINDS = (LIKES, VIEWS)
+
+# How long a process trusts a per-counter shard override it read (a raised shard
+# count reaches every web process within this time; until then writers keep using
+# the old count, which is still exact: reads sum every shard).
+SHARD_OVERRIDE_CACHE_SECONDS = 30.0
+_CACHE_MAX = 10_000
 
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
+_lock = threading.Lock()
+_shard_overrides: OrderedDict[str, tuple[int | None, float]] = OrderedDict()
+_flag_seen: OrderedDict[str, float] = OrderedDict()
 
 
 def counter_key(*, kind: str, object_id: str) -> str:
     return f"{kind}#{object_id}"
 
 
-def counter_shard_count(*, key: str) -> int:
-    kind = key.split("#", 1)[0]
+def counter_key_parts(key: str) -> tuple[str, str]:
+    kind, _, object_id = key.partition("#")
+    return kind, object_id
+
+
+def _remember(cache: OrderedDict, key: str, value) -> None:
+    with _lock:
+        cache[key] = value
+        cache.move_to_end(key)
+        while len(cache) > _CACHE_MAX:
+            cache.popitem(last=False)
+
+
+def counters_forget_caches() -> None:
+    """Drop this process's cached shard overrides and seen due flags (tests, benchmarks)."""
+    with _lock:
+        _shard_overrides.clear()
+        _flag_seen.clear()
+
+
+def _kind_shards(kind: str) -> int:
     return {LIKES: settings.LIKE_COUNTER_SHARDS, VIEWS: settings.VIEW_COUNTER_SHARDS}.get(kind, 1)
 
 
+def _shard_override(key: str) -> int | None:
+    cached = _shard_overrides.get(key)
+    if cached is not None and time.monotonic() - cached[1] < SHARD_OVERRIDE_CACHE_SECONDS:
+        return cached[0]
+    try:
+        item = CounterTotal.get(key, attributes_to_get=["counter_key", "shards"])
+        shards = int(item.shards) if item.shards else None
+    except DoesNotExist:
+        shards = None
+    _remember(_shard_overrides, key, (shards, time.monotonic()))
+    return shards
+
+
+def counter_shard_count(*, key: str) -> int:
+    """Shards new writes of this counter spread over: its override, else the kind's setting."""
+    override = _shard_override(key)
+    return max(1, override or _kind_shards(counter_key_parts(key)[0]))
+
+
 def counter_shard_for(*, key: str, member: str) -> int:
-    """The shard a member's contribution goes to: stable, so an undo hits the same shard."""
+    """The shard a member's contribution goes to: stable while the shard count is, so an
+    undo usually hits the same shard; when the count changed in between, the undo lands on
+    another shard, which may dip below zero while the sum of all shards stays exact."""
     return zlib.crc32(member.encode()) % counter_shard_count(key=key)
 
 
+def _due_part(key: str) -> str:
+    return str(zlib.crc32(key.encode()) % settings.COUNTER_DUE_SHARDS)
+
+
+def _due_flag_actions(key: str, now: float) -> list:
+    """Raise the due flag unless one is pending: every action is `if_not_exists` (or a
+    constant), so it never fails a condition and can ride inside any transaction."""
+    kind, object_id = counter_key_parts(key)
+    return [
+        CounterTotal.changed_at.set(CounterTotal.changed_at | now),
+        CounterTotal.due_at.set(CounterTotal.due_at | now + settings.COUNTER_AGGREGATION_DELAY),
+        CounterTotal.due_part.set(CounterTotal.due_part | _due_part(key)),
+        CounterTotal.kind.set(kind),
+        CounterTotal.object_id.set(object_id),
+    ]
+
+
+def flag_reuse_seconds() -> float:
+    """How long after a flag's `changed_at` a view writer counts on it instead of writing it.
+
+    Longer than the delay, so that in steady state the aggregator claims the flag while
+    writers still rely on it, and they write a new one only after the claim.
+    """
+    return settings.COUNTER_AGGREGATION_DELAY * 1.5
+
+
+def flag_settle_seconds() -> float:
+    """The aggregator reads no shard before `changed_at` + this: the reuse window plus a
+    grace for clock skew, so every write that relied on the flag is in the sum."""
+    return settings.COUNTER_AGGREGATION_DELAY * 1.75
+
+
 def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str) -> None:
-    """Add `delta` to the counter inside `transaction` (an ADD: no read, no condition)."""
+    """Add `delta` to the counter and raise its due flag, both inside `transaction`.
+
+    No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
+    counter's `counter_totals` item, so the change and its scheduled aggregation commit
+    together or not at all.
+    """
     shard = CounterShard(counter_key=key, shard=counter_shard_for(key=key, member=member))
     transaction.update(shard, actions=[CounterShard.count.add(delta)])
+    transaction.update(CounterTotal(key), actions=_due_flag_actions(key, time.time()))
+
+
+def _flag_raise(key: str) -> float:
+    """Raise the due flag (one UpdateItem) and return the pending flag's `changed_at`."""
+    item = CounterTotal(key)
+    item.update(actions=[*_due_flag_actions(key, time.time()), CounterTotal.relied_on.set(True)])
+    changed_at = float(item.changed_at)
+    _remember(_flag_seen, key, changed_at)
+    return changed_at
+
+
+def counter_increment(*, key: str) -> None:
+    """Add 1 to a counter outside any transaction (page views): one UpdateItem on a random shard.
+
+    A hot counter's flag item is not written on every view (it would be the one hot item
+    sharding is there to avoid): after its increment committed, a writer raises the flag
+    only if this process has not seen a pending one within `flag_reuse_seconds()`. The
+    check runs *after* the commit, and the aggregator reads shards no earlier than
+    `flag_settle_seconds()` after the flag's `changed_at`, so a view that relied on a
+    flag is always in that flag's sum.
+
+    Twice: counts twice (a view is a view). Dies between the increment and the flag:
+    the count is exact, but the ranking shows it only after the counter's next change.
+    """
+    shard = CounterShard(counter_key=key, shard=random.randrange(counter_shard_count(key=key)))
+    shard.update(actions=[CounterShard.count.add(1)])
+    seen = _flag_seen.get(key)
+    if seen is None or time.time() >= seen + flag_reuse_seconds():
+        _flag_raise(key)
+
+
+def counter_set_shards(*, key: str, shards: int) -> int:
+    """Set how many shards new writes of one counter spread over (staff, for a hot counter).
+
+    Nothing is moved: existing shard items keep their counts and reads sum every shard,
+    so the value is unchanged. Other processes pick the new count up within
+    SHARD_OVERRIDE_CACHE_SECONDS. Idempotent; concurrent calls: the last one wins.
+    """
+    kind, object_id = counter_key_parts(key)
+    if kind not in KINDS or not object_id:
+        raise ApplicationError(f"Unknown counter {key!r}.", field="key")
+    if not 1 <= shards <= settings.COUNTER_SHARDS_MAX:
+        raise ApplicationError(f"Shards must be 1..{settings.COUNTER_SHARDS_MAX}.", field="shards")
+    CounterTotal(key).update(
+        actions=[CounterTotal.shards.set(shards), CounterTotal.kind.set(kind), CounterTotal.object_id.set(object_id)]
+    )
+    _remember(_shard_overrides, key, (shards, time.monotonic()))
+    logger.info("counter %s now spreads new writes over %d shards", key, shards)
+    return shards
 
 
 def counter_value(*, key: str) -> int:

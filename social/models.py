@@ -105,3 +105,65 @@ class CounterShard(Model):
     counter_key = UnicodeAttribute(hash_key=True)  # like#<comment_id>, view#<comment_id>
     shard = NumberAttribute(range_key=True)
     count = NumberAttribute(default=0)
+
+
+# --- counter totals and ranking ----------------------------------------------
+
+
+class CounterDueIndex(GlobalSecondaryIndex):
+    """Counters with a pending aggregation, by write-sharded partition (`3`), soonest first.
+
+    Sparse: only items with a due flag are in it, so the aggregator finds work with a
+    Query per partition (never a Scan), and a burst of changes on one counter is one entry.
+    """
+
+    class Meta:
+        index_name = "due"
+        projection = KeysOnlyProjection()
+
+    due_part = UnicodeAttribute(hash_key=True)
+    due_at = NumberAttribute(range_key=True)
+
+
+class CounterRankingIndex(GlobalSecondaryIndex):
+    """Aggregated totals by kind and ranking shard (`like#4`), highest first (seeds 003, 004).
+
+    The partition carries a write-shard suffix, so no single partition takes every
+    aggregation; the top N is read by querying each shard and merging. Counters with
+    a total of 0 are left out (sparse).
+    """
+
+    class Meta:
+        index_name = "ranking"
+        projection = AllProjection()
+
+    rank_part = UnicodeAttribute(hash_key=True)
+    rank_sort = UnicodeAttribute(range_key=True)  # zero-padded total # object id: ties sort by id
+
+
+class CounterTotal(Model):
+    """The aggregated, queryable total of one counter, its due flag and its shard override."""
+
+    Meta = table_meta("counter_totals")
+
+    counter_key = UnicodeAttribute(hash_key=True)  # like#<comment_id>, view#<comment_id>
+    kind = UnicodeAttribute(null=True)
+    object_id = UnicodeAttribute(null=True)
+    total = NumberAttribute(null=True)
+    aggregated_at = NumberAttribute(null=True)  # epoch seconds
+    # Per-counter shard count (staff raise it for a hot counter); absent: the kind's setting.
+    shards = NumberAttribute(null=True)
+    # The due flag: `changed_at` is when the first unaggregated change landed; `due_at`
+    # when the aggregator should run (or, while claimed, when the claim expires).
+    changed_at = NumberAttribute(null=True)
+    due_part = UnicodeAttribute(null=True)
+    due_at = NumberAttribute(null=True)
+    claim = UnicodeAttribute(null=True)
+    # Set when a view writer counts on this flag instead of writing it: the aggregator then
+    # waits for the flag to settle before it reads the shards (likes need no wait).
+    relied_on = BooleanAttribute(null=True)
+    rank_part = UnicodeAttribute(null=True)
+    rank_sort = UnicodeAttribute(null=True)
+
+    due_index = CounterDueIndex()
+    ranking_index = CounterRankingIndex()

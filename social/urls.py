@@ -5,6 +5,7 @@ from social import views
 
 urlpatterns = [
     path("", views.timeline, name="timeline"),
+    path("popular/", views.popular, name="popular"),
     path("c/<str:comment_id>/", views.comment_detail, name="comment"),
     path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),
     path("accounts/signup/", views.signup, name="signup"),

@@ -13,7 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from project.errors import ApplicationError, NotFound
-from social import selectors, services
+from social import counters, ranking, selectors, services
 from social.models import User
 
 
@@ -76,7 +76,22 @@ def comment_detail(request, comment_id):
         request,
         lambda cursor: selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor),
     )
-    return render(request, "social/comment.html", {"comment": comment, "replies": replies, "form": form})
+    views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
+    if request.method == "GET":
+        counters.counter_increment(key=views_key)
+    view_count = counters.counter_value(key=views_key)
+    context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count}
+    return render(request, "social/comment.html", context)
+
+
+POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
+
+
+def popular(request):
+    """The most liked (or viewed) comments, from the aggregated ranking."""
+    kind = request.GET.get("kind") if request.GET.get("kind") in POPULAR_KINDS else "likes"
+    ranked = ranking.ranking_top(kind=POPULAR_KINDS[kind], limit=20, viewer_id=_viewer_id(request))
+    return render(request, "social/popular.html", {"kind": kind, "ranked": ranked})
 
 
 @login_required

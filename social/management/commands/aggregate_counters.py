@@ -1,0 +1,79 @@
+"""`python manage.py aggregate_counters [--loop]`: turn due counter flags into ranked totals."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from tqdm import tqdm
+
+from social import ranking
+
+logger = logging.getLogger("social.aggregate_counters")
+
+
+class Command(BaseCommand):
+    help = (
+        "Aggregate sharded counters whose due flag is up: sum each counter's shards with a consistent "
+        "read, write its total into counter_totals and the popular-comments ranking, clear the flag. "
+        "Without --loop: aggregate every counter pending now (due or not yet due) and exit. With --loop: "
+        "keep aggregating counters as they come due, polling every --interval seconds. Several "
+        "aggregators may run at once (each counter is claimed with a conditional write); SIGTERM or "
+        "Ctrl-C finishes the current counter and exits."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loop", action="store_true", help="keep running, aggregating counters as they come due")
+        parser.add_argument(
+            "--interval",
+            type=float,
+            default=0.5,
+            help="seconds between polls of the due index in --loop mode (default 0.5)",
+        )
+
+    verbosity = 1
+
+    def handle(self, *args, loop: bool = False, interval: float = 0.5, **options):
+        self.verbosity = options.get("verbosity", 1)
+        stopping = {"now": False}
+
+        def request_stop(signum, frame):
+            stopping["now"] = True
+            logger.info("signal %s: finishing the current counter, then exiting", signum)
+
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            if loop:
+                self._loop(interval, lambda: stopping["now"])
+            else:
+                self._once(lambda: stopping["now"])
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _once(self, stop):
+        pending = ranking.counters_pending_count()
+        with tqdm(total=pending, unit="counter", disable=pending == 0 or self.verbosity == 0) as bar:
+            done = ranking.counters_aggregate_pending(due_only=False, stop=stop, on_done=lambda _: bar.update())
+        logger.info("aggregated %d of %d pending counters", done, pending)
+        if self.verbosity:
+            self.stdout.write(f"Aggregated {done} counter(s); {pending - done} taken by another aggregator or left.")
+
+    def _loop(self, interval, stop):
+        logger.info(
+            "aggregating counters as they come due (delay %.1fs, poll every %.1fs)",
+            settings.COUNTER_AGGREGATION_DELAY,
+            interval,
+        )
+        total = 0
+        while not stop():
+            done = ranking.counters_aggregate_pending(due_only=True, stop=stop)
+            if done:
+                total += done
+                logger.info("aggregated %d counter(s) (%d since start)", done, total)
+            if not stop():
+                time.sleep(interval)
+        logger.info("stopped after aggregating %d counter(s)", total)

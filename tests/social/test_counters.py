@@ -1,0 +1,320 @@
+"""Sharded counters, due flags and aggregation against DynamoDB Local (with injected faults)."""
+
+import threading
+import time
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+
+from social import counters, ranking, services
+from social.counters import LIKES, VIEWS, counter_key
+from social.models import CounterShard, CounterTotal
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def quick_aggregation(settings):
+    settings.COUNTER_AGGREGATION_DELAY = 0.2
+    settings.COUNTER_AGGREGATION_LEASE = 30.0
+    counters.counters_forget_caches()
+    yield
+    counters.counters_forget_caches()
+
+
+@pytest.fixture
+def comment(make_user):
+    author = make_user("author")
+    return services.comment_create(author_id=str(author.pk), body="Hot take")
+
+
+def pending_keys():
+    return sorted(p.key for p in ranking.counters_pending(due_only=False))
+
+
+def total_of(key):
+    item = ranking.counter_total_get(key=key)
+    return None if item is None or item.total is None else int(item.total)
+
+
+def shard_items(key):
+    return list(CounterShard.query(key, consistent_read=True))
+
+
+def run_threads(target, count):
+    errors = []
+
+    def guarded(index):
+        try:
+            target(index)
+        except Exception as error:  # collected and asserted empty below
+            errors.append(error)
+
+    threads = [threading.Thread(target=guarded, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
+def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    first = ranking.counter_total_get(key=key)
+    services.like_add(comment_id=comment.comment_id, user_id="2")
+    second = ranking.counter_total_get(key=key)
+    assert pending_keys() == [key]
+    assert second.due_at == first.due_at and second.changed_at == first.changed_at  # not pushed back
+    assert total_of(key) is None
+
+    assert ranking.counters_aggregate_pending(due_only=False) == 1
+    assert total_of(key) == 2
+    assert pending_keys() == []
+    after = ranking.counter_total_get(key=key)
+    assert after.due_at is None and after.due_part is None and after.claim is None and after.changed_at is None
+
+
+def test_not_yet_due_counters_wait_for_the_loop_but_not_for_a_one_off_run(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
+    assert pending_keys() == [key]
+    time.sleep(0.25)
+    assert ranking.counters_aggregate_pending(due_only=True) == 1
+    assert total_of(key) == 1
+
+
+@pytest.mark.slow
+def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_total(comment):
+    likes = counter_key(kind=LIKES, object_id=comment.comment_id)
+    views = counter_key(kind=VIEWS, object_id=comment.comment_id)
+    counters.counter_set_shards(key=likes, shards=10)
+    counters.counter_set_shards(key=views, shards=10)
+    flags_seen = []
+    stop = threading.Event()
+
+    def watch_flags():
+        while not stop.is_set():
+            found = [p.key for p in ranking.counters_pending(due_only=False)]
+            flags_seen.append((found.count(likes), found.count(views)))
+
+    watcher = threading.Thread(target=watch_flags)
+    watcher.start()
+
+    def writer(index):
+        for n in range(25):
+            services.like_add(comment_id=comment.comment_id, user_id=f"{index}-{n}")
+            counters.counter_increment(key=views)
+
+    run_threads(writer, 8)
+    stop.set()
+    watcher.join()
+
+    assert len({item.shard for item in shard_items(likes)}) > 1  # the burst did spread
+    assert len({item.shard for item in shard_items(views)}) > 1
+    assert flags_seen and all(like_flags <= 1 and view_flags <= 1 for like_flags, view_flags in flags_seen)
+    assert pending_keys() == sorted([likes, views])
+    assert ranking.counters_aggregate_pending(due_only=False) == 2
+    assert total_of(likes) == 200
+    assert total_of(views) == 200
+    assert pending_keys() == []
+
+
+def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(comment, settings):
+    settings.COUNTER_AGGREGATION_DELAY = 5.0  # a reuse window far longer than 20 views take
+    key = counter_key(kind=VIEWS, object_id=comment.comment_id)
+    real = BaseClient._make_api_call
+    flag_writes = []
+
+    def counting(self, operation_name, api_params):
+        if operation_name == "UpdateItem" and api_params["TableName"] == CounterTotal.Meta.table_name:
+            flag_writes.append(api_params)
+        return real(self, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", counting):
+        for _ in range(20):
+            counters.counter_increment(key=key)
+    assert counters.counter_value(key=key) == 20
+    assert len(flag_writes) == 1
+    settings.COUNTER_AGGREGATION_DELAY = 0.2
+    ranking.counters_aggregate_pending(due_only=False)
+    assert total_of(key) == 20
+
+
+@pytest.mark.slow
+def test_views_landing_while_aggregators_run_are_never_left_out(comment):
+    key = counter_key(kind=VIEWS, object_id=comment.comment_id)
+    counters.counter_set_shards(key=key, shards=4)
+    done = threading.Event()
+
+    def aggregator():
+        while not done.is_set():
+            ranking.counters_aggregate_pending(due_only=True)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=aggregator) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+
+    def viewer(index):
+        for _ in range(40):
+            counters.counter_increment(key=key)
+            time.sleep(0.005)
+
+    run_threads(viewer, 4)
+    # The flag the last views raised comes due; the running aggregators catch up on their own.
+    deadline = time.monotonic() + 5
+    while (pending_keys() or total_of(key) != 160) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    done.set()
+    for thread in threads:
+        thread.join()
+    assert total_of(key) == 160
+    assert pending_keys() == []
+
+
+def _kill_after_shards_are_read():
+    """Make the first counter_totals write after a shard Query die, as a crashed aggregator would."""
+    real = BaseClient._make_api_call
+    state = {"read": False, "killed": 0}
+
+    def fake(self, operation_name, api_params):
+        table = api_params.get("TableName")
+        if operation_name == "Query" and table == CounterShard.Meta.table_name:
+            state["read"] = True
+        elif (
+            operation_name == "UpdateItem"
+            and table == CounterTotal.Meta.table_name
+            and state["read"]
+            and not state["killed"]
+        ):
+            state["killed"] += 1
+            raise SystemExit("aggregator killed")
+        return real(self, operation_name, api_params)
+
+    return mock.patch.object(BaseClient, "_make_api_call", fake), state
+
+
+def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(comment, settings):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    for user in ("1", "2", "3"):
+        services.like_add(comment_id=comment.comment_id, user_id=user)
+    ranking.counters_aggregate_pending(due_only=False)
+    services.like_add(comment_id=comment.comment_id, user_id="4")
+
+    settings.COUNTER_AGGREGATION_LEASE = 0.5
+    patcher, state = _kill_after_shards_are_read()
+    with patcher, pytest.raises(SystemExit):
+        ranking.counters_aggregate_pending(due_only=False)
+    assert state["killed"] == 1
+    assert total_of(key) == 3  # the dead aggregator wrote nothing
+    assert pending_keys() == [key]  # its claim stays in the due index
+    assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
+    time.sleep(0.55)
+    assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
+    assert total_of(key) == 4
+    assert pending_keys() == []
+
+
+def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    patcher, _ = _kill_after_shards_are_read()
+    with patcher, pytest.raises(SystemExit):
+        ranking.counters_aggregate_pending(due_only=False)
+    assert ranking.counters_aggregate_pending(due_only=False) == 1
+    assert total_of(key) == 1
+
+
+def test_change_during_aggregation_keeps_the_flag_up(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    real_value = ranking.counter_value
+
+    def value_with_a_like_landing_first(**kwargs):
+        value = real_value(**kwargs)
+        services.like_add(comment_id=comment.comment_id, user_id="2")  # lands after the shard read
+        return value
+
+    with mock.patch.object(ranking, "counter_value", value_with_a_like_landing_first):
+        outcome = ranking.counter_aggregate(key=key, seen_due_at=next(ranking.counters_pending(due_only=False)).due_at)
+    assert outcome.total == 1 and outcome.still_due
+    assert pending_keys() == [key]
+    assert ranking.counters_aggregate_pending(due_only=False) == 1
+    assert total_of(key) == 2
+    assert pending_keys() == []
+
+
+def test_concurrent_aggregators_claim_each_counter_once(make_user):
+    author = make_user("author")
+    keys = []
+    for n in range(12):
+        comment = services.comment_create(author_id=str(author.pk), body=f"comment {n}")
+        for user in range(n % 4 + 1):
+            services.like_add(comment_id=comment.comment_id, user_id=str(user))
+        keys.append((counter_key(kind=LIKES, object_id=comment.comment_id), n % 4 + 1))
+    done = []
+    run_threads(lambda _: done.append(ranking.counters_aggregate_pending(due_only=False)), 3)
+    assert sum(done) == 12  # every counter aggregated by exactly one of the three
+    assert {key: total_of(key) for key, _ in keys} == dict(keys)
+    assert pending_keys() == []
+
+
+def test_a_stale_flag_seen_twice_is_claimed_once(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    seen = next(ranking.counters_pending(due_only=False)).due_at
+    assert ranking.counter_aggregate(key=key, seen_due_at=seen) is not None
+    assert ranking.counter_aggregate(key=key, seen_due_at=seen) is None
+
+
+def test_changing_the_shard_count_keeps_the_count(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    for user in range(1, 21):
+        services.like_add(comment_id=comment.comment_id, user_id=str(user))
+    assert counters.counter_shard_count(key=key) == 1
+    counters.counter_set_shards(key=key, shards=10)
+    counters.counters_forget_caches()  # as another web process would, after its cache expired
+    assert counters.counter_shard_count(key=key) == 10
+    for user in range(21, 41):
+        services.like_add(comment_id=comment.comment_id, user_id=str(user))
+    for user in range(1, 11):  # liked on shard 0, unliked on their new shard
+        assert not services.like_remove(comment_id=comment.comment_id, user_id=str(user)).liked
+    assert counters.counter_value(key=key) == 30
+    assert len(shard_items(key)) > 1
+    assert sum(int(item.count) for item in shard_items(key)) == 30
+    ranking.counters_aggregate_pending(due_only=False)
+    assert total_of(key) == 30
+
+    counters.counter_set_shards(key=key, shards=1)  # and back down: still nothing lost
+    counters.counters_forget_caches()
+    for user in range(11, 21):
+        services.like_remove(comment_id=comment.comment_id, user_id=str(user))
+    assert counters.counter_value(key=key) == 20
+    ranking.counters_aggregate_pending(due_only=False)
+    assert total_of(key) == 20
+
+
+def test_shard_count_out_of_range_is_refused(comment):
+    from project.errors import ApplicationError
+
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    for bad in (0, 101):
+        with pytest.raises(ApplicationError):
+            counters.counter_set_shards(key=key, shards=bad)
+    with pytest.raises(ApplicationError):
+        counters.counter_set_shards(key="bogus#x", shards=2)
+    assert counters.counter_shard_count(key=key) == 1
+
+
+def test_count_back_to_zero_leaves_the_ranking(comment):
+    key = counter_key(kind=LIKES, object_id=comment.comment_id)
+    services.like_add(comment_id=comment.comment_id, user_id="1")
+    ranking.counters_aggregate_pending(due_only=False)
+    assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [comment.comment_id]
+    services.like_remove(comment_id=comment.comment_id, user_id="1")
+    ranking.counters_aggregate_pending(due_only=False)
+    assert total_of(key) == 0
+    assert ranking.ranking_top(kind=LIKES, limit=10) == []
