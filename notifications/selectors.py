@@ -16,6 +16,7 @@ import binascii
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
@@ -36,6 +37,9 @@ EXCERPT_LENGTH = 80
 STAFF_HISTORY_LIMIT = 200
 
 Position = tuple[int, int, str]  # (unread 1/0, time in ns, id), compared descending
+
+# The badge Query runs beside the inbox's sources (it touches DynamoDB only, no ORM).
+_badge_reader = ThreadPoolExecutor(max_workers=4, thread_name_prefix="inbox-badge")
 
 
 @dataclass(frozen=True)
@@ -310,6 +314,7 @@ def notification_inbox(
     """
     limit = max(1, min(INBOX_PAGE_SIZE_MAX, limit or INBOX_PAGE_SIZE))
     before = decode_cursor(cursor) if cursor else None
+    badge = _badge_reader.submit(unread_count, user_id=user_id)
     merged: list[Notification] = []
     for source in INBOX_SOURCES:
         merged.extend(source(user_id=user_id, before=before, limit=limit + 1))
@@ -318,7 +323,7 @@ def notification_inbox(
     if excerpts:
         results = _with_excerpts(results)
     return InboxPage(
-        unread_count=unread_count(user_id=user_id),
+        unread_count=badge.result(),
         results=results,
         next_cursor=encode_cursor(results[-1].position) if more and results else None,
     )
