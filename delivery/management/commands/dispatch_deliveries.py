@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import socket
 import threading
 import time
@@ -14,6 +13,7 @@ from tqdm import tqdm
 
 from delivery import selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
+from project.commands import stop_on_signals
 from project.errors import NotFound
 
 logger = logging.getLogger("delivery.dispatch")
@@ -65,19 +65,8 @@ class Command(BaseCommand):
             raise CommandError(f"--batch-size must be between 1 and {services.BATCH_SIZE_MAX}.")
         if options["lease_seconds"] <= 0:
             raise CommandError("--lease-seconds must be positive.")
-        stop = threading.Event()
-
-        def on_signal(signum, frame):
-            if not stop.is_set():
-                logger.warning("signal %s: finishing the current batch, then exiting", signum)
-            stop.set()
-
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
+        with stop_on_signals(logger, finishing="the current batch") as stop:
             failures = self._run(options, stop)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
         if failures:
             raise CommandError("; ".join(failures))
 

@@ -1,13 +1,12 @@
 """Apply feed events waiting in the `feed_retry` table (seed 002's retry queue)."""
 
 import logging
-import signal
-import time
 
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from notifications import feed
+from project.commands import stop_on_signals
 
 logger = logging.getLogger("notifications.feed")
 
@@ -29,35 +28,25 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
 
     def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
-        self.stopping = False
-
-        def stop(signum, frame):
-            logger.info("process_feed_retries: signal %s, finishing the current event", signum)
-            self.stopping = True
-
-        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
         totals = feed.FeedRetryStats()
-        try:
-            while not self.stopping:
+        with stop_on_signals(logger, finishing="the current event") as stop:
+            while not stop.is_set():
                 try:
                     due = feed.feed_retries_due(limit=limit)
                 except Exception as error:
                     if not (loop and feed.is_transient(error)):
                         raise
                     logger.warning("process_feed_retries: reading the queue failed (%s), polling again", error)
-                    time.sleep(interval)
+                    stop.wait(interval)
                     continue
                 for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
-                    if self.stopping:
+                    if stop.is_set():
                         break
                     totals.count(feed.feed_retry_process(retry=retry))
                 if not loop:
                     break
                 if len(due) < limit:
-                    time.sleep(interval)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                    stop.wait(interval)
         summary = (
             f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
             f"{totals.postponed} failed again (due later), {totals.skipped} taken by another worker"

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-import signal
 import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
+from project.commands import stop_on_signals
 from social import ranking
 
 logger = logging.getLogger("social.aggregate_counters")
@@ -38,21 +38,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, loop: bool = False, interval: float = 0.5, **options):
         self.verbosity = options.get("verbosity", 1)
-        stopping = {"now": False}
-
-        def request_stop(signum, frame):
-            stopping["now"] = True
-            logger.info("signal %s: finishing the current counter, then exiting", signum)
-
-        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
+        with stop_on_signals(logger, finishing="the current counter") as stop:
             if loop:
-                self._loop(interval, lambda: stopping["now"])
+                self._loop(interval, stop.is_set)
             else:
-                self._once(lambda: stopping["now"])
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+                self._once(stop.is_set)
 
     def _once(self, stop):
         pending = ranking.counters_pending_count()
