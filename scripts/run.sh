@@ -11,8 +11,9 @@ mkdir -p var
 dynamo_pid=""
 aggregator_pid=""
 feed_retries_pid=""
+dispatcher_pid=""
 cleanup() {
-  for pid in "$aggregator_pid" "$feed_retries_pid"; do
+  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
@@ -51,5 +52,8 @@ aggregator_pid=$!
 # Applies feed events that could not be written at once (and replies' outbox items).
 "$BIN/python" manage.py process_feed_retries --loop &
 feed_retries_pid=$!
+# Sends the broadcast deliveries staff create in the admin.
+"$BIN/python" manage.py dispatch_deliveries --loop --no-progress &
+dispatcher_pid=$!
 echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
 "$BIN/python" manage.py runserver 127.0.0.1:8000
