@@ -134,14 +134,21 @@ def main() -> int:
     where = options.db_path or "memory"
     print(f"DynamoDB Local on http://127.0.0.1:{options.port} (data: {where})", flush=True)
 
+    stop_requested = []
+
     def finish(*_):
-        stop(process)
-        sys.exit(0)
+        # Only signal Java here: waiting inside a signal handler would deadlock with the
+        # wait below, which holds the Popen's lock.
+        stop_requested.append(time.monotonic())
+        process.terminate()
 
     signal.signal(signal.SIGTERM, finish)
     signal.signal(signal.SIGINT, finish)
-    process.wait()
-    return process.returncode
+    while process.poll() is None:
+        if stop_requested and time.monotonic() > stop_requested[0] + 10:
+            process.kill()
+        time.sleep(0.2)
+    return 0 if stop_requested else process.returncode
 
 
 if __name__ == "__main__":
