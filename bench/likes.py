@@ -18,8 +18,10 @@ from _setup import bench_environment, row, timed
 
 from project import dynamo
 
+TEMPLATE_USER = "template-liker-0f1e2d3c"
 
-def capture_like_transaction(*, comment_id: str, user_id: str) -> dict:
+
+def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
     """The exact TransactWriteItems request `like_add` sends (comment check, like row,
     count shard, due flag, the author's unread notification and badge)."""
     from botocore.client import BaseClient
@@ -36,20 +38,22 @@ def capture_like_transaction(*, comment_id: str, user_id: str) -> dict:
 
     with mock.patch.object(BaseClient, "_make_api_call", spy):
         services.like_add(comment_id=comment_id, user_id=user_id)
-    return captured
+    return {"TransactItems": captured["TransactItems"], "comment_id": comment_id}
 
 
-def raw_like_transaction(client, template: dict, template_user: str, *, user_id: str) -> None:
-    """The same request for another liker, sent raw with botocore: the floor."""
-    client.transact_write_items(**json.loads(json.dumps(template).replace(template_user, user_id)))
+def raw_like_transaction(client, template: dict, *, comment_id: str, user_id: str) -> None:
+    """The same request for another (comment, liker), sent raw with botocore: the floor."""
+    text = json.dumps(template).replace(TEMPLATE_USER, user_id).replace(template["comment_id"], comment_id)
+    request = json.loads(text)
+    client.transact_write_items(TransactItems=request["TransactItems"])
 
 
-def raw_like_roundtrips(client, template: dict, template_user: str, *, comment_id: str, user_id: str) -> None:
+def raw_like_roundtrips(client, template: dict, *, comment_id: str, user_id: str) -> None:
     """Every round trip the like service makes, raw: get the comment, transact, read the count."""
     from social.models import Comment, CounterShard
 
     client.get_item(TableName=Comment.Meta.table_name, Key={"comment_id": {"S": comment_id}}, ConsistentRead=True)
-    raw_like_transaction(client, template, template_user, user_id=user_id)
+    raw_like_transaction(client, template, comment_id=comment_id, user_id=user_id)
     client.query(
         TableName=CounterShard.Meta.table_name,
         KeyConditionExpression="counter_key = :k",
@@ -91,13 +95,13 @@ def main() -> None:
         users = iter(str(uuid.uuid4()) for _ in range(10 * n))
 
         print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
-        target = comments[0]
-        template_user = next(users)
-        template = capture_like_transaction(comment_id=target, user_id=template_user)
+        template = capture_like_transaction(comment_id=comments[0])
         print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
-        floor_tx = timed(lambda: raw_like_transaction(client, template, template_user, user_id=next(users)), n)
+        floor_tx = timed(
+            lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+        )
         floor_all = timed(
-            lambda: raw_like_roundtrips(client, template, template_user, comment_id=target, user_id=next(users)), n
+            lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
         )
         service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
         api = APIClient()
