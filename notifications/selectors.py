@@ -135,14 +135,31 @@ def unread_count(*, user_id: str) -> int:
 
 
 def like_text(names: list[str], count: int) -> str:
-    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (seed 000)."""
-    if count <= 0 or not names:
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (seed 000).
+
+    `count` is every unread like (`num_likes`), `names` the first likers still listed:
+    the list keeps at most LIKE_NOTIFICATION_LIKERS_MAX, and when every listed liker
+    undid their like while overflow likes remain counted, no name is left.
+    """
+    if count <= 0:
         return "Nobody liked your comment yet"
+    if not names:
+        return "Someone liked your comment" if count == 1 else f"{count} people liked your comment"
     if count == 1:
         return f"{names[0]} liked your comment"
     if count == 2 and len(names) >= 2:
         return f"{names[0]} and {names[1]} liked your comment"
-    return f"{names[0]} and {count - 1} others liked your comment"
+    others = count - 1
+    return f"{names[0]} and {others} {'other' if others == 1 else 'others'} liked your comment"
+
+
+def like_count(item: LikeUnread | LikeRead) -> int:
+    """Every like of the notification: `num_likes`, which goes on counting past the listed likers.
+
+    (`liker_ids` holds only the first LIKE_NOTIFICATION_LIKERS_MAX; the max also covers
+    history read before `num_likes` was copied faithfully.)
+    """
+    return max(int(item.num_likes or 0), len(item.liker_ids or []))
 
 
 def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> list[Notification]:
@@ -152,6 +169,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
     results = []
     for item in items:
         liker_ids = list(item.liker_ids or [])
+        count = like_count(item)
         actors = tuple(Actor(liker, authors[liker].display_name) for liker in liker_ids[:2])
         updated_at = _parse_iso(item.updated_at)
         if unread:
@@ -167,14 +185,14 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
             Notification(
                 id=notification_id,
                 kind="like",
-                text=like_text([actor.display_name for actor in actors], len(liker_ids)),
+                text=like_text([actor.display_name for actor in actors], count),
                 unread=unread,
                 updated_at=updated_at,
                 position=position,
                 url=reverse("comment", args=[item.comment_id]),
                 comment_id=item.comment_id,
                 actors=actors,
-                actor_count=len(liker_ids),
+                actor_count=count,
                 read_at=read_at,
                 expires_at=expires_at,
             )

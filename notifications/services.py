@@ -5,9 +5,19 @@ The like and unlike transactions of `social.services` run through `like_transact
 TransactWriteItems: a like, its count, the author's unread notification and badge
 change together or not at all.
 
-Invariant kept by every write below: for each comment, the author's `like_unread`
-item lists exactly the likers not yet read (`num_likes == len(liker_ids)`), and the
-`unread_counts` item `like#<comment_id>` holds the same number.
+Invariants kept by every write below, for each comment and its author, since the
+author last read its notification:
+
+- `num_likes` counts the likes that arrived, minus the undone likes of *listed*
+  likers; the `unread_counts` item `like#<comment_id>` always holds the same number.
+- `liker_ids` lists, oldest first and each once, the first likers to arrive, at most
+  `LIKE_NOTIFICATION_LIKERS_MAX` (N) of them: a like arriving while the list is full
+  only adds 1 to `num_likes` (an *overflow* like), so a viral comment's item stays
+  far below DynamoDB's 400 KB item limit. Everyone listed still likes the comment.
+- `num_likes == len(liker_ids) + overflow likes` (undone or not): an overflow like
+  that is undone stays counted until read (seed 000 allows an undone like to stay in
+  its notification). So `len(liker_ids) <= min(num_likes, N)`, with equality as long
+  as no like was undone; with no overflow at all, `num_likes == len(liker_ids)`.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PutError
+from pynamodb.expressions.condition import size
 from pynamodb.expressions.operand import Path
 from pynamodb.transactions import TransactWrite
 
@@ -35,6 +46,7 @@ MARK_READ_ACTIONS_PER_COMMENT = 3
 MARK_READ_COMMENTS_PER_TRANSACTION = 100 // MARK_READ_ACTIONS_PER_COMMENT
 MARK_READ_ATTEMPTS = 8
 UNLIKE_ATTEMPTS = 8
+LIKE_ATTEMPTS = 8
 MARK_READ_IDS_MAX = 100
 
 LIKE_SOURCE_PREFIX = "like#"
@@ -122,18 +134,38 @@ def like_unread_ensure(*, author_id: str, comment_id: str) -> None:
 # --- like / unlike ---------------------------------------------------------
 
 
-def _like_notify(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str) -> None:
-    transaction.update(
-        LikeUnread(author_id, comment_id),
-        actions=[
-            LikeUnread.liker_ids.set(LikeUnread.liker_ids.append([liker_id])),
-            LikeUnread.num_likes.add(1),
-            LikeUnread.updated_at.set(now_iso()),
-        ],
-        # The item exists from the comment's creation: a like never creates it.
-        condition=LikeUnread.comment_id.exists(),
-    )
+def likers_max() -> int:
+    """How many liker ids an unread notification keeps (the text names two, so at least 2)."""
+    return max(2, int(settings.LIKE_NOTIFICATION_LIKERS_MAX))
+
+
+def _like_notify(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, overflow: bool) -> None:
+    """Append the liker and +1 (the list has room), or only +1 (`overflow`: the list is full)."""
+    limit = likers_max()
+    counted = [LikeUnread.num_likes.add(1), LikeUnread.updated_at.set(now_iso())]
+    # The item exists from the comment's creation: a like never creates it.
+    if overflow:
+        transaction.update(
+            LikeUnread(author_id, comment_id),
+            actions=counted,
+            condition=LikeUnread.comment_id.exists() & (size(_LIKER_IDS_PATH) >= limit),
+        )
+    else:
+        transaction.update(
+            LikeUnread(author_id, comment_id),
+            actions=[LikeUnread.liker_ids.set(LikeUnread.liker_ids.append([liker_id])), *counted],
+            condition=LikeUnread.comment_id.exists() & (size(_LIKER_IDS_PATH) < limit),
+        )
     transaction.update(UnreadCount(author_id, like_source(comment_id)), actions=[UnreadCount.count.add(1)])
+
+
+def _listed_likers(*, author_id: str, comment_id: str) -> int | None:
+    """How many liker ids the author's unread notification holds, or None when the item is missing."""
+    try:
+        unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
+    except DoesNotExist:
+        return None
+    return len(unread.liker_ids or [])
 
 
 def like_transact(
@@ -142,29 +174,48 @@ def like_transact(
     """Run the like transaction `build` describes, with the author's notification in it.
 
     Adds: append the liker to the author's `like_unread` and +1 (condition: the item
-    exists), +1 on `unread_counts` `like#<comment_id>`. A self-like notifies nobody.
-    Returns `transact`'s codes (the caller's own actions keep their positions first).
-    When only the notification item was missing (a comment posted before
-    notifications existed), it is created and the like runs once more.
+    exists and its list holds fewer than `LIKE_NOTIFICATION_LIKERS_MAX` ids), +1 on
+    `unread_counts` `like#<comment_id>`: one TransactWriteItems, no read first. A
+    self-like notifies nobody. Returns `transact`'s codes (the caller's own actions
+    keep their positions first).
+
+    When only the notification's condition failed, one consistent GetItem tells why:
+    the item is missing (a comment posted before notifications existed: it is
+    created and the like runs again), or the list is full (the like runs again with
+    the overflow variant: +1 and `updated_at` only, condition: the list is still
+    full), or the list has room again (a listed liker's unlike: append after all).
+    Every variant carries the like row's `attribute_not_exists`, so a like is counted
+    once whatever runs twice or concurrently; nothing is written unless it all is.
     """
     if author_id == liker_id:
         return transact(build, what="like_add")
     last: dict[str, TransactWrite] = {}
+    overflow = False
+    for attempt in range(LIKE_ATTEMPTS):
 
-    def build_with_notification(transaction: TransactWrite) -> None:
-        last["transaction"] = transaction
-        build(transaction)
-        _like_notify(transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id)
+        def build_with_notification(transaction: TransactWrite, overflow=overflow) -> None:
+            last["transaction"] = transaction
+            build(transaction)
+            _like_notify(transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id, overflow=overflow)
 
-    codes = transact(build_with_notification, what="like_add")
-    if codes and _only_like_unread_failed(last["transaction"], codes):
-        like_unread_ensure(author_id=author_id, comment_id=comment_id)
         codes = transact(build_with_notification, what="like_add")
-    return codes
+        if not codes or not _only_like_unread_failed(last["transaction"], codes):
+            return codes
+        listed = _listed_likers(author_id=author_id, comment_id=comment_id)
+        if listed is None:
+            like_unread_ensure(author_id=author_id, comment_id=comment_id)
+            overflow = False
+        else:
+            overflow = listed >= likers_max()
+        if attempt:
+            # A second switch means the list keeps filling and emptying under us.
+            logger.info("like of %s by %s: notification changed meanwhile, retry %d", comment_id, liker_id, attempt)
+            backoff_sleep(attempt - 1)
+    raise Conflict("like_add: the notification kept changing, retry shortly.")
 
 
 def _liker_position(*, author_id: str, comment_id: str, liker_id: str) -> int | None:
-    """Where the liker sits in the author's unread notification, or None."""
+    """Where the liker sits in the author's unread notification, or None (not unread, or overflow)."""
     try:
         unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
     except DoesNotExist:
@@ -177,9 +228,10 @@ def _unlike_notify(
     transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, position: int | None
 ) -> None:
     if position is None:
-        # Not unread (already read, or never notified): make sure it still isn't when
-        # the transaction commits, or a concurrent like of the same user would leave
-        # a liker in the notification without a like.
+        # Not listed (already read, never notified, or an overflow like of a full
+        # list, which stays counted until read): make sure it still isn't when the
+        # transaction commits, or a concurrent like of the same user would leave a
+        # liker in the notification without a like.
         transaction.condition_check(LikeUnread, author_id, comment_id, condition=~_LIKER_IDS_PATH.contains(liker_id))
         return
     element = LikeUnread.liker_ids[position]
@@ -197,11 +249,12 @@ def unlike_transact(
 ) -> list[str | None]:
     """Run the unlike transaction `build` describes, taking the liker out of the unread notification.
 
-    If the liker is still in the author's unread notification, they are removed from
+    If the liker is listed in the author's unread notification, they are removed from
     it and from the badge in the same transaction, on condition that the list element
     is still that liker; if it moved (a concurrent unlike or mark-read), re-read and
-    retry. Read notifications are history and keep the liker. Returns `transact`'s
-    codes; raises Conflict if the element kept moving.
+    retry. Read notifications are history and keep the liker. An overflow like (not
+    listed: the list was full) changes nothing in the notification and stays counted
+    until read. Returns `transact`'s codes; raises Conflict if the element kept moving.
     """
     if author_id == liker_id:
         return transact(build, what="like_remove")
@@ -240,6 +293,11 @@ def _like_unread_all(*, user_id: str) -> list[LikeUnread]:
     return list(LikeUnread.by_num_likes.query(user_id, LikeUnread.num_likes > 0, consistent_read=True))
 
 
+def _unread(item: LikeUnread) -> bool:
+    # Not `liker_ids`: overflow likes stay counted after every listed liker unliked.
+    return int(item.num_likes or 0) > 0
+
+
 def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int):
     liker_ids = list(copy.liker_ids or [])
     transaction.update(
@@ -251,6 +309,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
         ],
         # Reset only the state that is copied into history: a like (or unlike) that
         # landed after the read fails this, and the comment is re-read and retried.
+        # An overflow like changes `num_likes` only, which is enough to fail it.
         condition=(LikeUnread.num_likes == int(copy.num_likes)) & (LikeUnread.liker_ids == liker_ids),
     )
     transaction.update(UnreadCount(user_id, like_source(copy.comment_id)), actions=[UnreadCount.count.set(0)])
@@ -260,7 +319,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
             read_key(read_ns=read_ns, comment_id=copy.comment_id),
             comment_id=copy.comment_id,
             liker_ids=liker_ids,
-            num_likes=len(liker_ids),
+            num_likes=int(copy.num_likes),
             updated_at=copy.updated_at,
             read_at=now_iso(read_at),
             expires_at=read_at + timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS),
@@ -274,7 +333,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
     copies = {item.comment_id: item for item in batch}
     last: dict[str, TransactWrite] = {}
     for attempt in range(MARK_READ_ATTEMPTS):
-        pending = [item for item in copies.values() if item.num_likes and item.liker_ids]
+        pending = [item for item in copies.values() if _unread(item)]
         if not pending:
             return 0
         read_ns = time.time_ns()
@@ -305,7 +364,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
 
 
 def _mark_read(*, user_id: str, unread: list[LikeUnread]) -> int:
-    pending = [item for item in unread if item.num_likes and item.liker_ids]
+    pending = [item for item in unread if _unread(item)]
     marked = 0
     for start in range(0, len(pending), MARK_READ_COMMENTS_PER_TRANSACTION):
         marked += _mark_read_batch(user_id=user_id, batch=pending[start : start + MARK_READ_COMMENTS_PER_TRANSACTION])

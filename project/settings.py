@@ -124,6 +124,8 @@ COUNTER_AGGREGATION_LEASE = env.float("COUNTER_AGGREGATION_LEASE", default=30.0)
 COUNTER_DUE_SHARDS = env.int("COUNTER_DUE_SHARDS", default=10)
 RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
+# Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
+LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 
