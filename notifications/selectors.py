@@ -62,6 +62,7 @@ class Notification:
     comment_id: str | None = None
     actors: tuple[Actor, ...] = ()
     actor_count: int = 0
+    listed_count: int = 0  # likes: liker ids kept (at most LIKE_NOTIFICATION_LIKERS_MAX of actor_count)
     read_at: datetime | None = None
     expires_at: datetime | None = None
     excerpt: str = ""
@@ -193,6 +194,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
                 comment_id=item.comment_id,
                 actors=actors,
                 actor_count=count,
+                listed_count=len(liker_ids),
                 read_at=read_at,
                 expires_at=expires_at,
             )

@@ -353,3 +353,15 @@ def test_a_viral_comment_keeps_a_small_notification_item(settings, make_user):
     assert item.num_likes == 500 == badge(author)
     [only] = selectors.notification_inbox(user_id=uid(author)).results
     assert only.actor_count == 500 and only.text.endswith("and 499 others liked your comment")
+
+
+def test_staff_page_shows_the_count_and_how_many_likers_are_listed(cap, crowd, client, make_user):
+    author = crowd["author"]
+    comment_id = liked_by_five(crowd)
+    notification_services.like_notifications_mark_all_read(user_id=uid(author))
+    like(crowd["frank"], comment_id)
+    client.force_login(make_user("staffer", is_staff=True))
+    html = client.get("/admin/dynamo/notifications/", {"username": "author"}).content.decode()
+    assert "Frank liked your comment" in html
+    assert "Alice and 4 others liked your comment" in html
+    assert "5 (3 listed)" in html
