@@ -10,10 +10,12 @@ author last read its notification:
 
 - `num_likes` counts the likes that arrived, minus the undone likes of *listed*
   likers; the `unread_counts` item `like#<comment_id>` always holds the same number.
-- `liker_ids` lists, oldest first and each once, the first likers to arrive, at most
-  `LIKE_NOTIFICATION_LIKERS_MAX` (N) of them: a like arriving while the list is full
-  only adds 1 to `num_likes` (an *overflow* like), so a viral comment's item stays
-  far below DynamoDB's 400 KB item limit. Everyone listed still likes the comment.
+- `liker_ids` lists, oldest first and each once, the likers whose like found room:
+  the first to arrive, plus later ones that took a place a listed liker's unlike
+  freed; at most `LIKE_NOTIFICATION_LIKERS_MAX` (N) of them (lowering N leaves longer
+  lists as they are until read). A like arriving while the list is full only adds 1
+  to `num_likes` (an *overflow* like), so a viral comment's item stays far below
+  DynamoDB's 400 KB item limit. Everyone listed still likes the comment.
 - `num_likes == len(liker_ids) + overflow likes` (undone or not): an overflow like
   that is undone stays counted until read (seed 000 allows an undone like to stay in
   its notification). So `len(liker_ids) <= min(num_likes, N)`, with equality as long
