@@ -101,4 +101,25 @@ def api_exception_handler(exc, context):
         return Response(_body("The data store is unavailable, retry shortly.", code="unavailable"), status=503)
     if isinstance(exc, drf_exceptions.ParseError):
         return Response(_body(str(exc.detail), code="parse_error"), status=400)
-    return exception_handler(exc, context)
+    response = exception_handler(exc, context)
+    if response is None:
+        return None
+    # Every error answer has the same shape: {"detail", "code"}, and for bad input
+    # the messages under each field at fault (DRF's own shape for those).
+    if isinstance(exc, drf_exceptions.ValidationError):
+        fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
+        response.data = {"detail": _first_message(fields), "code": "invalid", **fields}
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        response.data.setdefault("code", getattr(exc.detail, "code", None) or exc.default_code)
+    return response
+
+
+def _first_message(errors) -> str:
+    """The first message of a (nested) DRF error structure, prefixed with its field."""
+    if isinstance(errors, dict):
+        for name, value in errors.items():
+            message = _first_message(value)
+            return message if name == "non_field_errors" else f"{name}: {message}"
+    if isinstance(errors, list) and errors:
+        return _first_message(errors[0])
+    return str(errors) or "Invalid input."

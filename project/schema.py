@@ -9,6 +9,26 @@ are named after the API class instead (`CommentLikeApi.OutputSerializer` ->
 import re
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from rest_framework import serializers
+from rest_framework.permissions import AllowAny
+
+
+class ErrorSerializer(serializers.Serializer):
+    """Every error answer (project/errors.py); a 400 also names each field at fault."""
+
+    detail = serializers.CharField()
+    code = serializers.CharField()
+
+
+ERROR_ANSWERS = {
+    "400": "Bad input: `detail`, and a list of messages under each field at fault.",
+    "401": "No or invalid credentials.",
+    "403": "Signed in but not allowed.",
+    "404": "No such object.",
+    "409": "Concurrent writers kept winning; nothing was changed, retry.",
+    "429": "Throttled; retry after the Retry-After header.",
+    "503": "The data store is unavailable; retry shortly.",
+}
 
 
 class AutoSchema(SpectacularAutoSchema):
@@ -17,6 +37,19 @@ class AutoSchema(SpectacularAutoSchema):
         if owner:
             return owner.removesuffix("Api") + name
         return super().get_serializer_name(serializer, direction)
+
+    def _get_response_bodies(self, direction="response"):
+        """The success answers, plus the error answers every operation can give."""
+        responses = super()._get_response_bodies(direction)
+        public = any(isinstance(permission, AllowAny) for permission in self.view.get_permissions())
+        for code, description in ERROR_ANSWERS.items():
+            if code in responses or (public and code in ("401", "403")):
+                continue
+            if code == "404" and "{" not in self.path:
+                continue
+            answer = self._get_response_for_code(ErrorSerializer, code, direction=direction)
+            responses[code] = {**answer, "description": description}
+        return responses
 
     def get_operation_id(self):
         view_name = type(self.view).__name__.removesuffix("Api")

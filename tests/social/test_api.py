@@ -276,3 +276,25 @@ def test_openapi_schema_and_docs_are_served_without_a_cdn(client):
 
     assert finders.find("drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+
+
+def test_every_error_answer_has_one_shape(api, alice):
+    invalid = api.get("/api/comments/", {"limit": 0}).json()
+    assert invalid["code"] == "invalid"
+    assert invalid["detail"].startswith("limit:")
+    assert invalid["limit"]
+    assert api.post("/api/comments/", {"body": "x"}, format="json").json()["code"] == "not_authenticated"
+    assert api.get(f"/api/comments/{MISSING}/").json() == {"detail": "No such comment.", "code": "not_found"}
+    too_long = api.as_user(alice).post("/api/comments/", {"body": "x" * 2001}, format="json").json()
+    assert too_long["code"] == "invalid" and "body" in too_long
+
+
+def test_schema_documents_the_error_answers(client):
+    import yaml
+
+    schema = yaml.safe_load(client.get("/api/schema/").content)
+    like = schema["paths"]["/api/comments/{comment_id}/like/"]["put"]["responses"]
+    assert {"200", "400", "401", "404", "409", "429"} <= set(like)
+    assert like["404"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+    signup = schema["paths"]["/api/users/"]["post"]["responses"]
+    assert "201" in signup and "401" not in signup
