@@ -24,6 +24,8 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 from django.conf import settings
 
+from project import transactions
+
 WRITERS = 8
 OPS_PER_WRITER = 40
 SHARD_COUNTS = (1, 10, 100)
@@ -125,7 +127,10 @@ def main():
         print("  (DynamoDB Local enforces no per-item throughput; on AWS one item takes ~1,000 writes/s,")
         print("   so N shards raise a view counter's ceiling ~N-fold.)\n")
 
-        print("transactions under the modelled AWS conflict rule (retried with jittered backoff, 6 attempts)")
+        print(
+            "transactions under the modelled AWS conflict rule "
+            f"(retried with jittered backoff, {transactions.TRANSACTION_ATTEMPTS} attempts)"
+        )
         print("floor: raw TransactWriteItems of one ADD on one item, 8 threads, no conflict model")
         floor_tx, _ = hammer(
             lambda w, n: raw.transact_write_items(

@@ -14,7 +14,10 @@ from project.retry import backoff_sleep
 
 logger = logging.getLogger(__name__)
 
-TRANSACTION_ATTEMPTS = 6
+# Eight attempts with full-jitter backoff (up to ~1.3 s of waiting in all): on AWS
+# every like of one comment touches the same notification items, so a popular
+# comment's likes collide; waiting a little longer beats answering 409.
+TRANSACTION_ATTEMPTS = 8
 THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 
 
