@@ -13,7 +13,6 @@ import os
 import statistics
 import sys
 import time
-import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -27,30 +26,15 @@ django.setup()
 
 from django.core.management import call_command  # noqa: E402
 
-from project import dynamo, dynamo_local  # noqa: E402
+from project import dynamo  # noqa: E402
 
 
 @contextlib.contextmanager
 def bench_environment():
     """DynamoDB Local (in memory) with every table created, and a migrated in-memory SQLite."""
-    external = os.environ.get("BENCH_DYNAMODB_HOST")
-    process = None
-    if external:
-        host = external
-    else:
-        port = dynamo_local.free_port()
-        process = dynamo_local.start(port=port)
-        host = f"http://127.0.0.1:{port}"
-    dynamo.point_models_at(host, prefix=f"bench_{uuid.uuid4().hex[:6]}_")
-    dynamo.tables_create()
-    call_command("migrate", verbosity=0)
-    try:
+    with dynamo.scratch_tables(prefix="bench_", external_host=os.environ.get("BENCH_DYNAMODB_HOST")) as host:
+        call_command("migrate", verbosity=0)
         yield host
-    finally:
-        if process is not None:
-            dynamo_local.stop(process)
-        else:
-            dynamo.tables_delete()
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:

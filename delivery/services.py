@@ -800,6 +800,26 @@ def chunk_complete(*, delivery_id: str, seq: int) -> bool:
     return True
 
 
+def _finish_transaction(delivery: Delivery, *, status: str, condition) -> Callable[[TransactWrite], None]:
+    """A transaction that moves `delivery` to a final `status` (on `condition`) and takes
+    it off the dispatch queue: both or neither."""
+
+    def build(transaction: TransactWrite) -> None:
+        finished_at = now_iso()
+        transaction.update(
+            delivery,
+            actions=[
+                Delivery.status.set(status),
+                Delivery.finished_at.set(finished_at),
+                Delivery.updated_at.set(finished_at),
+            ],
+            condition=condition,
+        )
+        transaction.delete(DeliveryQueueEntry(QUEUE, delivery.delivery_id))
+
+    return build
+
+
 def delivery_finish(*, delivery_id: str) -> bool:
     """`dispatching`/`ready` -> `done` once every chunk was handed out and completed.
 
@@ -814,19 +834,13 @@ def delivery_finish(*, delivery_id: str) -> bool:
     if int(delivery.cursor) < int(delivery.chunk_count) or delivery.in_flight:
         return False
 
-    def build(transaction: TransactWrite) -> None:
-        transaction.update(
-            delivery,
-            actions=[
-                Delivery.status.set(DONE),
-                Delivery.finished_at.set(now_iso()),
-                Delivery.updated_at.set(now_iso()),
-            ],
-            condition=Delivery.status.is_in(READY, DISPATCHING)
-            & (Delivery.cursor == delivery.chunk_count)
-            & Delivery.in_flight.does_not_exist(),
-        )
-        transaction.delete(DeliveryQueueEntry(QUEUE, delivery_id))
+    build = _finish_transaction(
+        delivery,
+        status=DONE,
+        condition=Delivery.status.is_in(READY, DISPATCHING)
+        & (Delivery.cursor == delivery.chunk_count)
+        & Delivery.in_flight.does_not_exist(),
+    )
 
     if transact(build, what="delivery finish"):
         return delivery_get_consistent(delivery_id=delivery_id).status == DONE
@@ -919,17 +933,7 @@ def delivery_cancel(*, delivery_id: str) -> Delivery:
             raise ApplicationError("This delivery is already done; it can't be cancelled.", field="status")
         return delivery
 
-    def build(transaction: TransactWrite) -> None:
-        transaction.update(
-            delivery,
-            actions=[
-                Delivery.status.set(CANCELLED),
-                Delivery.finished_at.set(now_iso()),
-                Delivery.updated_at.set(now_iso()),
-            ],
-            condition=~Delivery.status.is_in(*FINAL_STATUSES),
-        )
-        transaction.delete(DeliveryQueueEntry(QUEUE, delivery_id))
+    build = _finish_transaction(delivery, status=CANCELLED, condition=~Delivery.status.is_in(*FINAL_STATUSES))
 
     if transact(build, what="delivery cancel"):
         return delivery_cancel(delivery_id=delivery_id)  # it changed meanwhile: answer from the new state

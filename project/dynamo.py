@@ -8,10 +8,13 @@ is created by `create_tables` as soon as its model exists.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import logging
 import time
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -285,3 +288,29 @@ def tables_delete() -> None:
             model.delete_table()
         except TableDoesNotExist:
             pass
+
+
+@contextlib.contextmanager
+def scratch_tables(*, prefix: str, external_host: str | None = None) -> Iterator[str]:
+    """Every table under a fresh `prefix`, on `external_host` or on an in-memory DynamoDB
+    Local started for the occasion (tests and benchmarks); yields the endpoint.
+
+    On exit the DynamoDB Local is stopped, or the tables dropped from the external host.
+    """
+    from project import dynamo_local
+
+    process = None
+    host = external_host
+    if host is None:
+        port = dynamo_local.free_port()
+        process = dynamo_local.start(port=port)
+        host = f"http://127.0.0.1:{port}"
+    point_models_at(host, prefix=f"{prefix}{uuid.uuid4().hex[:6]}_")
+    tables_create()
+    try:
+        yield host
+    finally:
+        if process is not None:
+            dynamo_local.stop(process)
+        else:
+            tables_delete()

@@ -8,32 +8,18 @@ tables stay: creating them per test would cost seconds).
 from __future__ import annotations
 
 import os
-import uuid
 
 import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from project import dynamo, dynamo_local
+from project import dynamo
 
 
 @pytest.fixture(scope="session", autouse=True)
 def dynamodb(django_db_blocker):
-    external = os.environ.get("TEST_DYNAMODB_HOST")
-    process = None
-    if external:
-        host = external
-    else:
-        port = dynamo_local.free_port()
-        process = dynamo_local.start(port=port)
-        host = f"http://127.0.0.1:{port}"
-    dynamo.point_models_at(host, prefix=f"test_{uuid.uuid4().hex[:6]}_")
-    dynamo.tables_create()
-    yield host
-    if process is not None:
-        dynamo_local.stop(process)
-    else:
-        dynamo.tables_delete()
+    with dynamo.scratch_tables(prefix="test_", external_host=os.environ.get("TEST_DYNAMODB_HOST")) as host:
+        yield host
 
 
 def truncate_tables() -> None:
