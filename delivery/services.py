@@ -64,7 +64,7 @@ from delivery.models import (
 from notifications.feed import FeedEvent, FeedWrite, feed_write_prepare
 from project.errors import ApplicationError, Conflict, NotFound, Throttled
 from project.retry import backoff_sleep
-from project.transactions import transact
+from project.transactions import ACTION_GROUPS, transact
 
 logger = logging.getLogger(__name__)
 
@@ -522,13 +522,10 @@ def delivery_feed_event(delivery: Delivery) -> FeedEvent:
 
 
 class _ActionPositions:
-    """Which TransactItems positions each target's actions take.
+    """Which TransactItems positions each target's actions take (in the order
+    `project.transactions.ACTION_GROUPS` says PynamoDB sends them)."""
 
-    PynamoDB sends condition checks, then deletes, puts and updates, each group
-    in the order added; cancellation reasons come back in that order.
-    """
-
-    GROUPS = ("_condition_check_items", "_delete_items", "_put_items", "_update_items")
+    GROUPS = ACTION_GROUPS
 
     def __init__(self, transaction: TransactWrite):
         self.transaction = transaction

@@ -39,7 +39,7 @@ from notifications.feed import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from project.errors import Conflict
 from project.retry import backoff_sleep
-from project.transactions import transact
+from project.transactions import failed_actions, transact
 
 logger = logging.getLogger(__name__)
 
@@ -74,21 +74,6 @@ def read_key(*, read_ns: int, comment_id: str) -> str:
     by comment id, so they cannot overwrite each other.
     """
     return f"{read_ns:020d}#{comment_id}"
-
-
-def failed_actions(transaction: TransactWrite, codes: list[str | None]) -> list[dict]:
-    """The actions of `transaction` whose condition failed, as `{"TableName", "Key"}` dicts.
-
-    Cancellation reasons come in request order, which PynamoDB builds as condition
-    checks, deletes, puts, updates.
-    """
-    items = [
-        *transaction._condition_check_items,
-        *transaction._delete_items,
-        *transaction._put_items,
-        *transaction._update_items,
-    ]
-    return [item for item, code in zip(items, codes, strict=False) if code == "ConditionalCheckFailed"]
 
 
 def _only_like_unread_failed(transaction: TransactWrite, codes: list[str | None]) -> bool:

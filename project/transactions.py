@@ -21,6 +21,24 @@ TRANSACTION_ATTEMPTS = 8
 THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 
 
+# PynamoDB's TransactWrite sends its actions grouped by kind, each group in the order
+# added, and DynamoDB answers cancellation reasons in that (request) order. This is the
+# one place that knows the grouping; callers map reasons to actions through it.
+ACTION_GROUPS = ("_condition_check_items", "_delete_items", "_put_items", "_update_items")
+
+
+def sent_actions(transaction: TransactWrite) -> list[dict]:
+    """The actions of `transaction` in the order sent, as `{"TableName", "Key", ...}` dicts."""
+    return [item for group in ACTION_GROUPS for item in getattr(transaction, group)]
+
+
+def failed_actions(transaction: TransactWrite, codes: list[str | None]) -> list[dict]:
+    """The actions of `transaction` whose condition failed, given `transact`'s codes."""
+    return [
+        item for item, code in zip(sent_actions(transaction), codes, strict=False) if code == "ConditionalCheckFailed"
+    ]
+
+
 def cancellation_codes(error: TransactWriteError) -> list[str | None]:
     return [reason.code if reason else None for reason in error.cancellation_reasons]
 

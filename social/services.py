@@ -189,6 +189,8 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
     codes = notification_services.like_transact(
         build, author_id=comment.author_id, comment_id=comment_id, liker_id=user_id
     )
+    # Condition checks are sent first (project.transactions.ACTION_GROUPS) and the
+    # comment's is the first one added: position 0 is the comment's visibility.
     if codes and codes[0] == "ConditionalCheckFailed":
         raise NotFound("No such comment.")
     return LikeState(like_count=counter_value(key=key), liked=True)
