@@ -298,3 +298,67 @@ def test_schema_documents_the_error_answers(client):
     assert like["404"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
     signup = schema["paths"]["/api/users/"]["post"]["responses"]
     assert "201" in signup and "401" not in signup
+
+
+@pytest.mark.django_db(transaction=True)
+def test_first_comments_of_a_day_from_concurrent_processes_all_show(alice, bob):
+    """Two writers racing to record a new day (each with an empty day cache, as two
+    processes would be) agree on its shard count, and both comments are listed."""
+    import threading
+
+    from social import selectors
+
+    barrier = threading.Barrier(2)
+    posted = []
+
+    def post(user):
+        barrier.wait()
+        posted.append(services.comment_create(author_id=str(user.pk), body=f"from {user.username}").comment_id)
+
+    with mock.patch.object(services, "now_iso", return_value="2026-11-23T09:00:00.000000Z"):
+        threads = [threading.Thread(target=post, args=(user,)) for user in (alice, bob)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    services._day_shards.clear()
+    listed = [comment.id for comment in selectors.comment_timeline(viewer_id=None).results]
+    assert sorted(listed) == sorted(posted)
+
+
+def test_a_crash_after_recording_the_day_leaves_the_timeline_intact(api, alice):
+    """comment_create records the day before it writes the comment: dying in between
+    leaves an empty day, which the timeline walks past."""
+    from botocore.client import BaseClient
+
+    kept = post_comment(api, alice, "yesterday's").json()
+    real = BaseClient._make_api_call
+
+    def crash_on_transaction(self, operation_name, api_params):
+        if operation_name == "TransactWriteItems":
+            raise ConnectionError("process died")
+        return real(self, operation_name, api_params)
+
+    with (
+        mock.patch.object(services, "now_iso", return_value="2099-01-01T00:00:00.000000Z"),
+        mock.patch.object(BaseClient, "_make_api_call", crash_on_transaction),
+        pytest.raises(ConnectionError),
+    ):
+        services.comment_create(author_id=str(alice.pk), body="lost")
+    page = api.get("/api/comments/").json()
+    assert [comment["id"] for comment in page["results"]] == [kept["id"]]
+    assert page["next"] is None
+
+
+def test_a_day_recorded_with_another_shard_count_keeps_its_count(api, alice, settings):
+    """The first writer of a day fixes its shard count; a process with another
+    TIMELINE_DAY_SHARDS setting writes into that day's shards, so nothing is unlisted."""
+    from social.models import TimelineDay
+    from social.selectors import TIMELINE_BUCKET
+
+    TimelineDay(TIMELINE_BUCKET, "20261124", shards=2).save()
+    settings.TIMELINE_DAY_SHARDS = 10
+    with mock.patch.object(services, "now_iso", return_value="2026-11-24T09:00:00.000000Z"):
+        ids = {post_comment(api, alice, f"comment {n}").json()["id"] for n in range(12)}
+    assert TimelineDay.get(TIMELINE_BUCKET, "20261124").shards == 2
+    assert {c["id"] for c in api.get("/api/comments/", {"limit": 50}).json()["results"]} == ids
