@@ -65,6 +65,7 @@ from notifications.feed import FeedEvent, FeedWrite, feed_write_prepare
 from project.errors import ApplicationError, Conflict, NotFound, Throttled
 from project.retry import backoff_sleep
 from project.transactions import ACTION_GROUPS, transact
+from social.activity.services import activity_record_many
 
 logger = logging.getLogger(__name__)
 
@@ -725,6 +726,7 @@ def chunk_dispatch(
             )
             if result.delivered:
                 outcome.delivered += len(result.delivered)
+                activity_record_many(user_ids=result.delivered, action="delivery_received", object_id=lease.delivery_id)
                 on_delivered(len(result.delivered))
             if result.cancelled:
                 outcome.cancelled = True

@@ -40,12 +40,13 @@ from notifications.models import LikeRead, LikeUnread, UnreadCount
 from project.errors import Conflict
 from project.retry import backoff_sleep
 from project.transactions import failed_actions, transact
+from social.activity.services import activity_put
 
 logger = logging.getLogger(__name__)
 
 # Mark read takes 3 actions per comment; TransactWriteItems takes at most 100.
 MARK_READ_ACTIONS_PER_COMMENT = 3
-MARK_READ_COMMENTS_PER_TRANSACTION = 100 // MARK_READ_ACTIONS_PER_COMMENT
+MARK_READ_COMMENTS_PER_TRANSACTION = 99 // MARK_READ_ACTIONS_PER_COMMENT  # + the activity log line
 MARK_READ_ATTEMPTS = 8
 UNLIKE_ATTEMPTS = 8
 LIKE_ATTEMPTS = 8
@@ -330,6 +331,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
             last["transaction"] = transaction
             for copy in pending:
                 _mark_read_actions(transaction, user_id=user_id, copy=copy, read_at=read_at, read_ns=read_ns)
+            activity_put(transaction, user_id=user_id, action="read", object_id=",".join(c.comment_id for c in pending))
 
         codes = transact(build, what="notifications_mark_read")
         if not codes:

@@ -128,6 +128,13 @@ NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", d
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
+# Activity log (README "Activity log"): by_day write shards, months kept before export+drop,
+# where exports go, and the rollup's grace for late writes / how often it re-rolls today.
+ACTIVITY_DAY_SHARDS = env.int("ACTIVITY_DAY_SHARDS", default=10)
+ACTIVITY_RETENTION_MONTHS = env.int("ACTIVITY_RETENTION_MONTHS", default=13)
+ACTIVITY_EXPORT_DIR = env.str("ACTIVITY_EXPORT_DIR", default=str(BASE_DIR / "var" / "activity_exports"))
+ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
+ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class SocialConfig(AppConfig):
     name = "social"
     verbose_name = "Social"
+
+    def ready(self):
+        from social.activity import signals
+
+        signals.connect()

@@ -167,3 +167,7 @@ class CounterTotal(Model):
 
     due_index = CounterDueIndex()
     ranking_index = CounterRankingIndex()
+
+
+# The activity log's daily rollup (relational); its DynamoDB tables are per month.
+from social.activity.models import ActivityDaily, ActivityDay  # noqa: E402, F401

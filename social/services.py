@@ -19,6 +19,7 @@ from notifications import services as notification_services
 from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import transact
+from social.activity.services import activity_put
 from social.counters import LIKES, counter_add, counter_key, counter_value
 from social.models import Comment, Like, TimelineDay
 from social.selectors import TIMELINE_BUCKET, comment_find
@@ -116,6 +117,7 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
 
     def build(transaction: TransactWrite) -> None:
         transaction.save(comment, condition=Comment.comment_id.does_not_exist())
+        activity_put(transaction, user_id=author_id, action="reply" if parent_id else "comment", object_id=comment_id)
         notification_services.like_unread_create(transaction, author_id=author_id, comment_id=comment_id, at=created_at)
         if notification:
             notification.add_outbox_to(transaction)
@@ -184,6 +186,7 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
         transaction.condition_check(Comment, comment_id, condition=_visible_condition())
         transaction.save(Like(comment_id, user_id), condition=Like.user_id.does_not_exist())
         counter_add(transaction, key=key, delta=1, member=user_id)
+        activity_put(transaction, user_id=user_id, action="like", object_id=comment_id)
 
     # The author's unread notification and badge join the same transaction.
     codes = notification_services.like_transact(
@@ -209,6 +212,7 @@ def like_remove(*, comment_id: str, user_id: str) -> LikeState:
         transaction.condition_check(Comment, comment_id, condition=_visible_condition())
         transaction.delete(Like(comment_id, user_id), condition=Like.user_id.exists())
         counter_add(transaction, key=key, delta=-1, member=user_id)
+        activity_put(transaction, user_id=user_id, action="unlike", object_id=comment_id)
 
     # A liker still in the author's unread notification leaves it (and the badge) too.
     codes = notification_services.unlike_transact(

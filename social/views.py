@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from project.errors import ApplicationError, NotFound
 from social import counters, ranking, selectors, services
+from social.activity.services import activity_record
 from social.models import User
 
 
@@ -79,6 +80,8 @@ def comment_detail(request, comment_id):
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
     if request.method == "GET":
         counters.counter_increment(key=views_key)
+        if request.user.is_authenticated:
+            activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
     view_count = counters.counter_value(key=views_key)
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count}
     return render(request, "social/comment.html", context)

@@ -1,0 +1,10 @@
+"""The activity log (seed 003): every user action as one DynamoDB item in a table per
+month, a write-sharded day index, and a daily rollup into the relational database.
+
+models     the PynamoDB model of one month's table (a cached class per month) and the
+           ORM models of the daily rollup
+tables     which month a time belongs to; creating, cooling, exporting and dropping tables
+services   recording an action (inside the action's transaction, or on its own)
+rollup     counting one day into the relational database
+selectors  reads: the rollup for staff, a user's own recent activity
+"""

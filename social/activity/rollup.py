@@ -1,0 +1,147 @@
+"""The daily rollup: one day of the activity log counted into the relational database.
+
+A day's items are read from its `by_day` partitions (`YYYYMMDD#1..n`), all queried in
+parallel and streamed: per partition only counters and the set of distinct user ids are
+kept, so memory grows with the day's *users*, never with its items. A user's items are
+all in one partition (the suffix comes from the user id), so distinct users per action
+are the sum of the partitions' distinct counts.
+
+The counts replace the day's rows in one database transaction; a re-run (late items)
+or two rollups of one day at once end with the same rows. Of two concurrent rollups the
+one that *started* later (read more of the log) wins; the earlier one, committing last,
+finds a newer count in place and leaves it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+
+from social.activity.models import ActivityDaily, ActivityDay, activity_model
+from social.activity.services import clock
+from social.activity.tables import activity_table_exists, day_bounds, day_partitions, local_time
+
+logger = logging.getLogger("social.activity")
+
+ACTIVE_USERS = "active_users"
+LOOKBACK_DAYS = 2  # the loop makes final the days that ended this long ago, at the latest
+PROGRESS_EVERY = 1000
+
+
+@dataclass
+class DayCount:
+    """What one day's log holds: per action the count and distinct users, and overall."""
+
+    day: date
+    started_at: float
+    counts: Counter = field(default_factory=Counter)
+    users: Counter = field(default_factory=Counter)
+    active_users: int = 0
+    items: int = 0
+
+
+def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> tuple[Counter, Counter, int]:
+    counts: Counter = Counter()
+    users_by_action: dict[str, set[str]] = defaultdict(set)
+    everyone: set[str] = set()
+    pending = 0
+    for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"]):
+        counts[item.action] += 1
+        users_by_action[item.action].add(item.user_id)
+        everyone.add(item.user_id)
+        pending += 1
+        if pending == PROGRESS_EVERY:
+            on_items(pending)
+            pending = 0
+    on_items(pending)
+    return counts, Counter({action: len(ids) for action, ids in users_by_action.items()}), len(everyone)
+
+
+def activity_day_count(
+    *, day: date, now: float | None = None, on_items: Callable[[int], None] = lambda n: None
+) -> DayCount:
+    """Count one day of the log (reads only). `now` is recorded as when the read started."""
+    result = DayCount(day=day, started_at=clock() if now is None else now)
+    model = activity_model(f"{day:%Y%m}")
+    if not activity_table_exists(month=f"{day:%Y%m}"):
+        return result  # no table, no activity (or the month was archived: keep its rows)
+    partitions = day_partitions(day)
+    with ThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="activity-rollup") as pool:
+        for counts, users, active in pool.map(lambda p: _count_partition(model, p, on_items), partitions):
+            result.counts += counts
+            result.users += users
+            result.active_users += active
+    result.items = sum(result.counts.values())
+    return result
+
+
+def activity_day_store(count: DayCount, *, final: bool) -> bool:
+    """Replace the day's rollup rows with `count`, in one database transaction.
+
+    The day's `ActivityDay` row is locked first (SELECT ... FOR UPDATE), so concurrent
+    stores of one day run one after the other; a store whose read started before the
+    stored one's leaves the newer rows in place (returns False).
+    """
+    started = datetime.fromtimestamp(count.started_at, tz=UTC)
+    with transaction.atomic():
+        day, created = ActivityDay.objects.select_for_update().get_or_create(
+            date=count.day,
+            defaults={"rolled_up_at": started, "active_users": count.active_users, "items": count.items},
+        )
+        if not created and day.rolled_up_at > started:
+            return False
+        day.rolled_up_at = started
+        day.active_users = count.active_users
+        day.items = count.items
+        day.final = final
+        day.save()
+        ActivityDaily.objects.filter(date=count.day).delete()
+        ActivityDaily.objects.bulk_create(
+            ActivityDaily(date=count.day, action=action, count=count.counts[action], users=count.users[action])
+            for action in sorted(count.counts)
+        )
+    return True
+
+
+def day_final_at(day: date) -> float:
+    """When a day's rollup is final: the day's end plus the grace for late writes."""
+    return day_bounds(day)[1] + settings.ACTIVITY_ROLLUP_GRACE_SECONDS
+
+
+def activity_rollup_day(
+    *, day: date, now: float | None = None, on_items: Callable[[int], None] = lambda n: None
+) -> DayCount:
+    """Count one day and replace its rows; final if it started after `day_final_at(day)`.
+
+    Twice: the same rows (plus late items, if any came). Concurrently: see the module
+    doc. Dies half way: the database transaction is not committed, the old rows stay.
+    """
+    count = activity_day_count(day=day, now=now, on_items=on_items)
+    activity_day_store(count, final=count.started_at >= day_final_at(day))
+    logger.info("activity of %s rolled up: %d items, %d active users", day, count.items, count.active_users)
+    return count
+
+
+def activity_days_due(*, now: float) -> list[date]:
+    """Days the loop should (re-)count now: recent days not final yet, each when it has
+    ended plus the grace, and until then (today) every ACTIVITY_ROLLUP_TODAY_SECONDS."""
+    today = local_time(now).date()
+    candidates = [today - timedelta(days=n) for n in range(LOOKBACK_DAYS, -1, -1)]
+    known = {row.date: row for row in ActivityDay.objects.filter(date__in=candidates)}
+    due = []
+    for day in candidates:
+        row = known.get(day)
+        if row is not None and row.final:
+            continue
+        ended = now >= day_final_at(day)
+        stale = row is None or now - row.rolled_up_at.timestamp() >= settings.ACTIVITY_ROLLUP_TODAY_SECONDS
+        if ended or stale:
+            due.append(day)
+    return due

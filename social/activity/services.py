@@ -1,0 +1,124 @@
+"""Recording user actions in the activity log.
+
+Two ways in, one item shape (`user_id`, `at_key` = epoch ms + random suffix, `day_key`,
+`action`, `object_id`):
+
+- `activity_put(transaction, ...)`: the action is a DynamoDB transaction (comment, reply,
+  like, unlike, mark read). The log item rides in it: it has its own key, so it adds no
+  contention, and it commits exactly when the action does. A retried transaction
+  (`project.transactions.transact`) builds a fresh one: the cancelled attempt wrote
+  nothing, so the action and its log line are in the log exactly once.
+- `activity_record(...)` / `activity_record_many(...)`: the action is not a DynamoDB
+  transaction (a view's counter UpdateItem, login and signup in the relational
+  database, a delivery batch already at the 100-action limit). The log line is written
+  right after the action, so it is **at most once**: a process that dies between the
+  action and its log line loses that line (tests/social/test_activity_log.py shows it).
+  The log is for daily statistics, where a line lost in a crash is noise; an outbox
+  would double those actions' write cost for nothing staff would notice.
+
+Logging never makes an action fail: a failure to log is caught and logged (`ERROR`,
+logger `social.activity`), and the action goes on without its line. When the month's
+table is missing at the moment of a write (`activity_tables` did not run before the
+month began), the writer creates it and waits for it, so the line is not lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable
+
+from pynamodb.transactions import TransactWrite
+
+from social.activity.tables import activity_model_ready, day_key, local_time, month_of
+
+logger = logging.getLogger("social.activity")
+
+COMMENT = "comment"
+REPLY = "reply"
+LIKE = "like"
+UNLIKE = "unlike"
+VIEW = "view"
+READ = "read"
+LOGIN = "login"
+SIGNUP = "signup"
+DELIVERY_RECEIVED = "delivery_received"
+ACTIONS = (COMMENT, REPLY, LIKE, UNLIKE, VIEW, READ, LOGIN, SIGNUP, DELIVERY_RECEIVED)
+
+BATCH_WRITE_MAX = 25
+
+
+def clock() -> float:
+    """Epoch seconds: the one clock of the activity log (tests move it, or pass `at`)."""
+    return time.time()
+
+
+def at_key(at: float) -> str:
+    """The sort key of an action at `at`: epoch ms, zero-padded, and a random suffix."""
+    return f"{int(at * 1000):013d}#{uuid.uuid4().hex[:12]}"
+
+
+def _item(*, user_id: str, action: str, object_id: str | None, at: float):
+    if action not in ACTIONS:
+        raise ValueError(f"unknown activity action {action!r}")
+    model = activity_model_ready(month=month_of(at))
+    return model(
+        user_id,
+        at_key(at),
+        day_key=day_key(day=local_time(at).date(), user_id=user_id),
+        action=action,
+        object_id=object_id or None,
+    )
+
+
+def activity_put(
+    transaction: TransactWrite, *, user_id: str, action: str, object_id: str | None = None, at: float | None = None
+) -> None:
+    """Add the log line of `action` to the action's own transaction (one Put, no condition).
+
+    If the line cannot be prepared (its month's table cannot be created), the action
+    goes on without it and the failure is logged.
+    """
+    try:
+        item = _item(user_id=user_id, action=action, object_id=object_id, at=clock() if at is None else at)
+    except Exception:
+        logger.exception("activity %s of user %s not logged (table not available)", action, user_id)
+        return
+    transaction.save(item)
+
+
+def activity_record(*, user_id: str, action: str, object_id: str | None = None, at: float | None = None) -> bool:
+    """Write the log line of an action that has committed (one PutItem); False if it failed.
+
+    At most once: called after the action, a crash in between loses the line. Twice:
+    two lines (each call mints its own key). Never raises.
+    """
+    try:
+        _item(user_id=user_id, action=action, object_id=object_id, at=clock() if at is None else at).save()
+        return True
+    except Exception:
+        logger.exception("activity %s of user %s on %s not logged", action, user_id, object_id)
+        return False
+
+
+def activity_record_many(
+    *, user_ids: Iterable[str], action: str, object_id: str | None = None, at: float | None = None
+) -> int:
+    """Log the same action of many users (BatchWriteItem, 25 a request); returns how many.
+
+    At most once, like `activity_record`; never raises.
+    """
+    at = clock() if at is None else at
+    written = 0
+    try:
+        items = [_item(user_id=user_id, action=action, object_id=object_id, at=at) for user_id in user_ids]
+        if not items:
+            return 0
+        with type(items[0]).batch_write() as batch:
+            for item in items:
+                batch.save(item)
+                written += 1
+    except Exception:
+        logger.exception("activity %s of %d users on %s not (all) logged", action, written, object_id)
+    return written
