@@ -54,18 +54,20 @@ def clock() -> float:
     return time.time()
 
 
-def at_key(at: float) -> str:
-    """The sort key of an action at `at`: epoch ms, zero-padded, and a random suffix."""
-    return f"{int(at * 1000):013d}#{uuid.uuid4().hex[:12]}"
+def at_key(millis: int) -> str:
+    """The sort key of an action at `millis` (epoch ms): zero-padded, and a random suffix."""
+    return f"{millis:013d}#{uuid.uuid4().hex[:12]}"
 
 
 def _item(*, user_id: str, action: str, object_id: str | None, at: float):
     if action not in ACTIONS:
         raise ValueError(f"unknown activity action {action!r}")
+    millis = round(at * 1000)
+    at = millis / 1000  # the month, the day and the key all from the same millisecond
     model = activity_model_ready(month=month_of(at))
     return model(
         user_id,
-        at_key(at),
+        at_key(millis),
         day_key=day_key(day=local_time(at).date(), user_id=user_id),
         action=action,
         object_id=object_id or None,

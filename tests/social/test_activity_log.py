@@ -1,0 +1,157 @@
+"""The activity log: which table and day an action lands in, a missing month's table,
+crashes between an action and its log line, and idempotent transactions."""
+
+import itertools
+from datetime import datetime
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+import pytest
+from botocore.client import BaseClient
+
+from social import services
+from social.activity import services as activity
+from social.activity.models import activity_model
+from social.activity.tables import (
+    activity_table_drop,
+    activity_table_exists,
+    activity_table_months,
+    activity_tables_forget,
+    day_shard,
+    month_of,
+)
+from social.counters import VIEWS, counter_key, counter_value
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+# A fixed instant in the middle of a November day in Tokyo: tests never depend on today.
+NOON = datetime(2026, 11, 18, 12, 0, tzinfo=TOKYO).timestamp()
+
+
+class Crash(BaseException):
+    """The process dying at this point (not an Exception: nothing may catch it)."""
+
+
+@pytest.fixture(autouse=True)
+def activity_clean(settings):
+    settings.TIME_ZONE = "Asia/Tokyo"
+    for month in activity_table_months():
+        activity_table_drop(month=month)
+    activity_tables_forget()
+    ticks = itertools.count()
+    # Each action one millisecond after the last, from NOON on.
+    with mock.patch.object(activity, "clock", lambda: NOON + next(ticks) / 1000):
+        yield
+    activity_tables_forget()
+
+
+def log_of(user_id: str, month: str = "202611") -> list:
+    if not activity_table_exists(month=month):
+        return []
+    return list(activity_model(month).query(user_id, consistent_read=True))
+
+
+@pytest.fixture
+def comment(make_user):
+    author = make_user("author")
+    return services.comment_create(author_id=str(author.pk), body="Hello")
+
+
+def test_actions_in_transactions_are_logged_once(comment):
+    services.like_add(comment_id=comment.comment_id, user_id="7")
+    services.like_add(comment_id=comment.comment_id, user_id="7")  # a no-op: not logged again
+    services.like_remove(comment_id=comment.comment_id, user_id="7")
+    services.like_remove(comment_id=comment.comment_id, user_id="7")
+    reply = services.comment_create(author_id="7", body="Hi", parent_id=comment.comment_id)
+    assert [(item.action, item.object_id) for item in log_of("7")] == [
+        ("like", comment.comment_id),
+        ("unlike", comment.comment_id),
+        ("reply", reply.comment_id),
+    ]
+    assert [item.action for item in log_of(comment.author_id)] == ["signup", "comment"]
+    assert all(item.day_key == f"20261118#{day_shard('7')}" for item in log_of("7"))
+
+
+def test_last_millisecond_of_the_month_lands_in_that_month_and_day(settings):
+    last = datetime(2026, 11, 30, 23, 59, 59, 999000, tzinfo=TOKYO).timestamp()
+    assert activity.activity_record(user_id="5", action="login", at=last)
+    assert activity.activity_record(user_id="5", action="login", at=last + 0.001)
+    (november,) = log_of("5", "202611")
+    assert november.day_key == f"20261130#{day_shard('5')}"
+    assert november.at_key.startswith(f"{round(last * 1000):013d}#")
+    (december,) = log_of("5", "202612")
+    assert december.day_key == f"20261201#{day_shard('5')}"
+    # In UTC both instants are on November 30th: the site's time zone decides.
+    assert month_of(last) == "202611" and month_of(last + 0.001) == "202612"
+
+
+def test_next_months_table_missing_at_write_time_is_created_and_nothing_lost(comment):
+    first_of_december = datetime(2026, 12, 1, 0, 0, 0, 1000, tzinfo=TOKYO).timestamp()
+    assert not activity_table_exists(month="202612")
+    with mock.patch.object(activity, "clock", lambda: first_of_december):
+        assert services.like_add(comment_id=comment.comment_id, user_id="9").liked
+    assert [item.action for item in log_of("9", "202612")] == ["like"]
+
+
+def test_logging_never_fails_the_action(comment, caplog):
+    with mock.patch.object(activity, "activity_model_ready", side_effect=RuntimeError("DynamoDB says no")):
+        assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
+        assert not activity.activity_record(user_id="7", action="view", object_id=comment.comment_id)
+    assert log_of("7") == []
+    assert "activity like of user 7 not logged" in caplog.text
+
+
+def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment):
+    real = BaseClient._make_api_call
+
+    def dying(self, operation, params):
+        if operation == "TransactWriteItems":
+            raise Crash
+        return real(self, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
+        services.like_add(comment_id=comment.comment_id, user_id="7")
+    assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1  # not liked before
+    assert [item.action for item in log_of("7")] == ["like"]
+
+
+def test_crash_between_a_non_transactional_action_and_its_line_loses_the_line(client, make_user, comment):
+    """At most once: a view counted, then the process dies before its log line."""
+    viewer = make_user("viewer")
+    client.force_login(viewer)
+    real = BaseClient._make_api_call
+
+    def dying(self, operation, params):
+        if operation == "PutItem" and params["TableName"].endswith("activity_202611"):
+            raise Crash
+        return real(self, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
+        client.get(f"/c/{comment.comment_id}/")
+    assert counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 1
+    assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login"]  # the view's line is lost
+    client.get(f"/c/{comment.comment_id}/")
+    assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login", "view"]
+
+
+def test_login_and_read_are_logged(client, make_user, comment):
+    liker = make_user("liker")
+    services.like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
+    from notifications import services as notification_services
+
+    notification_services.like_notifications_mark_read(user_id=comment.author_id, comment_ids=[comment.comment_id])
+    assert [(item.action, item.object_id) for item in log_of(comment.author_id)] == [
+        ("signup", None),
+        ("comment", comment.comment_id),
+        ("read", comment.comment_id),
+    ]
+    assert client.login(username="liker", password="pw-Secret-123")
+    assert [item.action for item in log_of(str(liker.pk))] == ["signup", "like", "login"]
+
+
+def test_two_actions_in_one_millisecond_are_two_lines():
+    for _ in range(2):
+        activity.activity_record(user_id="3", action="view", object_id="x", at=NOON)
+    lines = log_of("3")
+    assert len(lines) == 2 and lines[0].at_key != lines[1].at_key
