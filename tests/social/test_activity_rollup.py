@@ -1,0 +1,160 @@
+"""The daily rollup and the monthly tables' lifecycle (activity_tables, rollup_activity)."""
+
+import gzip
+import json
+import random
+from collections import Counter, defaultdict
+from datetime import date, datetime, timedelta
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.core.management import call_command
+
+from social.activity import rollup, tables
+from social.activity import services as activity
+from social.activity.models import ActivityDaily, ActivityDay
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+DAY = date(2026, 11, 18)
+START = datetime(2026, 11, 18, 0, 0, tzinfo=TOKYO).timestamp()
+AFTER = START + 2 * 86400  # well after the day ended plus the grace
+
+
+@pytest.fixture(autouse=True)
+def activity_clean(settings, tmp_path):
+    settings.TIME_ZONE = "Asia/Tokyo"
+    settings.ACTIVITY_EXPORT_DIR = str(tmp_path / "exports")
+    for month in tables.activity_table_months():
+        tables.activity_table_drop(month=month)
+    tables.activity_tables_forget()
+    yield
+    tables.activity_tables_forget()
+
+
+def rows(day=DAY) -> dict[str, tuple[int, int]]:
+    return {row.action: (row.count, row.users) for row in ActivityDaily.objects.filter(date=day)}
+
+
+def test_rollup_equals_the_actions_made():
+    made: Counter = Counter()
+    users: dict[str, set] = defaultdict(set)
+    generator = random.Random(11)
+    for n in range(400):
+        user_id, action = str(generator.randrange(60)), generator.choice(activity.ACTIONS)
+        at = START + generator.uniform(0, 86399.999)
+        assert activity.activity_record(user_id=user_id, action=action, object_id=f"o{n}", at=at)
+        made[action] += 1
+        users[action].add(user_id)
+    # Neighbours that must not be counted: the last millisecond before and the first after.
+    activity.activity_record(user_id="1", action="like", at=START - 0.001)
+    activity.activity_record(user_id="1", action="like", at=START + 86400)
+
+    count = rollup.activity_rollup_day(day=DAY, now=AFTER)
+    assert rows() == {action: (made[action], len(users[action])) for action in made}
+    day = ActivityDay.objects.get(date=DAY)
+    assert day.items == 400 and day.final
+    assert day.active_users == len(set().union(*users.values())) == count.active_users
+
+
+def test_rerun_after_late_items_replaces_the_day():
+    activity.activity_record(user_id="1", action="like", at=START + 10)
+    rollup.activity_rollup_day(day=DAY, now=START + 86400 + 1)  # before the grace: not final
+    assert rows() == {"like": (1, 1)}
+    assert not ActivityDay.objects.get(date=DAY).final
+    activity.activity_record(user_id="2", action="like", at=START + 86399.999)  # written late
+    activity.activity_record(user_id="2", action="view", at=START + 20)
+    rollup.activity_rollup_day(day=DAY, now=AFTER)
+    assert rows() == {"like": (2, 2), "view": (1, 1)}
+    assert ActivityDay.objects.get(date=DAY).final
+    rollup.activity_rollup_day(day=DAY, now=AFTER + 1)
+    assert rows() == {"like": (2, 2), "view": (1, 1)}
+    assert ActivityDaily.objects.count() == 2
+
+
+def test_two_rollups_of_one_day_at_once_give_the_same_rows():
+    for user_id in ("1", "2", "3"):
+        activity.activity_record(user_id=user_id, action="comment", at=START + 60)
+    first = rollup.activity_day_count(day=DAY, now=AFTER)
+    second = rollup.activity_day_count(day=DAY, now=AFTER + 1)
+    assert rollup.activity_day_store(second, final=True)
+    assert not rollup.activity_day_store(first, final=True)  # older read: the newer rows stay
+    assert rows() == {"comment": (3, 3)}
+    # Interleaved the other way round, the same rows.
+    ActivityDaily.objects.all().delete()
+    ActivityDay.objects.all().delete()
+    assert rollup.activity_day_store(first, final=True)
+    assert rollup.activity_day_store(second, final=True)
+    assert rows() == {"comment": (3, 3)}
+
+
+def test_days_due_for_the_loop(settings):
+    settings.ACTIVITY_ROLLUP_GRACE_SECONDS = 900
+    settings.ACTIVITY_ROLLUP_TODAY_SECONDS = 300
+    now = START + 86400 + 600  # 00:10 on the 19th: the 18th is still within the grace
+    assert rollup.activity_days_due(now=now) == [DAY - timedelta(days=1), DAY, DAY + timedelta(days=1)]
+    for day in rollup.activity_days_due(now=now):
+        rollup.activity_rollup_day(day=day, now=now)
+    assert rollup.activity_days_due(now=now + 60) == []
+    # Grace over: the 18th once more, final; today again because it is 5 minutes stale.
+    assert rollup.activity_days_due(now=now + 301) == [DAY, DAY + timedelta(days=1)]
+    for day in rollup.activity_days_due(now=now + 301):
+        rollup.activity_rollup_day(day=day, now=now + 301)
+    assert ActivityDay.objects.get(date=DAY).final
+    assert rollup.activity_days_due(now=now + 400) == []
+    assert rollup.activity_days_due(now=now + 602) == [DAY + timedelta(days=1)]
+
+
+def test_rollup_command_for_a_date(capsys):
+    activity.activity_record(user_id="4", action="view", at=START + 5)
+    call_command("rollup_activity", "--date", "2026-11-18")
+    assert rows() == {"view": (1, 1)}
+    assert "1 actions by 1 active users" in capsys.readouterr().out
+
+
+def test_rollup_of_a_day_without_a_table_is_empty():
+    count = rollup.activity_rollup_day(day=date(2020, 1, 1), now=AFTER)
+    assert count.items == 0 and rows(date(2020, 1, 1)) == {}
+
+
+def test_tables_created_ahead_cooled_and_archived(settings):
+    settings.ACTIVITY_RETENTION_MONTHS = 3
+    now = START  # November 2026
+    old = datetime(2026, 7, 31, 23, 59, 59, tzinfo=TOKYO).timestamp()  # past retention
+    cold = datetime(2026, 9, 2, tzinfo=TOKYO).timestamp()  # older than the previous month
+    for at in (old, old - 5, cold):
+        activity.activity_record(user_id="8", action="like", at=at)
+
+    report = tables.activity_tables_maintain(now=now)
+    assert report.created == ["202611", "202612"]
+    assert [export.month for export in report.archived] == ["202607"]
+    switched = {f"switched to {tables.INFREQUENT_ACCESS}", tables.NO_TABLE_CLASSES}  # AWS, DynamoDB Local
+    assert list(report.cooled) == ["202609"] and report.cooled["202609"] in switched
+    assert tables.activity_table_months() == ["202609", "202611", "202612"]
+    export = report.archived[0]
+    with gzip.open(export.path, "rt") as lines:
+        exported = [json.loads(line) for line in lines]
+    assert len(exported) == 2 and {line["action"] for line in exported} == {"like"}
+    assert {line["day_key"][:8] for line in exported} == {"20260731"}
+
+    again = tables.activity_tables_maintain(now=now)  # idempotent
+    assert again.created == [] and again.archived == []
+    assert list(again.cooled) == ["202609"]
+    assert again.cooled["202609"] in {"already infrequent access", tables.NO_TABLE_CLASSES}
+
+
+def test_a_month_whose_export_does_not_verify_is_kept(settings):
+    settings.ACTIVITY_RETENTION_MONTHS = 1
+    activity.activity_record(user_id="8", action="like", at=datetime(2026, 8, 3, tzinfo=TOKYO).timestamp())
+    with mock.patch.object(tables, "month_item_count", return_value=2):  # a write landed meanwhile
+        report = tables.activity_tables_maintain(now=START)
+    assert report.kept == ["202608"] and "202608" in tables.activity_table_months()
+
+
+def test_activity_tables_command(capsys):
+    with mock.patch.object(activity, "clock", return_value=START):
+        call_command("activity_tables")
+    assert "202611" in capsys.readouterr().out
+    assert {"202611", "202612"} <= set(tables.activity_table_months())
