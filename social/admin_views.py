@@ -11,8 +11,9 @@ from django.views.decorators.http import require_POST
 from project.admin_site import AdminPage
 from project.errors import ApplicationError, NotFound
 from social import counters, ranking, selectors, services
+from social.activity import admin_views as activity_admin
 
-PAGES = [AdminPage("Comments", "dynamo-comments"), AdminPage("Rankings", "dynamo-rankings")]
+PAGES = [AdminPage("Comments", "dynamo-comments"), AdminPage("Rankings", "dynamo-rankings"), *activity_admin.PAGES]
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
 
 
@@ -105,4 +106,5 @@ def urls(site):
         path("rankings/shards/", site.admin_view(set_shards), name="dynamo-counter-shards"),
         path("comments/", site.admin_view(comments), name="dynamo-comments"),
         path("comments/<str:comment_id>/moderate/", site.admin_view(moderate), name="dynamo-comment-moderate"),
+        *activity_admin.urls(site),
     ]

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from social import apis
+from social.activity.apis import ActivityDailyApi
 
 urlpatterns = [
     path("users/", apis.UserCreateApi.as_view(), name="api-user-create"),
@@ -10,4 +11,5 @@ urlpatterns = [
     path("comments/<str:comment_id>/", apis.CommentDetailApi.as_view(), name="api-comment"),
     path("comments/<str:comment_id>/replies/", apis.CommentRepliesApi.as_view(), name="api-comment-replies"),
     path("comments/<str:comment_id>/like/", apis.CommentLikeApi.as_view(), name="api-comment-like"),
+    path("activity/daily/", ActivityDailyApi.as_view(), name="api-activity-daily"),
 ]

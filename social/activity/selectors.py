@@ -107,11 +107,19 @@ def activity_chart(*, days: int, today: date | None = None, width: int = 900, he
 # --- a user's own activity ----------------------------------------------------------------
 
 
+COMMENT_ACTIONS = {"comment", "reply", "like", "unlike", "view"}
+
+
 @dataclass
 class ActivityEntry:
     at: datetime
     action: str
     object_id: str | None
+
+    @property
+    def comment_id(self) -> str | None:
+        """The comment the action was on, if it was on one."""
+        return self.object_id if self.action in COMMENT_ACTIONS else None
 
 
 @dataclass

@@ -1,0 +1,113 @@
+"""The staff API and admin page of the activity rollup, and a user's own activity page."""
+
+import itertools
+from datetime import date, datetime
+from unittest import mock
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from social.activity import selectors
+from social.activity import services as activity
+from social.activity.models import ActivityDaily, ActivityDay
+from social.activity.tables import activity_table_drop, activity_table_months, activity_tables_forget
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+NOW = datetime(2026, 11, 18, 12, 0, tzinfo=TOKYO).timestamp()
+
+
+@pytest.fixture(autouse=True)
+def activity_clean(settings):
+    settings.TIME_ZONE = "Asia/Tokyo"
+    for month in activity_table_months():
+        activity_table_drop(month=month)
+    activity_tables_forget()
+    ticks = itertools.count()
+    with mock.patch.object(activity, "clock", lambda: NOW + next(ticks) / 1000):
+        yield
+    activity_tables_forget()
+
+
+@pytest.fixture
+def rollup_rows():
+    ActivityDay.objects.create(date=date(2026, 11, 17), active_users=3, items=7, rolled_up_at="2026-11-18T00:00Z")
+    ActivityDaily.objects.create(date=date(2026, 11, 17), action="like", count=5, users=2)
+    ActivityDaily.objects.create(date=date(2026, 11, 17), action="comment", count=2, users=2)
+    ActivityDaily.objects.create(date=date(2026, 11, 16), action="like", count=1, users=1)
+
+
+def test_daily_api_answers_the_rollup(api, make_user, rollup_rows):
+    client = api.as_user(make_user(is_staff=True))
+    answer = client.get("/api/activity/daily/", {"from": "2026-11-17", "to": "2026-11-18"})
+    assert answer.status_code == 200
+    assert answer.json() == {
+        "results": [
+            {"date": "2026-11-17", "action": "comment", "count": 2, "users": 2},
+            {"date": "2026-11-17", "action": "like", "count": 5, "users": 2},
+        ]
+    }
+    only = client.get("/api/activity/daily/", {"from": "2026-11-01", "to": "2026-11-30", "action": "like"})
+    assert [row["date"] for row in only.json()["results"]] == ["2026-11-16", "2026-11-17"]
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"to": "2026-11-18"}, "from"),
+        ({"from": "2026-11-18"}, "to"),
+        ({"from": "yesterday", "to": "2026-11-18"}, "from"),
+        ({"from": "2026-11-18", "to": "2026-11-17"}, "to"),
+        ({"from": "2025-01-01", "to": "2026-11-17"}, "to"),
+        ({"from": "2026-11-17", "to": "2026-11-18", "action": "dance"}, "action"),
+    ],
+)
+def test_daily_api_names_the_bad_parameter(api, make_user, params, field):
+    answer = api.as_user(make_user(is_staff=True)).get("/api/activity/daily/", params)
+    assert answer.status_code == 400
+    assert field in answer.json() and answer.json()["code"] == "invalid"
+
+
+def test_daily_api_is_for_staff_only(api, make_user):
+    params = {"from": "2026-11-17", "to": "2026-11-18"}
+    assert api.get("/api/activity/daily/", params).status_code == 401
+    assert api.as_user(make_user()).get("/api/activity/daily/", params).status_code == 403
+
+
+def test_admin_activity_page_draws_the_chart_without_scripts(client, make_user, rollup_rows):
+    client.force_login(make_user(is_staff=True))
+    with mock.patch("social.activity.selectors.clock", return_value=NOW):
+        page = client.get("/admin/dynamo/activity/?days=90")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "<svg" in html and "<polyline" in html and "<script" not in html.split("<svg", 1)[1].split("</svg>")[0]
+    assert "Last 90 days" in html and "2026-11-17" in html
+    assert "/admin/dynamo/activity/" in client.get("/admin/").content.decode()
+
+
+def test_my_activity_pages_newest_first_over_two_months(client, make_user):
+    user = make_user("reader")
+    october = datetime(2026, 10, 31, 23, 0, tzinfo=TOKYO).timestamp()
+    for n in range(3):
+        activity.activity_record(user_id=str(user.pk), action="view", object_id=f"old{n}", at=october + n)
+    activity.activity_record(user_id="999", action="like", object_id="someone-else", at=october)
+    client.force_login(user)  # logs a login at NOW, after the sign-up: the newest lines
+    first = client.get("/me/activity/")
+    assert first.status_code == 200
+
+    page = selectors.activity_of_user(user_id=str(user.pk), limit=2, now=NOW)
+    assert [entry.action for entry in page.results] == ["login", "signup"]
+    page = selectors.activity_of_user(user_id=str(user.pk), limit=2, now=NOW, cursor=page.next_cursor)
+    assert [entry.object_id for entry in page.results] == ["old2", "old1"]  # last month
+    rest = selectors.activity_of_user(user_id=str(user.pk), limit=2, now=NOW, cursor=page.next_cursor)
+    assert [entry.object_id for entry in rest.results] == ["old0"] and rest.next_cursor is None
+    assert "someone-else" not in first.content.decode()
+    # A cursor is signed and bound to its user.
+    with pytest.raises(Exception, match="Invalid cursor"):
+        selectors.activity_of_user(user_id="999", limit=2, now=NOW, cursor=page.next_cursor)
+    assert client.get("/me/activity/", {"cursor": "forged"}).status_code == 200
+
+
+def test_my_activity_needs_a_sign_in(client):
+    assert client.get("/me/activity/").status_code == 302
