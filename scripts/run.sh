@@ -12,8 +12,9 @@ dynamo_pid=""
 aggregator_pid=""
 feed_retries_pid=""
 dispatcher_pid=""
+activity_pid=""
 cleanup() {
-  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid"; do
+  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid" "$activity_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
@@ -45,6 +46,8 @@ fi
 
 "$BIN/python" manage.py migrate --no-input
 "$BIN/python" manage.py create_tables
+# This and next month's activity log tables exist before anyone writes.
+"$BIN/python" manage.py activity_tables
 "$BIN/python" manage.py seed_demo --if-empty
 # Keeps the popular-comments ranking within seconds of likes and views.
 "$BIN/python" manage.py aggregate_counters --loop &
@@ -55,5 +58,8 @@ feed_retries_pid=$!
 # Sends the broadcast deliveries staff create in the admin.
 "$BIN/python" manage.py dispatch_deliveries --loop --no-progress &
 dispatcher_pid=$!
+# Counts the activity log per day into the database (staff's Activity page); keeps next month's table ready.
+"$BIN/python" manage.py rollup_activity --loop &
+activity_pid=$!
 echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
 "$BIN/python" manage.py runserver 127.0.0.1:8000

@@ -33,6 +33,7 @@ logger = logging.getLogger("social.activity")
 ACTIVE_USERS = "active_users"
 LOOKBACK_DAYS = 2  # the loop makes final the days that ended this long ago, at the latest
 PROGRESS_EVERY = 1000
+PAGE_ITEMS = 1000
 
 
 @dataclass
@@ -52,7 +53,8 @@ def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> 
     users_by_action: dict[str, set[str]] = defaultdict(set)
     everyone: set[str] = set()
     pending = 0
-    for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"]):
+    # Small pages: what is held at once is PAGE_ITEMS items per partition, whatever the day's size.
+    for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"], page_size=PAGE_ITEMS):
         counts[item.action] += 1
         users_by_action[item.action].add(item.user_id)
         everyone.add(item.user_id)

@@ -23,7 +23,6 @@ import json
 import logging
 import threading
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -85,12 +84,10 @@ def day_bounds(day: date) -> tuple[float, float]:
 
 
 def day_shard(user_id: str) -> int:
-    """The `by_day` write shard of a user, 1..ACTIVITY_DAY_SHARDS (seed 003).
-
-    The seed derived the suffix from the user id's characters; a CRC of the id does the
-    same and spreads sequential numeric ids evenly (bench/activity.py measures it).
-    """
-    return zlib.crc32(user_id.encode()) % settings.ACTIVITY_DAY_SHARDS + 1
+    """The `by_day` write shard of a user, 1..ACTIVITY_DAY_SHARDS, as in seed 003: the sum
+    of the id's character codes, modulo. Stable (a user's items of a day are all in one
+    partition) and even for Django's sequential ids (bench/activity.py measures it)."""
+    return sum(map(ord, user_id)) % settings.ACTIVITY_DAY_SHARDS + 1
 
 
 def day_key(*, day: date, user_id: str) -> str:
@@ -337,10 +334,16 @@ class TablesReport:
     kept: list[str] = field(default_factory=list)  # past retention but the export did not verify
 
 
-def activity_tables_maintain(*, now: float, on_step: Callable[[str], None] = lambda step: None) -> TablesReport:
+def activity_tables_maintain(
+    *,
+    now: float,
+    on_step: Callable[[str], None] = lambda step: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> TablesReport:
     """Create this and next month's tables, cool older months, archive months past retention.
 
-    Idempotent and safe to run concurrently with writers and with itself.
+    Idempotent and safe to run concurrently with writers and with itself; `should_stop`
+    is checked between tables (the one at hand is finished first).
     """
     report = TablesReport()
     current = month_of(now)
@@ -350,6 +353,8 @@ def activity_tables_maintain(*, now: float, on_step: Callable[[str], None] = lam
     oldest_kept = month_shift(current, -settings.ACTIVITY_RETENTION_MONTHS)
     previous = month_shift(current, -1)
     for month in activity_table_months():
+        if should_stop():
+            break
         if month < oldest_kept:
             export = activity_month_archive(month=month, directory=Path(settings.ACTIVITY_EXPORT_DIR))
             if export:

@@ -158,3 +158,26 @@ def test_activity_tables_command(capsys):
         call_command("activity_tables")
     assert "202611" in capsys.readouterr().out
     assert {"202611", "202612"} <= set(tables.activity_table_months())
+
+
+def test_rollup_loop_keeps_tables_ready_and_rolls_up_due_days():
+    from social.management.commands.rollup_activity import Command
+
+    activity.activity_record(user_id="4", action="like", at=START + 5)
+
+    class OneRound:
+        """A stop event that lets the loop run one round (no waiting)."""
+
+        rounds = 0
+
+        def is_set(self):
+            return self.rounds > 0
+
+        def wait(self, seconds):
+            self.rounds += 1
+
+    with mock.patch.object(activity, "clock", return_value=START + 86400 + 1200):  # 00:20 on the 19th
+        Command()._loop(OneRound(), interval=30)
+    assert rows() == {"like": (1, 1)}
+    assert ActivityDay.objects.get(date=DAY).final
+    assert {"202611", "202612"} <= set(tables.activity_table_months())

@@ -25,10 +25,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         verbosity = options.get("verbosity", 1)
         with (
-            stop_on_signals(logger, finishing="the current table"),
+            stop_on_signals(logger, finishing="the current table") as stop,
             tqdm(unit="table", disable=verbosity == 0, leave=False) as bar,
         ):
-            report = activity_tables_maintain(now=clock(), on_step=lambda step: bar.update())
+            report = activity_tables_maintain(now=clock(), on_step=lambda step: bar.update(), should_stop=stop.is_set)
         if verbosity:
             self.stdout.write(f"Created: {', '.join(report.created) or 'none'}; ready: {', '.join(report.ready)}")
             for month, outcome in report.cooled.items():
