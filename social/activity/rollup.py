@@ -24,8 +24,8 @@ from datetime import UTC, date, datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
+from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
-from social.activity.services import clock
 from social.activity.tables import activity_table_exists, day_bounds, day_partitions, local_time
 
 logger = logging.getLogger("social.activity")
@@ -70,7 +70,7 @@ def activity_day_count(
     *, day: date, now: float | None = None, on_items: Callable[[int], None] = lambda n: None
 ) -> DayCount:
     """Count one day of the log (reads only). `now` is recorded as when the read started."""
-    result = DayCount(day=day, started_at=clock() if now is None else now)
+    result = DayCount(day=day, started_at=activity_services.clock() if now is None else now)
     model = activity_model(f"{day:%Y%m}")
     if not activity_table_exists(month=f"{day:%Y%m}"):
         return result  # no table, no activity (or the month was archived: keep its rows)

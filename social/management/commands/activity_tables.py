@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from project.commands import stop_on_signals
-from social.activity.services import clock
+from social.activity import services as activity_services
 from social.activity.tables import activity_tables_maintain
 
 logger = logging.getLogger("social.activity")
@@ -28,7 +28,9 @@ class Command(BaseCommand):
             stop_on_signals(logger, finishing="the current table") as stop,
             tqdm(unit="table", disable=verbosity == 0, leave=False) as bar,
         ):
-            report = activity_tables_maintain(now=clock(), on_step=lambda step: bar.update(), should_stop=stop.is_set)
+            report = activity_tables_maintain(
+                now=activity_services.clock(), on_step=lambda step: bar.update(), should_stop=stop.is_set
+            )
         if verbosity:
             self.stdout.write(f"Created: {', '.join(report.created) or 'none'}; ready: {', '.join(report.ready)}")
             for month, outcome in report.cooled.items():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import date
+from datetime import date, timedelta
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from project.commands import stop_on_signals
 from social.activity import rollup
-from social.activity.services import clock
+from social.activity import services as activity_services
 from social.activity.tables import activity_tables_maintain, local_time
 
 logger = logging.getLogger("social.activity")
@@ -46,7 +46,7 @@ class Command(BaseCommand):
 
     def _parse(self, value: str | None):
         if value is None:
-            return local_time(clock() - 86400).date()
+            return local_time(activity_services.clock()).date() - timedelta(days=1)
         try:
             return date.fromisoformat(value)
         except ValueError:
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         )
         tables_checked = float("-inf")
         while not stop.is_set():
-            now = clock()
+            now = activity_services.clock()
             if now - tables_checked >= TABLES_EVERY_SECONDS:
                 activity_tables_maintain(now=now)  # next month's table is always ready before it starts
                 tables_checked = now
