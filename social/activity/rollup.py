@@ -1,8 +1,9 @@
 """The daily rollup: one day of the activity log counted into the relational database.
 
 A day's items are read from its `by_day` partitions (`YYYYMMDD#1..n`), all queried in
-parallel and streamed: per partition only counters and the set of distinct user ids are
-kept, so memory grows with the day's *users*, never with its items. A user's items are
+parallel, in pages of PAGE_ITEMS, and streamed: per partition only counters and one entry
+per distinct user (a bit per action) are kept, so memory grows with the day's *users*,
+never with its items. A user's items are
 all in one partition (the suffix comes from the user id), so distinct users per action
 are the sum of the partitions' distinct counts.
 
@@ -15,7 +16,7 @@ finds a newer count in place and leaves it.
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -49,21 +50,27 @@ class DayCount:
 
 
 def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> tuple[Counter, Counter, int]:
+    """Count one `by_day` partition: per action the items and distinct users, and its users.
+
+    One dict entry per distinct user holds a bit per action they did, so memory is one
+    entry per user of the partition, however many items and actions they have.
+    """
     counts: Counter = Counter()
-    users_by_action: dict[str, set[str]] = defaultdict(set)
-    everyone: set[str] = set()
+    bits: dict[str, int] = {}
+    actions_by_user: dict[str, int] = {}
     pending = 0
     # Small pages: what is held at once is PAGE_ITEMS items per partition, whatever the day's size.
     for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"], page_size=PAGE_ITEMS):
         counts[item.action] += 1
-        users_by_action[item.action].add(item.user_id)
-        everyone.add(item.user_id)
+        bit = bits.setdefault(item.action, 1 << len(bits))
+        actions_by_user[item.user_id] = actions_by_user.get(item.user_id, 0) | bit
         pending += 1
         if pending == PROGRESS_EVERY:
             on_items(pending)
             pending = 0
     on_items(pending)
-    return counts, Counter({action: len(ids) for action, ids in users_by_action.items()}), len(everyone)
+    users = Counter({action: sum(1 for mask in actions_by_user.values() if mask & bit) for action, bit in bits.items()})
+    return counts, users, len(actions_by_user)
 
 
 def activity_day_count(
