@@ -19,6 +19,7 @@ def urls(site):
             "days": days,
             "periods": PERIODS,
             "chart": selectors.activity_chart(days=days),
+            "tables": selectors.activity_tables_status(),
         }
         return TemplateResponse(request, "admin/dynamo/activity.html", context)
 

@@ -11,7 +11,14 @@ from project.errors import ApplicationError
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
 from social.activity.services import ACTIONS
-from social.activity.tables import activity_table_exists, local_time, month_of, month_shift
+from social.activity.tables import (
+    activity_table_describe,
+    activity_table_exists,
+    activity_table_months,
+    local_time,
+    month_of,
+    month_shift,
+)
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
@@ -30,6 +37,32 @@ def activity_daily(*, start: date, end: date, action: str | None = None) -> list
 
 def activity_days(*, start: date, end: date) -> list[ActivityDay]:
     return list(ActivityDay.objects.filter(date__gte=start, date__lte=end).order_by("date"))
+
+
+@dataclass
+class ActivityTableStatus:
+    month: str
+    name: str
+    status: str
+    table_class: str
+    item_count: int | None  # DynamoDB's estimate, refreshed about every six hours
+
+
+def activity_tables_status() -> list[ActivityTableStatus]:
+    """Every month's table under the current prefix, newest first, as DescribeTable sees it."""
+    found = []
+    for month in reversed(activity_table_months()):
+        description = activity_table_describe(month=month) or {}
+        found.append(
+            ActivityTableStatus(
+                month=month,
+                name=description.get("TableName", ""),
+                status=description.get("TableStatus", "MISSING"),
+                table_class=description.get("TableClassSummary", {}).get("TableClass", "STANDARD"),
+                item_count=description.get("ItemCount"),
+            )
+        )
+    return found
 
 
 # Colour-blind-safe palette (Okabe-Ito), one per series; presentation attributes, not CSS.

@@ -164,6 +164,10 @@ def activity_tables_forget() -> None:
         _ready.clear()
 
 
+def activity_table_describe(*, month: str) -> dict | None:
+    return _describe(table_name(activity_logical_name(month)))
+
+
 def activity_table_exists(*, month: str) -> bool:
     return _ready_key(month) in _ready or _describe(table_name(activity_logical_name(month))) is not None
 

@@ -82,6 +82,7 @@ def test_admin_activity_page_draws_the_chart_without_scripts(client, make_user, 
     html = page.content.decode()
     assert "<svg" in html and "<polyline" in html and "<script" not in html.split("<svg", 1)[1].split("</svg>")[0]
     assert "Last 90 days" in html and "2026-11-17" in html
+    assert "activity_202611" in html  # the monthly tables (the staff user's sign-up created November's)
     assert "/admin/dynamo/activity/" in client.get("/admin/").content.decode()
 
 
