@@ -155,3 +155,67 @@ def test_two_actions_in_one_millisecond_are_two_lines():
         activity.activity_record(user_id="3", action="view", object_id="x", at=NOON)
     lines = log_of("3")
     assert len(lines) == 2 and lines[0].at_key != lines[1].at_key
+
+
+def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
+    """Real actions (services, pages, a delivery), counted here independently, then rolled up."""
+    import random
+    from collections import Counter
+
+    from notifications import services as notification_services
+    from social.activity.models import ActivityDaily
+    from social.activity.rollup import activity_rollup_day
+    from tests.delivery import helpers as delivery_helpers
+
+    made: Counter = Counter()
+    by: dict[str, set] = {}
+
+    def did(action, user):
+        made[action] += 1
+        by.setdefault(action, set()).add(str(user.pk))
+
+    people = [make_user(f"p{n}") for n in range(6)]
+    for person in people:
+        did("signup", person)
+    posts = []
+    for person in people[:3]:
+        posts.append(services.comment_create(author_id=str(person.pk), body="post"))
+        did("comment", person)
+    liked: set[tuple[str, int]] = set()  # what the test itself knows is liked
+    generator = random.Random(5)
+    for _ in range(40):
+        person, post = generator.choice(people), generator.choice(posts)
+        choice = generator.choice(["like", "like", "unlike", "reply", "view"])
+        pair = (post.comment_id, person.pk)
+        if choice == "like":
+            services.like_add(comment_id=post.comment_id, user_id=str(person.pk))
+            if pair not in liked:  # liking again changes nothing and is not an action
+                liked.add(pair)
+                did("like", person)
+        elif choice == "unlike":
+            services.like_remove(comment_id=post.comment_id, user_id=str(person.pk))
+            if pair in liked:
+                liked.discard(pair)
+                did("unlike", person)
+        elif choice == "reply":
+            services.comment_create(author_id=str(person.pk), body="re", parent_id=post.comment_id)
+            did("reply", person)
+        else:
+            client.force_login(person)
+            did("login", person)
+            client.get(f"/c/{post.comment_id}/")
+            did("view", person)
+    for author in people[:3]:
+        if notification_services.like_notifications_mark_all_read(user_id=str(author.pk)):
+            did("read", author)
+    staff = make_user("staff", is_staff=True)
+    did("signup", staff)
+    delivery = delivery_helpers.create(staff, kind="usernames", users=people[:4])
+    delivery_helpers.dispatch(delivery.delivery_id)
+    for person in people[:4]:
+        did("delivery_received", person)
+
+    activity_rollup_day(day=datetime.fromtimestamp(NOON, TOKYO).date(), now=NOON + 3 * 86400)
+    rolled = {row.action: (row.count, row.users) for row in ActivityDaily.objects.all()}
+    assert rolled == {action: (made[action], len(by[action])) for action in made}
+    assert made["like"] and made["view"] and made["read"] and made["reply"]
