@@ -219,3 +219,34 @@ def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
     rolled = {row.action: (row.count, row.users) for row in ActivityDaily.objects.all()}
     assert rolled == {action: (made[action], len(by[action])) for action in made}
     assert made["like"] and made["view"] and made["read"] and made["reply"]
+
+
+def test_retried_transactions_log_once(comment):
+    """A conflict retried by `transact`, and a committed request sent again (as botocore does
+    when a response is lost), each leave exactly one line."""
+    from botocore.exceptions import ClientError
+
+    real = BaseClient._make_api_call
+    state = {"conflicts": 1, "resent": 0}
+
+    def flaky(self, operation, params):
+        if operation != "TransactWriteItems":
+            return real(self, operation, params)
+        if state["conflicts"]:
+            state["conflicts"] -= 1
+            reasons = [{"Code": "TransactionConflict"}] + [{"Code": "None"}] * (len(params["TransactItems"]) - 1)
+            error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
+            raise ClientError({"Error": error, "CancellationReasons": reasons}, operation)
+        answer = real(self, operation, params)
+        # The same request again after it committed. botocore gave it a ClientRequestToken
+        # (an idempotency token, as on every TransactWriteItems), so DynamoDB answers
+        # success and applies nothing; without one, the like row's condition would cancel it.
+        assert "ClientRequestToken" in params
+        real(self, operation, params)
+        state["resent"] += 1
+        return answer
+
+    with mock.patch.object(BaseClient, "_make_api_call", flaky):
+        assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
+    assert state == {"conflicts": 0, "resent": 1}
+    assert [item.action for item in log_of("7")] == ["like"]
