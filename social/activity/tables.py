@@ -12,7 +12,9 @@ Lifecycle of a month's table (`activity_tables_maintain`, run by `activity_table
   table class is what makes a cold table cheap to keep);
 - past ACTIVITY_RETENTION_MONTHS, exported to `ACTIVITY_EXPORT_DIR` as gzipped JSON
   lines, verified (the file is read back and its item count and checksum must equal
-  what the table holds, counted again with Query), and only then dropped.
+  what the table holds, counted again with Query), and only then dropped; or, with
+  ACTIVITY_EXPORT_S3_BUCKET set (AWS), exported with DynamoDB's export to S3 and dropped
+  once the export is COMPLETED with the table's item count.
 """
 
 from __future__ import annotations
@@ -326,6 +328,49 @@ def activity_month_archive(*, month: str, directory: Path) -> MonthExport | None
     return export
 
 
+# --- export to S3 (AWS) -------------------------------------------------------------
+
+
+def activity_month_archive_s3(*, month: str, bucket: str, prefix: str) -> str:
+    """On AWS: archive a month with DynamoDB's export to S3, then drop it; returns the state.
+
+    Asynchronous, one step per call (the maintenance runs hourly): no export of the table
+    yet: point-in-time recovery is switched on and an export started ("export started");
+    an export in progress: "exporting"; a COMPLETED export whose ItemCount equals the
+    items the table holds (counted with Query): the table is dropped ("dropped"). A
+    failed export, or one whose count differs, is reported and the table kept. Twice or
+    concurrently: an export in progress is found and waited for, not started again.
+    """
+    name = table_name(activity_logical_name(month))
+    description = _describe(name)
+    if description is None:
+        return "missing"
+    arn = description["TableArn"]
+    exports = client().list_exports(TableArn=arn).get("ExportSummaries", [])
+    if any(summary["ExportStatus"] == "IN_PROGRESS" for summary in exports):
+        return "exporting"
+    completed = [
+        client().describe_export(ExportArn=summary["ExportArn"])["ExportDescription"]
+        for summary in exports
+        if summary["ExportStatus"] == "COMPLETED"
+    ]
+    if completed:
+        items = month_item_count(month)
+        if any(export.get("ItemCount") == items for export in completed):
+            activity_table_drop(month=month)
+            logger.info("activity month %s exported to s3://%s/%s and dropped", month, bucket, prefix)
+            return "dropped"
+        return f"kept: no completed export holds the table's {items} items"
+    client().update_continuous_backups(
+        TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True}
+    )
+    client().export_table_to_point_in_time(
+        TableArn=arn, S3Bucket=bucket, S3Prefix=f"{prefix}{name}/", ExportFormat="DYNAMODB_JSON"
+    )
+    logger.info("activity month %s: export to s3://%s/%s started", month, bucket, prefix)
+    return "export started"
+
+
 # --- everything at once --------------------------------------------------------------
 
 
@@ -336,6 +381,7 @@ class TablesReport:
     cooled: dict[str, str] = field(default_factory=dict)
     archived: list[MonthExport] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)  # past retention but the export did not verify
+    s3: dict[str, str] = field(default_factory=dict)  # month -> state of its export to S3 (AWS)
 
 
 def activity_tables_maintain(
@@ -359,7 +405,10 @@ def activity_tables_maintain(
     for month in activity_table_months():
         if should_stop():
             break
-        if month < oldest_kept:
+        if month < oldest_kept and settings.ACTIVITY_EXPORT_S3_BUCKET:
+            bucket, prefix = settings.ACTIVITY_EXPORT_S3_BUCKET, settings.ACTIVITY_EXPORT_S3_PREFIX
+            report.s3[month] = activity_month_archive_s3(month=month, bucket=bucket, prefix=prefix)
+        elif month < oldest_kept:
             export = activity_month_archive(month=month, directory=Path(settings.ACTIVITY_EXPORT_DIR))
             if export:
                 report.archived.append(export)

@@ -181,3 +181,49 @@ def test_rollup_loop_keeps_tables_ready_and_rolls_up_due_days():
     assert rows() == {"like": (1, 1)}
     assert ActivityDay.objects.get(date=DAY).final
     assert {"202611", "202612"} <= set(tables.activity_table_months())
+
+
+class FakeExports:
+    """DynamoDB's export to S3, which DynamoDB Local lacks; everything else goes to the real client."""
+
+    def __init__(self, real):
+        self.real = real
+        self.exports: list[dict] = []
+        self.started: list[dict] = []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def list_exports(self, TableArn):
+        summaries = [{"ExportArn": e["ExportArn"], "ExportStatus": e["ExportStatus"]} for e in self.exports]
+        return {"ExportSummaries": summaries}
+
+    def describe_export(self, ExportArn):
+        return {"ExportDescription": next(e for e in self.exports if e["ExportArn"] == ExportArn)}
+
+    def update_continuous_backups(self, **kwargs):
+        return {}
+
+    def export_table_to_point_in_time(self, **kwargs):
+        self.started.append(kwargs)
+        self.exports.append({"ExportArn": f"arn:export/{len(self.exports)}", "ExportStatus": "IN_PROGRESS"})
+        return {}
+
+
+def test_months_past_retention_go_to_s3_and_are_dropped_only_when_the_export_is_complete(settings):
+    settings.ACTIVITY_RETENTION_MONTHS = 3
+    settings.ACTIVITY_EXPORT_S3_BUCKET = "archive-bucket"
+    for n in range(3):
+        activity.activity_record(user_id=str(n), action="like", at=datetime(2026, 7, 5, tzinfo=TOKYO).timestamp())
+    fake = FakeExports(tables.client())
+    with mock.patch.object(tables, "client", lambda: fake):
+        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "export started"}
+        assert fake.started[0]["S3Bucket"] == "archive-bucket"
+        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "exporting"}
+        assert len(fake.started) == 1  # not started twice
+        fake.exports[0] |= {"ExportStatus": "COMPLETED", "ItemCount": 2}  # short of the table's 3 items
+        assert tables.activity_tables_maintain(now=START).s3["202607"].startswith("kept")
+        assert "202607" in tables.activity_table_months()
+        fake.exports[0]["ItemCount"] = 3
+        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "dropped"}
+    assert "202607" not in tables.activity_table_months()

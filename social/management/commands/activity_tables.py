@@ -37,5 +37,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{month}: {outcome}")
             for export in report.archived:
                 self.stdout.write(f"{export.month}: exported {export.items} items to {export.path}, table dropped")
+            for month, state in report.s3.items():
+                self.stdout.write(f"{month}: S3 export {state}")
             for month in report.kept:
                 self.stderr.write(f"{month}: past retention but its export did not verify; table kept")
