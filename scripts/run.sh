@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
+# Development mode explicitly: the settings default to production (DEBUG=False).
+export DEBUG="${DEBUG:-True}"
 PORT=8765
 mkdir -p var
 

@@ -5,13 +5,20 @@ Every write states what happens when it runs twice, concurrently, or dies half w
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import re
+import time
 import uuid
 import zlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db import IntegrityError
+from django.db import transaction as db_transaction
 from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
@@ -19,7 +26,7 @@ from notifications import services as notification_services
 from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import transact
-from social.counters import LIKES, counter_add, counter_key, counter_value
+from social.counters import LIKES, VIEWS, counter_add, counter_increment, counter_key, counter_value
 from social.models import Comment, Like, TimelineDay
 from social.selectors import TIMELINE_BUCKET, comment_find
 
@@ -63,6 +70,54 @@ def _timeline_day_ensure(day: str) -> int:
         marker = TimelineDay.get(TIMELINE_BUCKET, day, consistent_read=True)
     _day_shards[day] = int(marker.shards)
     return _day_shards[day]
+
+
+# --- accounts -------------------------------------------------------------
+
+# ASCII letters and digits plus @ . + - _ only: no letters of other scripts that look
+# like Latin ones (a Cyrillic "o" in "bob" looks the same); case never distinguishes two names.
+USERNAME_PATTERN = re.compile(r"[A-Za-z0-9@.+_-]+\Z")
+USERNAME_RULE = "Use only letters a-z, digits and @ . + - _ (no accents or other alphabets)."
+USERNAME_TAKEN = "This username is taken."
+
+
+def username_check(username: str) -> None:
+    if not USERNAME_PATTERN.match(username):
+        raise ApplicationError(USERNAME_RULE, field="username")
+
+
+def user_create(*, username: str, password: str, display_name: str = ""):
+    """Create an account (one INSERT: a crash leaves it created or not).
+
+    Two sign-ups racing for one name in any case: the database's case-insensitive
+    unique constraint admits the first, the others get a 400 on `username`.
+    """
+    username_check(username)
+    try:
+        with db_transaction.atomic():
+            return get_user_model().objects.create_user(username=username, password=password, display_name=display_name)
+    except IntegrityError:
+        raise ApplicationError(USERNAME_TAKEN, field="username") from None
+
+
+# --- views ----------------------------------------------------------------
+
+
+def comment_view_record(*, comment_id: str, viewer: str) -> bool:
+    """Count one view of a comment, at most once per viewer per comment per clock hour.
+
+    `viewer` is `user:<pk>` or, for anonymous visitors, `address:<client ip>`. The
+    "already counted" mark is a key in Django's cache (no DynamoDB write for a
+    reload); `cache.add` is atomic, so concurrent reloads count once. A shared cache
+    (CACHE_URL) makes that hold across processes; with the per-process default, each
+    process counts a viewer once an hour. Returns whether the view was counted.
+    """
+    hour = int(time.time() // 3600)
+    digest = hashlib.sha256(f"{viewer}|{comment_id}".encode()).hexdigest()[:32]
+    if not cache.add(f"viewed:{hour}:{digest}", 1, timeout=3600):
+        return False
+    counter_increment(key=counter_key(kind=VIEWS, object_id=comment_id))
+    return True
 
 
 # --- comments -------------------------------------------------------------
