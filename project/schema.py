@@ -9,6 +9,7 @@ are named after the API class instead (`CommentLikeApi.OutputSerializer` ->
 import re
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
@@ -31,7 +32,37 @@ ERROR_ANSWERS = {
 }
 
 
+def page_parameters(*, size_max: int, size_default: int) -> list[OpenApiParameter]:
+    """`cursor` and `limit` of a paged list, with the bounds the server enforces."""
+    return [
+        OpenApiParameter(
+            "cursor",
+            {"type": "string", "maxLength": 2000},
+            description="The `next` value of the previous page (signed; a forged or expired one is a 400).",
+        ),
+        OpenApiParameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": size_max},
+            description=f"Page size, 1..{size_max} (default {size_default}).",
+        ),
+    ]
+
+
 class AutoSchema(SpectacularAutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """Request bodies say what the server enforces beyond the fields' own rules.
+
+        A serializer with `rejects_unknown_fields` (social.apis.StrictSerializer) gets
+        `additionalProperties: false`; `schema_extra` (e.g. "comment_ids or entry_ids")
+        is merged in as is.
+        """
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and schema.get("type") == "object":
+            if getattr(serializer, "rejects_unknown_fields", False):
+                schema["additionalProperties"] = False
+            schema.update(getattr(serializer, "schema_extra", {}))
+        return schema
+
     def get_serializer_name(self, serializer, direction):
         owner, _, name = type(serializer).__qualname__.rpartition(".")
         if owner:

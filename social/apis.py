@@ -15,12 +15,15 @@ from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from project.errors import LockedOut, PermissionDenied
+from project.schema import page_parameters
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know, so a typo is a 400 rather than silently ignored."""
+
+    rejects_unknown_fields = True  # the schema says so too (project.schema)
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
@@ -65,10 +68,7 @@ class PageQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.PAGE_SIZE_MAX)
 
 
-PAGE_PARAMETERS = [
-    OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
-    OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.PAGE_SIZE_MAX} (default 20)."),
-]
+PAGE_PARAMETERS = page_parameters(size_max=selectors.PAGE_SIZE_MAX, size_default=selectors.PAGE_SIZE)
 
 
 class UserCreateApi(APIView):
@@ -222,7 +222,11 @@ class PopularCommentsApi(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("kind", str, enum=["likes", "views"], description="What to rank by (default likes)."),
-            OpenApiParameter("limit", int, description=f"How many, 1..{ranking.RANKING_LIMIT_MAX} (default 10)."),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": ranking.RANKING_LIMIT_MAX},
+                description=f"How many, 1..{ranking.RANKING_LIMIT_MAX} (default 10).",
+            ),
         ],
         responses={
             200: inline_serializer(
