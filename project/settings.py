@@ -114,7 +114,8 @@ if not DEBUG:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
-    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    # Allows (does not make) a submission to the browsers' HSTS preload list.
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
 # Only behind a proxy that sets this header itself (and strips it from clients), e.g.
 # SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
 if env.str("SECURE_PROXY_SSL_HEADER", default=""):
