@@ -61,7 +61,10 @@ class RequestGuardMiddleware:
         status, message, _code = answer
         if status == 400:
             return defaults.bad_request(request, SuspiciousOperation(message))
-        return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+        if status in (429, 503):
+            response["Retry-After"] = "1"
+        return response
 
 
 def too_large(request):

@@ -22,11 +22,14 @@ class ErrorSerializer(serializers.Serializer):
 
 
 ERROR_ANSWERS = {
-    "400": "Bad input: `detail`, and a list of messages under each field at fault.",
+    "400": "Bad input: `detail`, and a list of messages under each field at fault "
+    "(a forged or expired `cursor`: code `invalid_cursor`).",
     "401": "No or invalid credentials.",
     "403": "Signed in but not allowed.",
     "404": "No such object.",
     "409": "Concurrent writers kept winning; nothing was changed, retry.",
+    "413": "The body is larger than the server accepts (`too_large`).",
+    "415": "Unsupported Content-Type.",
     "429": "Throttled; retry after the Retry-After header.",
     "503": "The data store is unavailable; retry shortly.",
 }
@@ -77,6 +80,8 @@ class AutoSchema(SpectacularAutoSchema):
             if code in responses or (public and code in ("401", "403")):
                 continue
             if code == "404" and "{" not in self.path:
+                continue
+            if code in ("413", "415") and self.method not in ("POST", "PUT", "PATCH"):
                 continue
             answer = self._get_response_for_code(ErrorSerializer, code, direction=direction)
             responses[code] = {**answer, "description": description}

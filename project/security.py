@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from axes.backends import AxesStandaloneBackend
 from django.conf import settings
 
 
@@ -34,3 +35,17 @@ class ContentSecurityPolicyMiddleware:
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
         return response
+
+
+class LoginLimitBackend(AxesStandaloneBackend):
+    """django-axes' check, skipped for the in-process calls that have no request.
+
+    Every log-in that comes over HTTP (the log-in page, the admin, the token API)
+    passes its request; `authenticate()` without one (Django's test client `login()`,
+    a shell) has no address to limit, and axes would refuse it outright.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)

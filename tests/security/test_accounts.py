@@ -151,3 +151,8 @@ def test_a_successful_login_is_not_limited(client, make_user, limit):
     make_user("judy")
     _page_login(client, "/accounts/login/", "judy", "wrong")
     assert _page_login(client, "/accounts/login/", "judy", PASSWORD).status_code == 302
+
+
+def test_the_test_client_login_still_works(client, make_user):
+    make_user("kate")
+    assert client.login(username="kate", password=PASSWORD)
