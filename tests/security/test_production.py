@@ -18,12 +18,18 @@ PRODUCTION_ENV = {
     "ALLOWED_HOSTS": "social.example.com",
     "DJANGO_SETTINGS_MODULE": "project.settings",
 }
+NO_ENV_FILE = {"ENV_FILE": "/dev/null"}  # a developer's .env (DEBUG=True) must not change the defaults
 
 
 def manage(*args, **env):
     base = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "SECURE_SSL_REDIRECT")}
     return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env}, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **NO_ENV_FILE, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
