@@ -74,6 +74,7 @@ def counters_forget_caches() -> None:
     with _lock:
         _shard_overrides.clear()
         _flag_seen.clear()
+        _grown_at.clear()
 
 
 def _kind_shards(kind: str) -> int:
@@ -138,16 +139,67 @@ def flag_settle_seconds() -> float:
     return settings.COUNTER_AGGREGATION_DELAY * 1.75
 
 
-def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str) -> None:
-    """Add `delta` to the counter and raise its due flag, both inside `transaction`.
+def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str, flag: bool = True) -> None:
+    """Add `delta` to the counter and (unless `flag` is False) raise its due flag, inside `transaction`.
 
     No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
     counter's `counter_totals` item, so the change and its scheduled aggregation commit
-    together or not at all.
+    together or not at all. Likes pass `flag=False`: the flag item is shared by every
+    liker, so the like's fold raises it instead (notifications/like_events.py).
     """
     shard = CounterShard(counter_key=key, shard=counter_shard_for(key=key, member=member))
     transaction.update(shard, actions=[CounterShard.count.add(delta)])
+    if flag:
+        counter_due_flag_add(transaction, key=key)
+
+
+def counter_due_flag_add(transaction: TransactWrite, *, key: str) -> None:
+    """Raise the counter's due flag inside `transaction` (never fails a condition)."""
     transaction.update(CounterTotal(key), actions=_due_flag_actions(key, time.time()))
+
+
+# A process grows one counter at most this often: the conflicts of one burst, seen by
+# many threads at once, double the shard count once, not once per thread.
+SHARD_GROWTH_INTERVAL = 0.25
+_grown_at: OrderedDict[str, float] = OrderedDict()
+
+
+def counter_contended(*, key: str) -> int:
+    """A write of this counter met a transaction conflict or throttling: spread new writes wider.
+
+    Doubles the counter's shard count (bounded by COUNTER_SHARDS_MAX) with one conditional
+    UpdateItem on its `counter_totals` item (condition: the stored count is smaller, so
+    concurrent growers never shrink it); this process uses the new count at once, others
+    within SHARD_OVERRIDE_CACHE_SECONDS. Reads sum every shard, so no count moves or is
+    lost. Best effort: if the update fails (the item is busy, throttled) the write's
+    own retry goes on and the next conflict tries again. Staff may still set any count.
+    Returns the shard count this process now writes with.
+    """
+    current = counter_shard_count(key=key)
+    now = time.monotonic()
+    last = _grown_at.get(key)
+    if current >= settings.COUNTER_SHARDS_MAX or (last is not None and now - last < SHARD_GROWTH_INTERVAL):
+        return current
+    _remember(_grown_at, key, now)
+    grown = min(settings.COUNTER_SHARDS_MAX, current * 2)
+    kind, object_id = counter_key_parts(key)
+    try:
+        CounterTotal(key).update(
+            actions=[
+                CounterTotal.shards.set(grown),
+                CounterTotal.kind.set(kind),
+                CounterTotal.object_id.set(object_id),
+            ],
+            condition=CounterTotal.shards.does_not_exist() | (CounterTotal.shards < grown),
+        )
+    except Exception as error:  # a larger count is stored already, or the item is busy: re-read later
+        with _lock:
+            _shard_overrides.pop(key, None)
+        logger.info("counter %s: shard growth to %d not written (%s)", key, grown, type(error).__name__)
+        return current
+    _remember(_shard_overrides, key, (grown, time.monotonic()))
+    logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
+    return grown
 
 
 def _flag_raise(key: str) -> float:
