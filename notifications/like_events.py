@@ -244,3 +244,14 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
         except Exception:
             logger.exception("fold of the like events of %s failed; left for the next pass", comment_id)
     return folded
+
+
+def like_events_fold_until_idle(*, stop: Callable[[], bool] = lambda: False) -> int:
+    """Fold until the `pending` index lists nothing (the command without --loop, tests, benchmarks)."""
+    folded = 0
+    while not stop():
+        done = like_events_fold_pending(stop=stop)
+        folded += done
+        if not done and not like_events_pending_comments(limit_per_part=1):
+            break
+    return folded

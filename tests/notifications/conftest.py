@@ -21,3 +21,10 @@ def people(make_user):
         "carol": make_user("carol", display_name="Carol"),
         "dave": make_user("dave", display_name="Dave"),
     }
+
+
+@pytest.fixture(autouse=True)
+def fold_by_the_worker(settings):
+    """Likes here reach notifications through the folder (helpers.fold), not the in-request fold,
+    so every test drives the fold deterministically; tests/social keep the in-request fold."""
+    settings.LIKE_FOLD_IN_REQUEST = False
