@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -209,14 +210,29 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
             return folded
 
 
+_folding_here: set[str] = set()
+_folding_lock = threading.Lock()
+
+
 def like_events_fold_after_request(*, comment_id: str) -> None:
-    """Best effort, right after a like: one attempt, never raises (the folder does the rest)."""
+    """Best effort, right after a like: one attempt, never raises (the folder does the rest).
+
+    Skipped while another request of this process folds the same comment: the two
+    would only cancel each other, and the one running (or the folder) takes this event.
+    """
     if not settings.LIKE_FOLD_IN_REQUEST:
         return
+    with _folding_lock:
+        if comment_id in _folding_here:
+            return
+        _folding_here.add(comment_id)
     try:
         _fold_batch(comment_id=comment_id, attempts=1)
     except Exception as error:  # the like is committed; its event waits for fold_like_events
         logger.info("like events of %s left to fold_like_events (%s)", comment_id, type(error).__name__)
+    finally:
+        with _folding_lock:
+            _folding_here.discard(comment_id)
 
 
 def like_events_pending_comments(*, limit_per_part: int = PENDING_QUERY_LIMIT) -> list[str]:

@@ -139,16 +139,77 @@ def flag_settle_seconds() -> float:
     return settings.COUNTER_AGGREGATION_DELAY * 1.75
 
 
-def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str, flag: bool = True) -> None:
+class ShardPick:
+    """The shard of one transactional counter write, re-picked for every attempt.
+
+    Random among the shards on which this process has no write of the counter in flight:
+    a process never sends two concurrent writes of one counter to the same shard (which
+    on AWS would cancel one of them), and a retry after a conflict lands elsewhere. Use
+    as a context manager around the whole retry loop, so the last pick is released.
+    """
+
+    _inflight: dict[str, dict[int, int]] = {}
+
+    def __init__(self, key: str):
+        self.key = key
+        self.shard: int | None = None
+
+    def __enter__(self) -> ShardPick:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with _lock:
+            self._release()
+
+    def _release(self) -> None:
+        if self.shard is None:
+            return
+        busy = self._inflight.get(self.key, {})
+        busy[self.shard] = busy.get(self.shard, 1) - 1
+        if busy[self.shard] <= 0:
+            busy.pop(self.shard, None)
+        if not busy:
+            self._inflight.pop(self.key, None)
+        self.shard = None
+
+    def next(self) -> int:
+        shards = counter_shard_count(key=self.key)
+        with _lock:
+            in_flight = len(self._inflight.get(self.key, {}))
+        if in_flight >= shards:
+            # More writes of this counter in flight here than it has shards: a conflict
+            # is certain, so grow now (with room to spare) instead of after a cancelled attempt.
+            shards = counter_contended(key=self.key, at_least=2 * (in_flight + 1))
+        with _lock:
+            self._release()
+            busy = self._inflight.setdefault(self.key, {})
+            free = [shard for shard in range(shards) if shard not in busy] if len(busy) < shards else []
+            self.shard = random.choice(free) if free else random.randrange(shards)
+            busy[self.shard] = busy.get(self.shard, 0) + 1
+            return self.shard
+
+
+def counter_add(
+    transaction: TransactWrite,
+    *,
+    key: str,
+    delta: int,
+    member: str | None = None,
+    shard: int | None = None,
+    flag: bool = True,
+) -> None:
     """Add `delta` to the counter and (unless `flag` is False) raise its due flag, inside `transaction`.
 
     No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
     counter's `counter_totals` item, so the change and its scheduled aggregation commit
     together or not at all. Likes pass `flag=False`: the flag item is shared by every
     liker, so the like's fold raises it instead (notifications/like_events.py).
+    The shard: `shard` if given (likes pass a `ShardPick`'s), else the member's stable
+    shard; the sum of every shard stays exact whichever shard a change or its undo hits.
     """
-    shard = CounterShard(counter_key=key, shard=counter_shard_for(key=key, member=member))
-    transaction.update(shard, actions=[CounterShard.count.add(delta)])
+    if shard is None:
+        shard = counter_shard_for(key=key, member=member or "")
+    transaction.update(CounterShard(counter_key=key, shard=shard), actions=[CounterShard.count.add(delta)])
     if flag:
         counter_due_flag_add(transaction, key=key)
 
@@ -160,28 +221,35 @@ def counter_due_flag_add(transaction: TransactWrite, *, key: str) -> None:
 
 # A process grows one counter at most this often: the conflicts of one burst, seen by
 # many threads at once, double the shard count once, not once per thread.
-SHARD_GROWTH_INTERVAL = 0.25
+SHARD_GROWTH_INTERVAL = 0.1
+SHARD_GROWTH_FACTOR = 4
 _grown_at: OrderedDict[str, float] = OrderedDict()
 
 
-def counter_contended(*, key: str) -> int:
+def counter_contended(*, key: str, at_least: int = 0) -> int:
     """A write of this counter met a transaction conflict or throttling: spread new writes wider.
 
-    Doubles the counter's shard count (bounded by COUNTER_SHARDS_MAX) with one conditional
-    UpdateItem on its `counter_totals` item (condition: the stored count is smaller, so
-    concurrent growers never shrink it); this process uses the new count at once, others
-    within SHARD_OVERRIDE_CACHE_SECONDS. Reads sum every shard, so no count moves or is
-    lost. Best effort: if the update fails (the item is busy, throttled) the write's
-    own retry goes on and the next conflict tries again. Staff may still set any count.
-    Returns the shard count this process now writes with.
+    Multiplies the counter's shard count by SHARD_GROWTH_FACTOR (bounded by
+    COUNTER_SHARDS_MAX) with one conditional UpdateItem on its `counter_totals` item
+    (condition: the stored count is smaller, so concurrent growers never shrink it);
+    this process uses the new count at once, others within SHARD_OVERRIDE_CACHE_SECONDS.
+    Reads sum every shard, so no count moves or is lost. Best effort: if the update
+    fails (the item is busy, throttled) this process keeps the larger count and the
+    next conflict writes it again. Staff may still set any count.
+    `at_least`: this process has that many writes of the counter in flight, so grow to
+    at least that many shards whenever it has fewer. Returns the shard count this
+    process now writes with.
     """
     current = counter_shard_count(key=key)
     now = time.monotonic()
     last = _grown_at.get(key)
-    if current >= settings.COUNTER_SHARDS_MAX or (last is not None and now - last < SHARD_GROWTH_INTERVAL):
+    recently = last is not None and now - last < SHARD_GROWTH_INTERVAL
+    if current >= settings.COUNTER_SHARDS_MAX or (recently and current >= at_least):
         return current
     _remember(_grown_at, key, now)
-    grown = min(settings.COUNTER_SHARDS_MAX, current * 2)
+    grown = min(settings.COUNTER_SHARDS_MAX, max(current * SHARD_GROWTH_FACTOR, at_least))
+    # This process spreads at once (every thread retrying right now), before the write lands.
+    _remember(_shard_overrides, key, (grown, time.monotonic()))
     kind, object_id = counter_key_parts(key)
     try:
         CounterTotal(key).update(
@@ -192,12 +260,14 @@ def counter_contended(*, key: str) -> int:
             ],
             condition=CounterTotal.shards.does_not_exist() | (CounterTotal.shards < grown),
         )
-    except Exception as error:  # a larger count is stored already, or the item is busy: re-read later
-        with _lock:
+    except Exception as error:
+        if getattr(error, "cause_response_code", None) != "ConditionalCheckFailedException":
+            # The item is busy or throttled: keep spreading here; the next conflict writes it.
+            logger.info("counter %s: shard growth to %d not stored yet (%s)", key, grown, type(error).__name__)
+            return grown
+        with _lock:  # another process stored as many or more: use that
             _shard_overrides.pop(key, None)
-        logger.info("counter %s: shard growth to %d not written (%s)", key, grown, type(error).__name__)
-        return current
-    _remember(_shard_overrides, key, (grown, time.monotonic()))
+        return counter_shard_count(key=key)
     logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
     return grown
 

@@ -20,7 +20,7 @@ from notifications import services as notification_services
 from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import sent_actions, transact
-from social.counters import LIKES, counter_add, counter_contended, counter_key, counter_value
+from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
 from social.models import Comment, CounterShard, Like, TimelineDay
 from social.selectors import TIMELINE_BUCKET, comment_find
 
@@ -166,7 +166,9 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
 # --- likes ----------------------------------------------------------------
 
 
-def _like_transaction(transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str) -> None:
+def _like_transaction(
+    transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str, shard: int
+) -> None:
     """The one place the like (or unlike) transaction is built.
 
     Only items no other liker of the comment writes at the same moment: the person's
@@ -181,7 +183,7 @@ def _like_transaction(transaction: TransactWrite, *, comment: Comment, user_id: 
         transaction.save(Like(comment.comment_id, user_id), condition=Like.user_id.does_not_exist())
     else:
         transaction.delete(Like(comment.comment_id, user_id), condition=Like.user_id.exists())
-    counter_add(transaction, key=key, delta=1 if kind == like_events.LIKE else -1, member=user_id, flag=False)
+    counter_add(transaction, key=key, delta=1 if kind == like_events.LIKE else -1, shard=shard, flag=False)
     like_events.like_event_add(
         transaction, author_id=comment.author_id, comment_id=comment.comment_id, liker_id=user_id, kind=kind
     )
@@ -193,7 +195,10 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     key = counter_key(kind=LIKES, object_id=comment_id)
     shards_table = CounterShard.Meta.table_name
 
+    contention = []
+
     def grow_on_contention(transaction: TransactWrite, codes: list[str | None]) -> None:
+        contention.append(codes)
         contended = [
             item["TableName"] == shards_table
             for item, code in zip(sent_actions(transaction), codes, strict=False)
@@ -202,12 +207,17 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
         if not codes or any(contended):  # throttled as a whole, or the shard collided
             counter_contended(key=key)
 
-    codes = transact(
-        lambda transaction: _like_transaction(transaction, comment=comment, user_id=user_id, key=key, kind=kind),
-        what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
-        on_retry=grow_on_contention,
-    )
-    if not codes:
+    with ShardPick(key) as pick:
+        codes = transact(
+            lambda transaction: _like_transaction(
+                transaction, comment=comment, user_id=user_id, key=key, kind=kind, shard=pick.next()
+            ),
+            what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
+            on_retry=grow_on_contention,
+        )
+    # Fold right away only where that is cheap: a like that met no contention is not on
+    # a hot comment, where concurrent folds would only cancel each other.
+    if not codes and not contention:
         like_events.like_events_fold_after_request(comment_id=comment_id)
     # codes: the like row's condition failed (already liked / not liked): nothing written.
     return counter_value(key=key)
