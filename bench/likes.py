@@ -1,20 +1,26 @@
 """Likes: throughput and latency of the like service and endpoint beside the raw
-DynamoDB floor, and comment-read latency with 10^2 vs 10^5 likes on the comment.
+DynamoDB floor, comment-read latency with 10^2 vs 10^5 likes on the comment, and
+(issue 9) a like storm on one hot comment vs the same likes spread over 32 comments
+under AWS's transaction conflict rules (project/testing/aws_conflicts.py), with fold
+lag, given-up likes and the write capacity units of a like and of its fold.
 
-    .venv/bin/python bench/likes.py [--likes 400] [--big 100000]
+    .venv/bin/python bench/likes.py [--likes 400] [--big 100000] [--storm 640] [--only-storm]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
 import random
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
-from _setup import bench_environment, row, timed
+from _setup import bench_environment, percentiles, row, timed
 
 from project import dynamo
 
@@ -22,8 +28,8 @@ TEMPLATE_USER = "template-liker-0f1e2d3c"
 
 
 def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
-    """The exact TransactWriteItems request `like_add` sends (comment check, like row,
-    count shard, due flag, the author's unread notification and badge)."""
+    """The exact TransactWriteItems request `like_add` sends (like row, one count shard,
+    the like's event)."""
     from botocore.client import BaseClient
 
     from social import services
@@ -39,6 +45,112 @@ def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -
     with mock.patch.object(BaseClient, "_make_api_call", spy):
         services.like_add(comment_id=comment_id, user_id=user_id)
     return {"TransactItems": captured["TransactItems"], "comment_id": comment_id}
+
+
+@contextlib.contextmanager
+def capacity_meter():
+    """Ask every TransactWriteItems for its ConsumedCapacity; sum write units of likes and of folds."""
+    from botocore.client import BaseClient
+
+    from notifications.models import LikeEvent
+
+    real = BaseClient._make_api_call
+    events_table = LikeEvent.Meta.table_name
+    totals = {"like_wcu": 0.0, "likes": 0, "fold_wcu": 0.0, "folds": 0}
+    lock = threading.Lock()
+
+    def metered(self, operation_name, api_params):
+        if operation_name != "TransactWriteItems":
+            return real(self, operation_name, api_params)
+        answer = real(self, operation_name, {**api_params, "ReturnConsumedCapacity": "TOTAL"})
+        units = sum(item.get("CapacityUnits", 0.0) for item in answer.get("ConsumedCapacity", []))
+        # A fold deletes events; a like (or unlike) puts one.
+        fold = any(
+            "Delete" in action and action["Delete"]["TableName"] == events_table
+            for action in api_params["TransactItems"]
+        )
+        with lock:
+            totals["fold_wcu" if fold else "like_wcu"] += units
+            totals["folds" if fold else "likes"] += 1
+        return answer
+
+    with mock.patch.object(BaseClient, "_make_api_call", metered):
+        yield totals
+
+
+def storm(*, comment_ids: list[str], likes: int, people: int = 32) -> dict:
+    """`likes` likes from `people` threads, round-robin over `comment_ids`, each by a new user,
+    under the modelled AWS conflict rules, with one folder thread running as `fold_like_events
+    --loop` would. Returns rate, latencies, fold lags, given-up count and capacity units."""
+    from notifications import like_events
+    from project.testing.aws_conflicts import aws_conflict_model
+    from social import services
+
+    lags, latencies, failures = [], [], []
+    lock = threading.Lock()
+
+    def observe(events):
+        now = time.time()
+        with lock:
+            lags.extend(now - float(event.created_at) for event in events)
+
+    stop = threading.Event()
+
+    def folder():
+        while not stop.is_set():
+            if not like_events.like_events_fold_pending(stop=stop.is_set):
+                stop.wait(0.05)
+
+    def person(index: int) -> None:
+        for n in range(index, likes, people):
+            comment_id = comment_ids[n % len(comment_ids)]
+            started = time.perf_counter()
+            try:
+                services.like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
+            except Exception as error:
+                failures.append(type(error).__name__)
+            latencies.append(time.perf_counter() - started)
+
+    like_events.fold_observers.append(observe)
+    worker = threading.Thread(target=folder, daemon=True)
+    try:
+        with aws_conflict_model() as conflicts, capacity_meter() as capacity:
+            worker.start()
+            started = time.perf_counter()
+            with ThreadPoolExecutor(people) as pool:
+                list(pool.map(person, range(people)))
+            elapsed = time.perf_counter() - started
+            deadline = time.time() + 60
+            while like_events.like_events_pending_comments(limit_per_part=1) and time.time() < deadline:
+                time.sleep(0.05)
+            stop.set()
+            worker.join()
+    finally:
+        like_events.fold_observers.remove(observe)
+    return {
+        "rate": likes / elapsed,
+        "latency": percentiles(latencies),
+        "lag": percentiles(lags) if lags else {"p50": float("nan"), "p99": float("nan")},
+        "folded": len(lags),
+        "failures": failures,
+        "conflicts": conflicts,
+        "capacity": capacity,
+    }
+
+
+def print_storm(label: str, result: dict) -> None:
+    capacity, latency, lag = result["capacity"], result["latency"], result["lag"]
+    like_wcu = capacity["like_wcu"] / max(1, capacity["likes"])
+    fold_wcu = capacity["fold_wcu"] / max(1, result["folded"])
+    print(
+        f"  {label:<28} {result['rate']:7.0f} likes/s  latency p50 {latency['p50']:6.1f} ms p99 {latency['p99']:7.1f} ms  "
+        f"fold lag p50 {lag['p50']:6.0f} ms p99 {lag['p99']:6.0f} ms  given up {len(result['failures'])}"
+    )
+    print(
+        f"  {'':<28} like {like_wcu:.1f} WCU per transaction attempt, fold {fold_wcu:.1f} WCU per like "
+        f"({capacity['folds']} fold transactions for {result['folded']} events); "
+        f"cancelled {result['conflicts'].cancelled} of {result['conflicts'].transactions} transactions"
+    )
 
 
 def raw_like_transaction(client, template: dict, *, comment_id: str, user_id: str) -> None:
@@ -77,6 +189,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--likes", type=int, default=400, help="likes measured per method")
     parser.add_argument("--big", type=int, default=100_000, help="likes on the big comment")
+    parser.add_argument("--storm", type=int, default=640, help="likes in each storm (hot vs spread)")
+    parser.add_argument("--only-storm", action="store_true", help="run only the hot-vs-spread storm")
     options = parser.parse_args()
 
     with bench_environment():
@@ -90,6 +204,24 @@ def main() -> None:
         author = get_user_model().objects.create_user(username="author", password="x")
         liker = get_user_model().objects.create_user(username="liker", password="x")
         token = Token.objects.create(user=liker)
+        print(f"Like storm, 32 people, {options.storm} likes, modelled AWS conflict rules, folder running")
+        hot = [services.comment_create(author_id=str(author.pk), body="hot").comment_id]
+        spread = [services.comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
+        hot_result = storm(comment_ids=hot, likes=options.storm)
+        spread_result = storm(comment_ids=spread, likes=options.storm)
+        print_storm("one hot comment", hot_result)
+        print_storm("spread over 32 comments", spread_result)
+        print(f"  hot / spread: {hot_result['rate'] / spread_result['rate']:.2f}x")
+        from notifications.models import LikeUnread
+        from social.counters import LIKES, counter_key, counter_shard_count
+
+        unread = LikeUnread.get(str(author.pk), hot[0], consistent_read=True)
+        assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
+        shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
+        print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards\n")
+        if options.only_storm:
+            return
+
         n = options.likes
         comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
         users = iter(str(uuid.uuid4()) for _ in range(10 * n))

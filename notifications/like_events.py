@@ -36,6 +36,7 @@ import random
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -46,7 +47,7 @@ from pynamodb.transactions import TransactWrite
 from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount
 from notifications.services import like_source, likers_max, now_iso
 from project.transactions import transact
-from social.counters import LIKES, counter_due_flag_add, counter_key
+from social.counters import LIKES, counter_compact, counter_due_flag_add, counter_key
 from social.selectors import comment_find
 
 logger = logging.getLogger(__name__)
@@ -58,6 +59,9 @@ UNLIKE = "unlike"
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
 PENDING_QUERY_LIMIT = 200
+
+# Called with the events of every committed fold (metrics; bench/likes.py measures fold lag).
+fold_observers: list[Callable[[list[LikeEvent]], None]] = []
 
 
 def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, kind: str) -> None:
@@ -180,6 +184,8 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
             lambda transaction, fold=fold: _fold_actions(transaction, fold), what="like_events_fold", attempts=attempts
         )
         if not codes:
+            for observer in fold_observers:
+                observer(events)
             if fold.notify or fold.withdraw:
                 logger.info(
                     "folded %d like event(s) of %s: +%d notified, -%d withdrawn",
@@ -207,23 +213,45 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
         done = _fold_batch(comment_id=comment_id, attempts=attempts)
         folded += done
         if done < FOLD_EVENTS_MAX:
-            return folded
+            break
+    if folded:
+        try:  # keep the comment's count one small read (social/counters.py)
+            counter_compact(key=counter_key(kind=LIKES, object_id=comment_id))
+        except Exception as error:  # a like on a shard meanwhile: the next fold compacts
+            logger.info("like counter of %s not compacted (%s)", comment_id, type(error).__name__)
+    return folded
 
 
 _folding_here: set[str] = set()
 _folding_lock = threading.Lock()
+# A comment liked this often per second in this process is hot: its requests leave the
+# fold to the folder, which takes up to FOLD_EVENTS_MAX of its events per write.
+HOT_LIKES_PER_SECOND = 8
+_recent_likes: dict[str, deque] = {}
+
+
+def _hot(comment_id: str, now: float) -> bool:
+    recent = _recent_likes.setdefault(comment_id, deque())
+    recent.append(now)
+    while recent and recent[0] < now - 1.0:
+        recent.popleft()
+    if len(_recent_likes) > 10_000:  # forget quiet comments
+        for quiet in [key for key, times in _recent_likes.items() if not times or times[-1] < now - 1.0]:
+            _recent_likes.pop(quiet, None)
+    return len(recent) > HOT_LIKES_PER_SECOND
 
 
 def like_events_fold_after_request(*, comment_id: str) -> None:
     """Best effort, right after a like: one attempt, never raises (the folder does the rest).
 
-    Skipped while another request of this process folds the same comment: the two
-    would only cancel each other, and the one running (or the folder) takes this event.
+    Only where cheap: skipped for a hot comment (more than HOT_LIKES_PER_SECOND likes a
+    second in this process) and while another request of this process folds the same
+    comment, where folds would cancel each other; the folder takes those events.
     """
     if not settings.LIKE_FOLD_IN_REQUEST:
         return
     with _folding_lock:
-        if comment_id in _folding_here:
+        if _hot(comment_id, time.monotonic()) or comment_id in _folding_here:
             return
         _folding_here.add(comment_id)
     try:

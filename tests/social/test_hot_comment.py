@@ -82,3 +82,40 @@ def test_a_contended_counter_never_shrinks_a_larger_count_another_process_stored
     counters._grown_at.clear()
     # its write (16) is refused; it re-reads and writes with the stored, larger count
     assert counters.counter_contended(key=key) == 32 == counters.counter_shard_count(key=key)
+
+
+def test_the_folder_compacts_a_hot_counter_so_a_page_reads_one_item(make_user, settings, fold_likes):
+    settings.LIKE_FOLD_IN_REQUEST = False
+    author = make_user("author")
+    comment_id = services.comment_create(author_id=str(author.pk), body="Hot").comment_id
+    key = counter_key(kind=LIKES, object_id=comment_id)
+    counters.counter_set_shards(key=key, shards=32)
+    for n in range(40):
+        services.like_add(comment_id=comment_id, user_id=str(100 + n))
+    assert len(list(counters.CounterShard.query(key, consistent_read=True))) >= counters.COMPACT_MIN_ITEMS
+    fold_likes()
+    assert [(int(item.shard), int(item.count)) for item in counters.CounterShard.query(key)] == [(-1, 40)]
+    assert services.like_remove(comment_id=comment_id, user_id="100").like_count == 39
+    assert services.like_add(comment_id=comment_id, user_id="999").like_count == 40
+
+
+def test_a_like_landing_during_compaction_cancels_it_and_nothing_is_lost(make_user):
+    from unittest import mock
+
+    author = make_user("author")
+    comment_id = services.comment_create(author_id=str(author.pk), body="Hot").comment_id
+    key = counter_key(kind=LIKES, object_id=comment_id)
+    for shard in range(10):
+        counters.CounterShard(key, shard, count=2).save()
+    real_query = counters.CounterShard.query
+
+    def query_then_like(*args, **kwargs):
+        found = list(real_query(*args, **kwargs))
+        counters.CounterShard(key, 3).update(actions=[counters.CounterShard.count.add(1)])  # lands now
+        return found
+
+    with mock.patch.object(counters.CounterShard, "query", query_then_like):
+        assert counters.counter_compact(key=key) is False
+    assert counters.counter_value(key=key) == 21
+    assert counters.counter_compact(key=key) is True
+    assert [(int(item.shard), int(item.count)) for item in real_query(key)] == [(-1, 21)]
