@@ -23,8 +23,8 @@ def people(make_user):
     }
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def fold_by_the_worker(settings):
-    """Likes here reach notifications through the folder (helpers.fold), not the in-request fold,
-    so every test drives the fold deterministically; tests/social keep the in-request fold."""
+    """Likes reach notifications through the folder (helpers.fold), not the in-request fold, so a
+    test drives the fold deterministically (the like-notification test modules use this)."""
     settings.LIKE_FOLD_IN_REQUEST = False

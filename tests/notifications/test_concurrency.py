@@ -14,7 +14,7 @@ from notifications.models import LikeRead, LikeUnread, UnreadCount
 from social.models import Like
 from tests.notifications.helpers import fold, like, post, uid, unlike
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("fold_by_the_worker")]
 
 THREADS = 8
 OPERATIONS_PER_THREAD = 30

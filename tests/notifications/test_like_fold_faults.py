@@ -16,7 +16,7 @@ from social import services
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
 
 
 class Killed(BaseException):

@@ -24,7 +24,7 @@ from tests.notifications.helpers import (
     unread_item,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
 
 
 def inbox(user, **kwargs):
