@@ -4,8 +4,9 @@ Likes and unlikes reach the author's unread notification and badge through their
 events, folded many at a time by notifications/like_events.py (issue 9): the like's own
 transaction touches nothing another liker touches.
 
-Invariants kept by every write below, for each comment and its author, since the
-author last read its notification:
+Invariants kept by every write below and by the fold, for each comment and its
+author, since the author last read its notification, once the pending like events
+are folded:
 
 - `num_likes` counts the likes that arrived, minus the undone likes of *listed*
   likers; the `unread_counts` item `like#<comment_id>` always holds the same number.
@@ -14,7 +15,9 @@ author last read its notification:
   freed; at most `LIKE_NOTIFICATION_LIKERS_MAX` (N) of them (lowering N leaves longer
   lists as they are until read). A like arriving while the list is full only adds 1
   to `num_likes` (an *overflow* like), so a viral comment's item stays far below
-  DynamoDB's 400 KB item limit. Everyone listed still likes the comment.
+  DynamoDB's 400 KB item limit. Everyone listed still likes the comment. A liker
+  counted once (listed or overflow) is not counted again for this comment after the
+  author read it (`like_notified`).
 - `num_likes == len(liker_ids) + overflow likes` (undone or not): an overflow like
   that is undone stays counted until read (seed 000 allows an undone like to stay in
   its notification). So `len(liker_ids) <= min(num_likes, N)`, with equality as long
@@ -29,8 +32,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from pynamodb.exceptions import PutError
-from pynamodb.expressions.operand import Path
 from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
@@ -45,15 +46,9 @@ logger = logging.getLogger(__name__)
 MARK_READ_ACTIONS_PER_COMMENT = 3
 MARK_READ_COMMENTS_PER_TRANSACTION = 100 // MARK_READ_ACTIONS_PER_COMMENT
 MARK_READ_ATTEMPTS = 8
-UNLIKE_ATTEMPTS = 8
-LIKE_ATTEMPTS = 8
 MARK_READ_IDS_MAX = 100
 
 LIKE_SOURCE_PREFIX = "like#"
-
-# `liker_ids` without its ListAttribute: PynamoDB would serialize a `contains`
-# operand with the list serializer (a string turned into a list of characters).
-_LIKER_IDS_PATH = Path(["liker_ids"])
 
 
 def like_source(comment_id: str) -> str:
@@ -74,11 +69,6 @@ def read_key(*, read_ns: int, comment_id: str) -> str:
     return f"{read_ns:020d}#{comment_id}"
 
 
-def _only_like_unread_failed(transaction: TransactWrite, codes: list[str | None]) -> bool:
-    failed = failed_actions(transaction, codes)
-    return bool(failed) and all(item["TableName"] == LikeUnread.Meta.table_name for item in failed)
-
-
 # --- comment posted --------------------------------------------------------
 
 
@@ -96,24 +86,6 @@ def like_unread_create(transaction: TransactWrite, *, author_id: str, comment_id
         UnreadCount(author_id, like_source(comment_id), count=0),
         condition=UnreadCount.source.does_not_exist(),
     )
-
-
-def like_unread_ensure(*, author_id: str, comment_id: str) -> None:
-    """Create the empty notification items of a comment posted before notifications existed.
-
-    Conditional puts: running it twice, or beside a concurrent like, never
-    overwrites an existing item.
-    """
-    for item, key in (
-        (LikeUnread(author_id, comment_id, liker_ids=[], num_likes=0, updated_at=now_iso()), LikeUnread.comment_id),
-        (UnreadCount(author_id, like_source(comment_id), count=0), UnreadCount.source),
-    ):
-        try:
-            item.save(condition=key.does_not_exist())
-        except PutError as error:
-            if error.cause_response_code != "ConditionalCheckFailedException":
-                raise
-    logger.info("created missing like notification items for comment %s", comment_id)
 
 
 # --- like / unlike ---------------------------------------------------------
