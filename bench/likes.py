@@ -34,22 +34,23 @@ TEMPLATE_USER = "template-liker-0f1e2d3c"
 
 def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
     """The exact TransactWriteItems request `like_add` sends (like row, one count shard,
-    the like's event)."""
+    the like's event); the in-request fold, a separate transaction, is left out."""
     from botocore.client import BaseClient
+    from django.test import override_settings
 
     from social import services
 
-    captured = {}
+    captured = []
     real = BaseClient._make_api_call
 
     def spy(self, operation_name, api_params):
         if operation_name == "TransactWriteItems":
-            captured.update(copy.deepcopy(api_params))
+            captured.append(copy.deepcopy(api_params))
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with override_settings(LIKE_FOLD_IN_REQUEST=False), mock.patch.object(BaseClient, "_make_api_call", spy):
         services.like_add(comment_id=comment_id, user_id=user_id)
-    return {"TransactItems": captured["TransactItems"], "comment_id": comment_id}
+    return {"TransactItems": captured[0]["TransactItems"], "comment_id": comment_id}
 
 
 @contextlib.contextmanager

@@ -60,9 +60,6 @@ FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
 PENDING_QUERY_LIMIT = 200
 
-# Called with the events of every committed fold (metrics; bench/likes.py measures fold lag).
-fold_observers: list[Callable[[list[LikeEvent]], None]] = []
-
 
 def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, kind: str) -> None:
     """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition."""
@@ -184,8 +181,6 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
             lambda transaction, fold=fold: _fold_actions(transaction, fold), what="like_events_fold", attempts=attempts
         )
         if not codes:
-            for observer in fold_observers:
-                observer(events)
             if fold.notify or fold.withdraw:
                 logger.info(
                     "folded %d like event(s) of %s: +%d notified, -%d withdrawn",
