@@ -38,6 +38,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -58,6 +59,7 @@ UNLIKE = "unlike"
 # badge and due flag: 45 + 45 + 3 <= 100 actions (TransactWriteItems' limit).
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
+_readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
 PENDING_QUERY_LIMIT = 200
 
 
@@ -99,23 +101,33 @@ class _Fold:
         return int(self.unread.num_likes or 0) if self.unread else 0
 
 
-def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
-    """Read what the fold needs (comment, notification, like rows, markers) and decide."""
-    author_id = events[0].author_id
-    comment = comment_find(comment_id=comment_id)
-    visible = comment is not None and not comment.hidden
-    likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id)) if visible else []
+def _unread_get(author_id: str, comment_id: str) -> LikeUnread | None:
     try:
-        unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
+        return LikeUnread.get(author_id, comment_id, consistent_read=True)
     except DoesNotExist:
-        unread = None
-    fold = _Fold(comment_id, author_id, events, unread)
-    fold.new_list, fold.new_count = fold.old_list, fold.old_count
-    if not likers:
-        return fold
+        return None
+
+
+def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
+    """Read what the fold needs (comment, notification, like rows, markers) and decide.
+
+    The four reads are independent and run concurrently: one round trip of latency.
+    """
+    author_id = events[0].author_id
+    likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
     keys = [(comment_id, liker) for liker in likers]
-    liked = {row.user_id for row in _likes_batch_get(keys)}
-    notified = {row.user_id for row in LikeNotified.batch_get(keys, consistent_read=True)}
+    comment = _readers.submit(comment_find, comment_id=comment_id)
+    unread = _readers.submit(_unread_get, author_id, comment_id)
+    liked = _readers.submit(lambda: {row.user_id for row in _likes_batch_get(keys)} if keys else set())
+    notified = _readers.submit(
+        lambda: {row.user_id for row in LikeNotified.batch_get(keys, consistent_read=True)} if keys else set()
+    )
+    fold = _Fold(comment_id, author_id, events, unread.result())
+    fold.new_list, fold.new_count = fold.old_list, fold.old_count
+    found = comment.result()
+    liked, notified = liked.result(), notified.result()
+    if found is None or found.hidden:  # likes on a hidden or deleted comment notify nobody
+        return fold
     listed = fold.old_list
     fold.withdraw = [liker for liker in likers if liker not in liked and liker in listed]
     for liker in fold.withdraw:
