@@ -237,101 +237,114 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=100_000, help="likes on the big comment")
     parser.add_argument("--storm", type=int, default=640, help="likes in each storm (hot vs spread)")
     parser.add_argument("--only-storm", action="store_true", help="run only the hot-vs-spread storm")
+    parser.add_argument("--skip-storm", action="store_true", help="skip the hot-vs-spread storm")
     options = parser.parse_args()
 
     with bench_environment():
-        from django.contrib.auth import get_user_model
-        from rest_framework.authtoken.models import Token
-        from rest_framework.test import APIClient
+        if not options.skip_storm:
+            hot_vs_spread(options)
+        if not options.only_storm:
+            single_likes(options)
 
-        from social import selectors, services
 
-        client = dynamo.client()
-        author = get_user_model().objects.create_user(username="author", password="x")
-        liker = get_user_model().objects.create_user(username="liker", password="x")
-        token = Token.objects.create(user=liker)
-        print(f"Like storm, 32 people, {options.storm} likes, modelled AWS conflict rules, folder running")
-        hot = [services.comment_create(author_id=str(author.pk), body="hot").comment_id]
-        spread = [services.comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
-        hot_result = storm(comment_ids=hot, author_id=str(author.pk), likes=options.storm)
-        spread_result = storm(comment_ids=spread, author_id=str(author.pk), likes=options.storm)
-        print_storm("one hot comment", hot_result)
-        print_storm("spread over 32 comments", spread_result)
-        print(f"  hot / spread: {hot_result['rate'] / spread_result['rate']:.2f}x")
-        from notifications.models import LikeUnread
-        from social.counters import LIKES, counter_key, counter_shard_count
+def hot_vs_spread(options) -> None:
+    from django.contrib.auth import get_user_model
 
-        unread = LikeUnread.get(str(author.pk), hot[0], consistent_read=True)
-        assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
-        shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
-        print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards")
-        print(f"  {fold_cost(author_id=str(author.pk))}\n")
-        if options.only_storm:
-            return
+    from social import services
 
-        n = options.likes
-        comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
-        users = iter(str(uuid.uuid4()) for _ in range(10 * n))
+    author = get_user_model().objects.create_user(username="storm-author", password="x")
+    print(f"Like storm, 32 people, {options.storm} likes, modelled AWS conflict rules, folder running")
+    hot = [services.comment_create(author_id=str(author.pk), body="hot").comment_id]
+    spread = [services.comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
+    hot_result = storm(comment_ids=hot, author_id=str(author.pk), likes=options.storm)
+    spread_result = storm(comment_ids=spread, author_id=str(author.pk), likes=options.storm)
+    print_storm("one hot comment", hot_result)
+    print_storm("spread over 32 comments", spread_result)
+    print(f"  hot / spread: {hot_result['rate'] / spread_result['rate']:.2f}x")
+    from notifications.models import LikeUnread
+    from social.counters import LIKES, counter_key, counter_shard_count
 
-        print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
-        template = capture_like_transaction(comment_id=comments[0])
-        print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
-        floor_tx = timed(
-            lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
-        )
-        floor_all = timed(
-            lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
-        )
-        service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
-        api = APIClient()
-        api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        order = iter(comments)
+    unread = LikeUnread.get(str(author.pk), hot[0], consistent_read=True)
+    assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
+    shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
+    print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards")
+    print(f"  {fold_cost(author_id=str(author.pk))}\n")
 
-        def http_like():
-            answer = api.put(f"/api/comments/{next(order)}/like/")
-            assert answer.status_code == 200, answer.content
 
-        http = timed(http_like, n)
-        print(row("floor: raw transact_write_items", floor_tx))
-        print(row("floor: raw get + transact + query", floor_all, floor_tx))
-        print(row("like_add() service", service, floor_tx))
-        print(row("PUT /api/comments/<id>/like/ (in-process)", http, floor_tx))
-        print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
+def single_likes(options) -> None:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
 
-        print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
-        small = services.comment_create(author_id=str(author.pk), body="small").comment_id
-        big = services.comment_create(author_id=str(author.pk), body="big").comment_id
-        started = time.perf_counter()
-        load_likes(small, 100)
-        load_likes(big, options.big)
-        print(f"  (loaded {options.big + 100} like rows in {time.perf_counter() - started:.1f}s)")
-        viewer = str(liker.pk)
-        small_reads, big_reads = [], []
-        timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 50)  # warm-up
-        for _ in range(n):  # interleaved, so background load hits both alike
-            small_reads += timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 1)
-            big_reads += timed(lambda: selectors.comment_get(comment_id=big, viewer_id=viewer), 1)
-        assert selectors.comment_get(comment_id=big, viewer_id=viewer).like_count == options.big
-        floor_read = timed(
-            lambda: (
-                client.get_item(TableName=f"{dynamo.table_name('comments')}", Key={"comment_id": {"S": big}}),
-                client.query(
-                    TableName=dynamo.table_name("counters"),
-                    KeyConditionExpression="counter_key = :k",
-                    ExpressionAttributeValues={":k": {"S": f"like#{big}"}},
-                    ConsistentRead=True,
-                ),
-                client.get_item(
-                    TableName=dynamo.table_name("likes"), Key={"comment_id": {"S": big}, "user_id": {"S": viewer}}
-                ),
+    from social import selectors, services
+
+    client = dynamo.client()
+    author = get_user_model().objects.create_user(username="author", password="x")
+    liker = get_user_model().objects.create_user(username="liker", password="x")
+    token = Token.objects.create(user=liker)
+    n = options.likes
+    comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
+    users = iter(str(uuid.uuid4()) for _ in range(10 * n))
+
+    print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
+    template = capture_like_transaction(comment_id=comments[0])
+    print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
+    floor_tx = timed(
+        lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+    )
+    floor_all = timed(
+        lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+    )
+    service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    order = iter(comments)
+
+    def http_like():
+        answer = api.put(f"/api/comments/{next(order)}/like/")
+        assert answer.status_code == 200, answer.content
+
+    http = timed(http_like, n)
+    print(row("floor: raw transact_write_items", floor_tx))
+    print(row("floor: raw get + transact + query", floor_all, floor_tx))
+    print(row("like_add() service", service, floor_tx))
+    print(row("PUT /api/comments/<id>/like/ (in-process)", http, floor_tx))
+    print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
+
+    print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
+    small = services.comment_create(author_id=str(author.pk), body="small").comment_id
+    big = services.comment_create(author_id=str(author.pk), body="big").comment_id
+    started = time.perf_counter()
+    load_likes(small, 100)
+    load_likes(big, options.big)
+    print(f"  (loaded {options.big + 100} like rows in {time.perf_counter() - started:.1f}s)")
+    viewer = str(liker.pk)
+    small_reads, big_reads = [], []
+    timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 50)  # warm-up
+    for _ in range(n):  # interleaved, so background load hits both alike
+        small_reads += timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 1)
+        big_reads += timed(lambda: selectors.comment_get(comment_id=big, viewer_id=viewer), 1)
+    assert selectors.comment_get(comment_id=big, viewer_id=viewer).like_count == options.big
+    floor_read = timed(
+        lambda: (
+            client.get_item(TableName=f"{dynamo.table_name('comments')}", Key={"comment_id": {"S": big}}),
+            client.query(
+                TableName=dynamo.table_name("counters"),
+                KeyConditionExpression="counter_key = :k",
+                ExpressionAttributeValues={":k": {"S": f"like#{big}"}},
+                ConsistentRead=True,
             ),
-            n,
-        )
-        print(row("floor: raw get + query + get", floor_read))
-        print(row("comment_get, 10^2 likes", small_reads, floor_read))
-        print(row(f"comment_get, {options.big:,} likes", big_reads, floor_read))
-        ratio = sorted(big_reads)[n // 2] / sorted(small_reads)[n // 2]
-        print(f"  p50 ratio {options.big:,} likes / 100 likes: {ratio:.2f}x (flat = about 1)")
+            client.get_item(
+                TableName=dynamo.table_name("likes"), Key={"comment_id": {"S": big}, "user_id": {"S": viewer}}
+            ),
+        ),
+        n,
+    )
+    print(row("floor: raw get + query + get", floor_read))
+    print(row("comment_get, 10^2 likes", small_reads, floor_read))
+    print(row(f"comment_get, {options.big:,} likes", big_reads, floor_read))
+    ratio = sorted(big_reads)[n // 2] / sorted(small_reads)[n // 2]
+    print(f"  p50 ratio {options.big:,} likes / 100 likes: {ratio:.2f}x (flat = about 1)")
 
 
 if __name__ == "__main__":
