@@ -123,7 +123,7 @@ def main():
         for label, make in (
             ("shard ADD only", shard_only),
             ("counter_add (shard ADD + due flag)", with_flag),
-            ("like_add (comment check + like + counter_add)", None),
+            ("like_add (like row + counter shard + event)", None),
         ):
             print(f"  {label}")
             for shards in SHARD_COUNTS:
