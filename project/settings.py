@@ -169,6 +169,10 @@ RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 # Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
+# Like events (the likes' outbox, issue 9): partitions of the pending index the folder
+# queries, and whether a like tries to fold its comment's events before it answers.
+LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
+LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 

@@ -14,8 +14,9 @@ dynamo_pid=""
 aggregator_pid=""
 feed_retries_pid=""
 dispatcher_pid=""
+folder_pid=""
 cleanup() {
-  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid"; do
+  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid" "$folder_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
@@ -57,5 +58,8 @@ feed_retries_pid=$!
 # Sends the broadcast deliveries staff create in the admin.
 "$BIN/python" manage.py dispatch_deliveries --loop --no-progress &
 dispatcher_pid=$!
+# Folds likes into the authors' notifications and badges (the likes' outbox, issue 9).
+"$BIN/python" manage.py fold_like_events --loop &
+folder_pid=$!
 echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
 "$BIN/python" manage.py runserver 127.0.0.1:8000
