@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
+os.environ.setdefault("DEBUG", "True")  # development settings: the defaults are production-safe
 
 import django
 

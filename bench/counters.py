@@ -3,73 +3,28 @@
     .venv/bin/python bench/counters.py
 
 DynamoDB Local serialises transactions, so it never raises TransactionConflict.
-For the transactional figures this script models AWS's rule ("an item within a
-TransactWriteItems request is part of another ongoing transaction" -> cancelled):
-a transaction that touches an item another in-flight transaction holds is
-cancelled with TransactionConflict before it reaches DynamoDB Local, and the
-service's retry loop handles it as it would on AWS. Conflicts are counted.
+For the transactional figures this script models AWS's rules with
+project/testing/aws_conflicts.py (the model the tests use): a transaction that
+touches an item another in-flight transaction holds is cancelled with
+TransactionConflict before it reaches DynamoDB Local, and the service's retry
+loop handles it as it would on AWS. Conflicts are counted.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from unittest import mock
 
 from _setup import bench_environment, percentiles, row, timed
-from botocore.client import BaseClient
-from botocore.exceptions import ClientError
 from django.conf import settings
 
 from project import transactions
+from project.testing.aws_conflicts import aws_conflict_model
 
 WRITERS = 8
 OPS_PER_WRITER = 40
 SHARD_COUNTS = (1, 10, 100)
-
-
-@contextmanager
-def aws_conflict_model():
-    real = BaseClient._make_api_call
-    inflight: set[str] = set()
-    lock = threading.Lock()
-    stats = {"conflicts": 0, "transactions": 0}
-
-    def item_ids(params):
-        ids = []
-        for action in params["TransactItems"]:
-            (body,) = action.values()
-            ids.append(json.dumps([body["TableName"], body.get("Key") or body["Item"]], sort_keys=True))
-        return ids
-
-    def fake(self, operation_name, api_params):
-        if operation_name != "TransactWriteItems":
-            return real(self, operation_name, api_params)
-        ids = item_ids(api_params)
-        with lock:
-            stats["transactions"] += 1
-            busy = [item in inflight for item in ids]
-            if any(busy):
-                stats["conflicts"] += 1
-                raise ClientError(
-                    {
-                        "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
-                        "CancellationReasons": [{"Code": "TransactionConflict" if b else "None"} for b in busy],
-                    },
-                    "TransactWriteItems",
-                )
-            inflight.update(ids)
-        try:
-            return real(self, operation_name, api_params)
-        finally:
-            with lock:
-                inflight.difference_update(ids)
-
-    with mock.patch.object(BaseClient, "_make_api_call", fake):
-        yield stats
 
 
 def hammer(operation, writers=WRITERS, ops=OPS_PER_WRITER):
@@ -168,7 +123,7 @@ def main():
         for label, make in (
             ("shard ADD only", shard_only),
             ("counter_add (shard ADD + due flag)", with_flag),
-            ("like_add (comment check + like + counter_add)", None),
+            ("like_add (like row + counter shard + event)", None),
         ):
             print(f"  {label}")
             for shards in SHARD_COUNTS:
@@ -182,7 +137,7 @@ def main():
                 assert counters.counter_value(key=key) == done, (counters.counter_value(key=key), done)
                 print(
                     f"    {f'{shards} shard(s)':<42} {rate:8.0f}/s  ({rate / floor_tx:.2f}x floor)  "
-                    f"conflicts {stats['conflicts']:4d} of {stats['transactions']:4d} attempts, "
+                    f"conflicts {stats.cancelled:4d} of {stats.transactions:4d} attempts, "
                     f"gave up {len(failures)}"
                 )
         print()

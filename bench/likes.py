@@ -1,20 +1,31 @@
 """Likes: throughput and latency of the like service and endpoint beside the raw
-DynamoDB floor, and comment-read latency with 10^2 vs 10^5 likes on the comment.
+DynamoDB floor, comment-read latency with 10^2 vs 10^5 likes on the comment, and
+(issue 9) a like storm on one hot comment vs the same likes spread over 32 comments
+under AWS's transaction conflict rules (project/testing/aws_conflicts.py), with fold
+lag, given-up likes and the write capacity units of a like and of its fold.
 
-    .venv/bin/python bench/likes.py [--likes 400] [--big 100000]
+    .venv/bin/python bench/likes.py [--likes 400] [--big 100000] [--storm 640] [--only-storm]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from unittest import mock
 
-from _setup import bench_environment, row, timed
+from _setup import bench_environment, percentiles, row, timed
 
 from project import dynamo
 
@@ -22,23 +33,170 @@ TEMPLATE_USER = "template-liker-0f1e2d3c"
 
 
 def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
-    """The exact TransactWriteItems request `like_add` sends (comment check, like row,
-    count shard, due flag, the author's unread notification and badge)."""
+    """The exact TransactWriteItems request `like_add` sends (like row, one count shard,
+    the like's event); the in-request fold, a separate transaction, is left out."""
     from botocore.client import BaseClient
+    from django.test import override_settings
 
     from social import services
 
-    captured = {}
+    captured = []
     real = BaseClient._make_api_call
 
     def spy(self, operation_name, api_params):
         if operation_name == "TransactWriteItems":
-            captured.update(copy.deepcopy(api_params))
+            captured.append(copy.deepcopy(api_params))
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with override_settings(LIKE_FOLD_IN_REQUEST=False), mock.patch.object(BaseClient, "_make_api_call", spy):
         services.like_add(comment_id=comment_id, user_id=user_id)
-    return {"TransactItems": captured["TransactItems"], "comment_id": comment_id}
+    return {"TransactItems": captured[0]["TransactItems"], "comment_id": comment_id}
+
+
+@contextlib.contextmanager
+def capacity_meter():
+    """Ask every TransactWriteItems for its ConsumedCapacity; sum write units of likes and of folds."""
+    from botocore.client import BaseClient
+
+    from notifications.models import LikeEvent
+
+    real = BaseClient._make_api_call
+    events_table = LikeEvent.Meta.table_name
+    totals = {"like_wcu": 0.0, "likes": 0, "fold_wcu": 0.0, "folds": 0}
+    lock = threading.Lock()
+
+    def metered(self, operation_name, api_params):
+        if operation_name != "TransactWriteItems":
+            return real(self, operation_name, api_params)
+        answer = real(self, operation_name, {**api_params, "ReturnConsumedCapacity": "TOTAL"})
+        units = sum(item.get("CapacityUnits", 0.0) for item in answer.get("ConsumedCapacity", []))
+        # A fold deletes events; a like (or unlike) puts one.
+        fold = any(
+            "Delete" in action and action["Delete"]["TableName"] == events_table
+            for action in api_params["TransactItems"]
+        )
+        with lock:
+            totals["fold_wcu" if fold else "like_wcu"] += units
+            totals["folds" if fold else "likes"] += 1
+        return answer
+
+    with mock.patch.object(BaseClient, "_make_api_call", metered):
+        yield totals
+
+
+@contextlib.contextmanager
+def folder_process():
+    """`manage.py fold_like_events --loop` in its own process against the bench's DynamoDB Local,
+    as in production (a worker beside the web processes)."""
+    from notifications.models import LikeEvent
+
+    prefix = LikeEvent.Meta.table_name[: -len("like_events")]
+    env = {
+        **os.environ,
+        "DYNAMODB_HOST": LikeEvent.Meta.host,
+        "DYNAMODB_TABLE_PREFIX": prefix,
+        "DATABASE_URL": "sqlite:///:memory:",
+        "LOG_LEVEL": "WARNING",
+    }
+    manage = Path(__file__).resolve().parent.parent / "manage.py"
+    process = subprocess.Popen([sys.executable, str(manage), "fold_like_events", "--loop"], env=env)
+    try:
+        yield process
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 32) -> dict:
+    """`likes` likes from `people` threads, round-robin over `comment_ids`, each by a new user,
+    under the modelled AWS conflict rules, with `fold_like_events --loop` running in its own
+    process. Fold lag: from a like's answer to the moment the author's notifications count
+    that many likes (polled every 20 ms). Returns rate, latencies, lags, given up, capacity."""
+    from notifications.models import LikeUnread
+    from project.testing.aws_conflicts import aws_conflict_model
+    from social import services
+
+    latencies, failures, answered = [], [], []
+    seen: list[tuple[float, int]] = []
+    stop = threading.Event()
+
+    def monitor():
+        keys = [(author_id, comment_id) for comment_id in comment_ids]
+        while True:
+            total = sum(int(item.num_likes) for item in LikeUnread.batch_get(keys, consistent_read=True))
+            seen.append((time.perf_counter(), total))
+            if stop.is_set() and total >= likes - len(failures):
+                return
+            time.sleep(0.02)
+
+    def person(index: int) -> None:
+        for n in range(index, likes, people):
+            comment_id = comment_ids[n % len(comment_ids)]
+            started = time.perf_counter()
+            try:
+                services.like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
+                answered.append(time.perf_counter())
+            except Exception as error:
+                failures.append(type(error).__name__)
+            latencies.append(time.perf_counter() - started)
+
+    watcher = threading.Thread(target=monitor, daemon=True)
+    with folder_process(), aws_conflict_model() as conflicts, capacity_meter() as capacity:
+        watcher.start()
+        started = time.perf_counter()
+        with ThreadPoolExecutor(people) as pool:
+            list(pool.map(person, range(people)))
+        elapsed = time.perf_counter() - started
+        stop.set()
+        watcher.join(timeout=120)
+    lags = []
+    answered.sort()
+    for k, done_at in enumerate(answered, start=1):
+        shown_at = next((at for at, total in seen if total >= k and at >= done_at), None)
+        if shown_at is None:  # counted before this answer returned (the in-request fold)
+            shown_at = done_at
+        lags.append(shown_at - done_at)
+    return {
+        "rate": likes / elapsed,
+        "latency": percentiles(latencies),
+        "lag": percentiles(lags),
+        "folded": len(answered),
+        "failures": failures,
+        "conflicts": conflicts,
+        "capacity": capacity,
+    }
+
+
+def fold_cost(*, author_id: str) -> str:
+    """Write capacity of folding 45 likes of one comment (one fold transaction), per like."""
+    from django.test import override_settings
+
+    from notifications import like_events
+    from social import services
+
+    comment_id = services.comment_create(author_id=author_id, body="fold cost").comment_id
+    with override_settings(LIKE_FOLD_IN_REQUEST=False):
+        for n in range(like_events.FOLD_EVENTS_MAX):
+            services.like_add(comment_id=comment_id, user_id=f"fold-{n}")
+    with capacity_meter() as capacity:
+        folded = like_events.like_events_fold(comment_id=comment_id)
+    return (
+        f"fold: {capacity['fold_wcu'] / folded:.1f} WCU per like as DynamoDB Local reports it "
+        f"({capacity['folds']} transaction(s) for {folded} likes)"
+    )
+
+
+def print_storm(label: str, result: dict) -> None:
+    capacity, latency, lag = result["capacity"], result["latency"], result["lag"]
+    like_wcu = capacity["like_wcu"] / max(1, capacity["likes"])
+    print(
+        f"  {label:<28} {result['rate']:7.0f} likes/s  latency p50 {latency['p50']:6.1f} ms p99 {latency['p99']:7.1f} ms  "
+        f"fold lag p50 {lag['p50']:6.0f} ms p99 {lag['p99']:6.0f} ms  given up {len(result['failures'])}"
+    )
+    print(
+        f"  {'':<28} like {like_wcu:.1f} WCU per transaction attempt; "
+        f"cancelled {result['conflicts'].cancelled} of {result['conflicts'].transactions} transactions"
+    )
 
 
 def raw_like_transaction(client, template: dict, *, comment_id: str, user_id: str) -> None:
@@ -77,82 +235,116 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--likes", type=int, default=400, help="likes measured per method")
     parser.add_argument("--big", type=int, default=100_000, help="likes on the big comment")
+    parser.add_argument("--storm", type=int, default=640, help="likes in each storm (hot vs spread)")
+    parser.add_argument("--only-storm", action="store_true", help="run only the hot-vs-spread storm")
+    parser.add_argument("--skip-storm", action="store_true", help="skip the hot-vs-spread storm")
     options = parser.parse_args()
 
     with bench_environment():
-        from django.contrib.auth import get_user_model
-        from rest_framework.authtoken.models import Token
-        from rest_framework.test import APIClient
+        if not options.skip_storm:
+            hot_vs_spread(options)
+        if not options.only_storm:
+            single_likes(options)
 
-        from social import selectors, services
 
-        client = dynamo.client()
-        author = get_user_model().objects.create_user(username="author", password="x")
-        liker = get_user_model().objects.create_user(username="liker", password="x")
-        token = Token.objects.create(user=liker)
-        n = options.likes
-        comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
-        users = iter(str(uuid.uuid4()) for _ in range(10 * n))
+def hot_vs_spread(options) -> None:
+    from django.contrib.auth import get_user_model
 
-        print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
-        template = capture_like_transaction(comment_id=comments[0])
-        print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
-        floor_tx = timed(
-            lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
-        )
-        floor_all = timed(
-            lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
-        )
-        service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
-        api = APIClient()
-        api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-        order = iter(comments)
+    from social import services
 
-        def http_like():
-            answer = api.put(f"/api/comments/{next(order)}/like/")
-            assert answer.status_code == 200, answer.content
+    author = get_user_model().objects.create_user(username="storm-author", password="x")
+    print(f"Like storm, 32 people, {options.storm} likes, modelled AWS conflict rules, folder running")
+    hot = [services.comment_create(author_id=str(author.pk), body="hot").comment_id]
+    spread = [services.comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
+    hot_result = storm(comment_ids=hot, author_id=str(author.pk), likes=options.storm)
+    spread_result = storm(comment_ids=spread, author_id=str(author.pk), likes=options.storm)
+    print_storm("one hot comment", hot_result)
+    print_storm("spread over 32 comments", spread_result)
+    print(f"  hot / spread: {hot_result['rate'] / spread_result['rate']:.2f}x")
+    from notifications.models import LikeUnread
+    from social.counters import LIKES, counter_key, counter_shard_count
 
-        http = timed(http_like, n)
-        print(row("floor: raw transact_write_items", floor_tx))
-        print(row("floor: raw get + transact + query", floor_all, floor_tx))
-        print(row("like_add() service", service, floor_tx))
-        print(row("PUT /api/comments/<id>/like/ (in-process)", http, floor_tx))
-        print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
+    unread = LikeUnread.get(str(author.pk), hot[0], consistent_read=True)
+    assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
+    shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
+    print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards")
+    print(f"  {fold_cost(author_id=str(author.pk))}\n")
 
-        print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
-        small = services.comment_create(author_id=str(author.pk), body="small").comment_id
-        big = services.comment_create(author_id=str(author.pk), body="big").comment_id
-        started = time.perf_counter()
-        load_likes(small, 100)
-        load_likes(big, options.big)
-        print(f"  (loaded {options.big + 100} like rows in {time.perf_counter() - started:.1f}s)")
-        viewer = str(liker.pk)
-        small_reads, big_reads = [], []
-        timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 50)  # warm-up
-        for _ in range(n):  # interleaved, so background load hits both alike
-            small_reads += timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 1)
-            big_reads += timed(lambda: selectors.comment_get(comment_id=big, viewer_id=viewer), 1)
-        assert selectors.comment_get(comment_id=big, viewer_id=viewer).like_count == options.big
-        floor_read = timed(
-            lambda: (
-                client.get_item(TableName=f"{dynamo.table_name('comments')}", Key={"comment_id": {"S": big}}),
-                client.query(
-                    TableName=dynamo.table_name("counters"),
-                    KeyConditionExpression="counter_key = :k",
-                    ExpressionAttributeValues={":k": {"S": f"like#{big}"}},
-                    ConsistentRead=True,
-                ),
-                client.get_item(
-                    TableName=dynamo.table_name("likes"), Key={"comment_id": {"S": big}, "user_id": {"S": viewer}}
-                ),
+
+def single_likes(options) -> None:
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    from social import selectors, services
+
+    client = dynamo.client()
+    author = get_user_model().objects.create_user(username="author", password="x")
+    liker = get_user_model().objects.create_user(username="liker", password="x")
+    token = Token.objects.create(user=liker)
+    n = options.likes
+    comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
+    users = iter(str(uuid.uuid4()) for _ in range(10 * n))
+
+    print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
+    template = capture_like_transaction(comment_id=comments[0])
+    print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
+    floor_tx = timed(
+        lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+    )
+    floor_all = timed(
+        lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+    )
+    service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    order = iter(comments)
+
+    def http_like():
+        answer = api.put(f"/api/comments/{next(order)}/like/")
+        assert answer.status_code == 200, answer.content
+
+    http = timed(http_like, n)
+    print(row("floor: raw transact_write_items", floor_tx))
+    print(row("floor: raw get + transact + query", floor_all, floor_tx))
+    print(row("like_add() service", service, floor_tx))
+    print(row("PUT /api/comments/<id>/like/ (in-process)", http, floor_tx))
+    print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
+
+    print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
+    small = services.comment_create(author_id=str(author.pk), body="small").comment_id
+    big = services.comment_create(author_id=str(author.pk), body="big").comment_id
+    started = time.perf_counter()
+    load_likes(small, 100)
+    load_likes(big, options.big)
+    print(f"  (loaded {options.big + 100} like rows in {time.perf_counter() - started:.1f}s)")
+    viewer = str(liker.pk)
+    small_reads, big_reads = [], []
+    timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 50)  # warm-up
+    for _ in range(n):  # interleaved, so background load hits both alike
+        small_reads += timed(lambda: selectors.comment_get(comment_id=small, viewer_id=viewer), 1)
+        big_reads += timed(lambda: selectors.comment_get(comment_id=big, viewer_id=viewer), 1)
+    assert selectors.comment_get(comment_id=big, viewer_id=viewer).like_count == options.big
+    floor_read = timed(
+        lambda: (
+            client.get_item(TableName=f"{dynamo.table_name('comments')}", Key={"comment_id": {"S": big}}),
+            client.query(
+                TableName=dynamo.table_name("counters"),
+                KeyConditionExpression="counter_key = :k",
+                ExpressionAttributeValues={":k": {"S": f"like#{big}"}},
+                ConsistentRead=True,
             ),
-            n,
-        )
-        print(row("floor: raw get + query + get", floor_read))
-        print(row("comment_get, 10^2 likes", small_reads, floor_read))
-        print(row(f"comment_get, {options.big:,} likes", big_reads, floor_read))
-        ratio = sorted(big_reads)[n // 2] / sorted(small_reads)[n // 2]
-        print(f"  p50 ratio {options.big:,} likes / 100 likes: {ratio:.2f}x (flat = about 1)")
+            client.get_item(
+                TableName=dynamo.table_name("likes"), Key={"comment_id": {"S": big}, "user_id": {"S": viewer}}
+            ),
+        ),
+        n,
+    )
+    print(row("floor: raw get + query + get", floor_read))
+    print(row("comment_get, 10^2 likes", small_reads, floor_read))
+    print(row(f"comment_get, {options.big:,} likes", big_reads, floor_read))
+    ratio = sorted(big_reads)[n // 2] / sorted(small_reads)[n // 2]
+    print(f"  p50 ratio {options.big:,} likes / 100 likes: {ratio:.2f}x (flat = about 1)")
 
 
 if __name__ == "__main__":

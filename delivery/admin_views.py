@@ -14,6 +14,7 @@ from delivery import selectors, services
 from delivery.apis import USERNAMES_MAX
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, PREPARING
 from project.admin_site import AdminPage
+from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
 
 PAGES = [AdminPage("Deliveries", "dynamo-deliveries")]
@@ -97,7 +98,7 @@ def _split_names(text: str) -> list[str]:
 
 def urls(site):
     def deliveries(request):
-        page = selectors.delivery_list(cursor=request.GET.get("cursor") or None, limit=50)
+        page = page_or_first(request, lambda cursor: selectors.delivery_list(cursor=cursor, limit=50))
         rows = [selectors.delivery_progress(delivery=delivery) for delivery in page.results]
         context = {
             **site.each_context(request),

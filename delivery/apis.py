@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
+from project.schema import page_parameters
 from social.apis import StrictSerializer
 
 USERNAMES_MAX = 100_000
@@ -109,10 +110,7 @@ class DeliveryListCreateApi(APIView):
         next = serializers.CharField(allow_null=True)
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
-            OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.PAGE_SIZE_MAX} (default 20)."),
-        ],
+        parameters=page_parameters(size_max=selectors.PAGE_SIZE_MAX, size_default=selectors.PAGE_SIZE),
         responses={200: PageSerializer},
     )
     def get(self, request):

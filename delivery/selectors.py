@@ -7,14 +7,11 @@ services.py.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 from dataclasses import dataclass
 
 from delivery.models import CANCELLED, CHUNK_DONE, DISPATCHING, Delivery, DeliveryChunk, DeliveryQueueEntry
 from delivery.services import QUEUE, chunk_key, clock, delivery_get_consistent, targets_pending
-from project.errors import ApplicationError
+from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
@@ -74,17 +71,10 @@ class DeliveryPage:
     next_cursor: str | None
 
 
-def _encode_cursor(key: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(key, separators=(",", ":")).encode()).decode().rstrip("=")
-
-
 def _decode_cursor(cursor: str) -> dict:
-    try:
-        key = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
-        if not isinstance(key, dict) or not all(isinstance(v, dict) for v in key.values()):
-            raise ValueError
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ApplicationError("Invalid cursor.", field="cursor") from None
+    key = cursor_decode(cursor, query="deliveries")
+    if not isinstance(key, dict) or not all(isinstance(v, dict) for v in key.values()):
+        raise InvalidCursor()
     return key
 
 
@@ -99,7 +89,8 @@ def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> Del
     )
     results = list(query)
     last = query.last_evaluated_key
-    return DeliveryPage(results=results, next_cursor=_encode_cursor(last) if last and len(results) == limit else None)
+    next_cursor = cursor_encode(last, query="deliveries") if last and len(results) == limit else None
+    return DeliveryPage(results=results, next_cursor=next_cursor)
 
 
 def deliveries_active() -> list[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from project.schema import page_parameters
 from social.apis import StrictSerializer
 
 
@@ -69,10 +70,7 @@ class NotificationListApi(APIView):
         next = serializers.CharField(allow_null=True, help_text="Cursor of the next page, or null on the last one.")
 
     @extend_schema(
-        parameters=[
-            OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
-            OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.INBOX_PAGE_SIZE_MAX} (default 20)."),
-        ],
+        parameters=page_parameters(size_max=selectors.INBOX_PAGE_SIZE_MAX, size_default=selectors.INBOX_PAGE_SIZE),
         responses={200: OutputSerializer},
     )
     def get(self, request):
@@ -116,6 +114,11 @@ class NotificationReadApi(APIView):
             max_length=services.MARK_READ_IDS_MAX,
             help_text=f"Feed entries that were shown (at most {services.MARK_READ_IDS_MAX}).",
         )
+
+        schema_extra = {
+            "anyOf": [{"required": ["comment_ids"]}, {"required": ["entry_ids"]}],
+            "description": "Give comment_ids or entry_ids (or both); unknown fields are refused.",
+        }
 
         def validate(self, attrs):
             attrs = super().validate(attrs)

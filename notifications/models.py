@@ -77,6 +77,59 @@ class UnreadCount(Model):
     by_count = UnreadCountIndex()
 
 
+# --- like events (issue 9) ----------------------------------------------------
+from pynamodb.indexes import GlobalSecondaryIndex  # noqa: E402
+
+
+class PendingLikeEventsIndex(GlobalSecondaryIndex):
+    """Like events not folded yet, by write-sharded partition (`"0".."N-1"`), oldest first.
+
+    The folder finds work with one Query per partition (never a Scan); each event is its
+    own index entry, so a hot comment's events spread over every partition.
+    """
+
+    class Meta:
+        index_name = "pending"
+        projection = KeysOnlyProjection()
+
+    pending_part = UnicodeAttribute(hash_key=True)
+    event_id = UnicodeAttribute(range_key=True)
+
+
+class LikeEvent(Model):
+    """A like or unlike waiting to be folded into its author's notification (the like's outbox).
+
+    Put in the like's own transaction under a key nobody else writes, so likes of one
+    comment never touch a shared item; deleted in the transaction that folds it.
+    """
+
+    Meta = table_meta("like_events")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    event_id = UnicodeAttribute(range_key=True)  # <time ns, zero-padded>#<random>: oldest first
+    author_id = UnicodeAttribute()
+    liker_id = UnicodeAttribute()
+    kind = UnicodeAttribute()  # like, unlike
+    created_at = NumberAttribute()  # epoch seconds (fold lag)
+    pending_part = UnicodeAttribute()
+
+    pending = PendingLikeEventsIndex()
+
+
+class LikeNotified(Model):
+    """A liker whose like reached the author's notification of a comment (listed or overflow).
+
+    Kept after the author reads it, so an unlike and a new like of the same person do not
+    notify a second time; deleted when an unlike takes the liker out of an *unread*
+    notification (the author never saw it).
+    """
+
+    Meta = table_meta("like_notified")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute(range_key=True)
+
+
 # --- feed -------------------------------------------------------------------
 # The per-user feed (DESIGN.md 3 `feed`, seed 002) and its retry queue, written only
 # through notifications/feed.py. Imported here rather than at the top so that this

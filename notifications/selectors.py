@@ -11,9 +11,6 @@ position, descending.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +24,7 @@ from notifications.feed import feed_read
 from notifications.feed_selectors import feed_entry_views
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from notifications.services import read_key
-from project.errors import ApplicationError
+from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
 from social.selectors import authors_by_id
 
@@ -230,9 +227,16 @@ def like_read_source(*, user_id: str, before: Position | None, limit: int) -> li
     up to two days): the key range stops at the retention window and `expires_at`
     is checked too (the retention setting may have changed since they were read).
     """
-    condition = LikeRead.read_key > _retention_start_key()
+    start = _retention_start_key()
+    condition = LikeRead.read_key > start
     if before is not None and before[0] == 0:
-        condition = LikeRead.read_key.between(_retention_start_key(), _before_read_key(before))
+        end = _before_read_key(before)
+        if end < start:
+            # The cursor is older than the retention window (e.g. a page that ended on an
+            # old read feed entry): nothing read is left after it, and DynamoDB refuses
+            # a BETWEEN whose bounds are reversed.
+            return []
+        condition = LikeRead.read_key.between(start, end)
     items = LikeRead.query(
         user_id,
         range_key_condition=condition,
@@ -292,19 +296,18 @@ INBOX_SOURCES: list[InboxSource] = [like_unread_source, like_read_source, feed_s
 # --- inbox -----------------------------------------------------------------
 
 
-def encode_cursor(position: Position) -> str:
-    raw = json.dumps(list(position), separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def encode_cursor(position: Position, *, user_id: str) -> str:
+    """A signed cursor bound to this user's inbox (project.cursors)."""
+    return cursor_encode(list(position), query=f"inbox:{user_id}")
 
 
-def decode_cursor(cursor: str) -> Position:
+def decode_cursor(cursor: str, *, user_id: str) -> Position:
     try:
-        raw = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode())
-        unread, at_ns, item_id = json.loads(raw)
-        if unread not in (0, 1) or not isinstance(at_ns, int) or not isinstance(item_id, str):
-            raise ValueError
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError):
-        raise ApplicationError("Invalid cursor.", field="cursor") from None
+        unread, at_ns, item_id = cursor_decode(cursor, query=f"inbox:{user_id}")
+    except (ValueError, TypeError):
+        raise InvalidCursor() from None
+    if unread not in (0, 1) or not isinstance(at_ns, int) or not isinstance(item_id, str):
+        raise InvalidCursor()
     return (unread, at_ns, item_id)
 
 
@@ -333,7 +336,7 @@ def notification_inbox(
     `limit`, and there is a next page when anything was left over.
     """
     limit = max(1, min(INBOX_PAGE_SIZE_MAX, limit or INBOX_PAGE_SIZE))
-    before = decode_cursor(cursor) if cursor else None
+    before = decode_cursor(cursor, user_id=user_id) if cursor else None
     badge = _badge_reader.submit(unread_count, user_id=user_id)
     merged: list[Notification] = []
     for source in INBOX_SOURCES:
@@ -345,7 +348,7 @@ def notification_inbox(
     return InboxPage(
         unread_count=badge.result(),
         results=results,
-        next_cursor=encode_cursor(results[-1].position) if more and results else None,
+        next_cursor=encode_cursor(results[-1].position, user_id=user_id) if more and results else None,
     )
 
 

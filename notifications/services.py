@@ -1,12 +1,12 @@
 """Writes of the notifications room: like notifications and their unread counts (seed 000).
 
-The like and unlike transactions of `social.services` run through `like_transact` /
-`unlike_transact` here, which add the author's notification actions to the same
-TransactWriteItems: a like, its count, the author's unread notification and badge
-change together or not at all.
+Likes and unlikes reach the author's unread notification and badge through their
+events, folded many at a time by notifications/like_events.py (issue 9): the like's own
+transaction touches nothing another liker touches.
 
-Invariants kept by every write below, for each comment and its author, since the
-author last read its notification:
+Invariants kept by every write below and by the fold, for each comment and its
+author, since the author last read its notification, once the pending like events
+are folded:
 
 - `num_likes` counts the likes that arrived, minus the undone likes of *listed*
   likers; the `unread_counts` item `like#<comment_id>` always holds the same number.
@@ -15,7 +15,9 @@ author last read its notification:
   freed; at most `LIKE_NOTIFICATION_LIKERS_MAX` (N) of them (lowering N leaves longer
   lists as they are until read). A like arriving while the list is full only adds 1
   to `num_likes` (an *overflow* like), so a viral comment's item stays far below
-  DynamoDB's 400 KB item limit. Everyone listed still likes the comment.
+  DynamoDB's 400 KB item limit. Everyone listed still likes the comment. A liker
+  counted once (listed or overflow) is not counted again for this comment after the
+  author read it (`like_notified`).
 - `num_likes == len(liker_ids) + overflow likes` (undone or not): an overflow like
   that is undone stays counted until read (seed 000 allows an undone like to stay in
   its notification). So `len(liker_ids) <= min(num_likes, N)`, with equality as long
@@ -26,13 +28,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
-from pynamodb.exceptions import DoesNotExist, PutError
-from pynamodb.expressions.condition import size
-from pynamodb.expressions.operand import Path
 from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
@@ -48,15 +47,9 @@ logger = logging.getLogger(__name__)
 MARK_READ_ACTIONS_PER_COMMENT = 3
 MARK_READ_COMMENTS_PER_TRANSACTION = 99 // MARK_READ_ACTIONS_PER_COMMENT  # + the activity log line
 MARK_READ_ATTEMPTS = 8
-UNLIKE_ATTEMPTS = 8
-LIKE_ATTEMPTS = 8
 MARK_READ_IDS_MAX = 100
 
 LIKE_SOURCE_PREFIX = "like#"
-
-# `liker_ids` without its ListAttribute: PynamoDB would serialize a `contains`
-# operand with the list serializer (a string turned into a list of characters).
-_LIKER_IDS_PATH = Path(["liker_ids"])
 
 
 def like_source(comment_id: str) -> str:
@@ -75,11 +68,6 @@ def read_key(*, read_ns: int, comment_id: str) -> str:
     by comment id, so they cannot overwrite each other.
     """
     return f"{read_ns:020d}#{comment_id}"
-
-
-def _only_like_unread_failed(transaction: TransactWrite, codes: list[str | None]) -> bool:
-    failed = failed_actions(transaction, codes)
-    return bool(failed) and all(item["TableName"] == LikeUnread.Meta.table_name for item in failed)
 
 
 # --- comment posted --------------------------------------------------------
@@ -101,168 +89,12 @@ def like_unread_create(transaction: TransactWrite, *, author_id: str, comment_id
     )
 
 
-def like_unread_ensure(*, author_id: str, comment_id: str) -> None:
-    """Create the empty notification items of a comment posted before notifications existed.
-
-    Conditional puts: running it twice, or beside a concurrent like, never
-    overwrites an existing item.
-    """
-    for item, key in (
-        (LikeUnread(author_id, comment_id, liker_ids=[], num_likes=0, updated_at=now_iso()), LikeUnread.comment_id),
-        (UnreadCount(author_id, like_source(comment_id), count=0), UnreadCount.source),
-    ):
-        try:
-            item.save(condition=key.does_not_exist())
-        except PutError as error:
-            if error.cause_response_code != "ConditionalCheckFailedException":
-                raise
-    logger.info("created missing like notification items for comment %s", comment_id)
-
-
 # --- like / unlike ---------------------------------------------------------
 
 
 def likers_max() -> int:
     """How many liker ids an unread notification keeps (the text names two, so at least 2)."""
     return max(2, int(settings.LIKE_NOTIFICATION_LIKERS_MAX))
-
-
-def _like_notify(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, overflow: bool) -> None:
-    """Append the liker and +1 (the list has room), or only +1 (`overflow`: the list is full)."""
-    limit = likers_max()
-    counted = [LikeUnread.num_likes.add(1), LikeUnread.updated_at.set(now_iso())]
-    # The item exists from the comment's creation: a like never creates it.
-    if overflow:
-        transaction.update(
-            LikeUnread(author_id, comment_id),
-            actions=counted,
-            condition=LikeUnread.comment_id.exists() & (size(_LIKER_IDS_PATH) >= limit),
-        )
-    else:
-        transaction.update(
-            LikeUnread(author_id, comment_id),
-            actions=[LikeUnread.liker_ids.set(LikeUnread.liker_ids.append([liker_id])), *counted],
-            condition=LikeUnread.comment_id.exists() & (size(_LIKER_IDS_PATH) < limit),
-        )
-    transaction.update(UnreadCount(author_id, like_source(comment_id)), actions=[UnreadCount.count.add(1)])
-
-
-def _listed_likers(*, author_id: str, comment_id: str) -> int | None:
-    """How many liker ids the author's unread notification holds, or None when the item is missing."""
-    try:
-        unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
-    except DoesNotExist:
-        return None
-    return len(unread.liker_ids or [])
-
-
-def like_transact(
-    build: Callable[[TransactWrite], None], *, author_id: str, comment_id: str, liker_id: str
-) -> list[str | None]:
-    """Run the like transaction `build` describes, with the author's notification in it.
-
-    Adds: append the liker to the author's `like_unread` and +1 (condition: the item
-    exists and its list holds fewer than `LIKE_NOTIFICATION_LIKERS_MAX` ids), +1 on
-    `unread_counts` `like#<comment_id>`: one TransactWriteItems, no read first. A
-    self-like notifies nobody. Returns `transact`'s codes (the caller's own actions
-    keep their positions first).
-
-    When only the notification's condition failed, one consistent GetItem tells why:
-    the item is missing (a comment posted before notifications existed: it is
-    created and the like runs again), or the list is full (the like runs again with
-    the overflow variant: +1 and `updated_at` only, condition: the list is still
-    full), or the list has room again (a listed liker's unlike: append after all).
-    Every variant carries the like row's `attribute_not_exists`, so a like is counted
-    once whatever runs twice or concurrently; nothing is written unless it all is.
-    """
-    if author_id == liker_id:
-        return transact(build, what="like_add")
-    last: dict[str, TransactWrite] = {}
-    overflow = False
-    for attempt in range(LIKE_ATTEMPTS):
-
-        def build_with_notification(transaction: TransactWrite, overflow=overflow) -> None:
-            last["transaction"] = transaction
-            build(transaction)
-            _like_notify(transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id, overflow=overflow)
-
-        codes = transact(build_with_notification, what="like_add")
-        if not codes or not _only_like_unread_failed(last["transaction"], codes):
-            return codes
-        listed = _listed_likers(author_id=author_id, comment_id=comment_id)
-        if listed is None:
-            like_unread_ensure(author_id=author_id, comment_id=comment_id)
-            overflow = False
-        else:
-            overflow = listed >= likers_max()
-        if attempt:
-            # A second switch means the list keeps filling and emptying under us.
-            logger.info("like of %s by %s: notification changed meanwhile, retry %d", comment_id, liker_id, attempt)
-            backoff_sleep(attempt - 1)
-    raise Conflict("like_add: the notification kept changing, retry shortly.")
-
-
-def _liker_position(*, author_id: str, comment_id: str, liker_id: str) -> int | None:
-    """Where the liker sits in the author's unread notification, or None (not unread, or overflow)."""
-    try:
-        unread = LikeUnread.get(author_id, comment_id, consistent_read=True)
-    except DoesNotExist:
-        return None
-    liker_ids = list(unread.liker_ids or [])
-    return liker_ids.index(liker_id) if liker_id in liker_ids else None
-
-
-def _unlike_notify(
-    transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, position: int | None
-) -> None:
-    if position is None:
-        # Not listed (already read, never notified, or an overflow like of a full
-        # list, which stays counted until read): make sure it still isn't when the
-        # transaction commits, or a concurrent like of the same user would leave a
-        # liker in the notification without a like.
-        transaction.condition_check(LikeUnread, author_id, comment_id, condition=~_LIKER_IDS_PATH.contains(liker_id))
-        return
-    element = LikeUnread.liker_ids[position]
-    transaction.update(
-        LikeUnread(author_id, comment_id),
-        actions=[element.remove(), LikeUnread.num_likes.add(-1)],
-        # An earlier liker's unlike or a mark-read moves the element: fail, re-read, retry.
-        condition=element == liker_id,
-    )
-    transaction.update(UnreadCount(author_id, like_source(comment_id)), actions=[UnreadCount.count.add(-1)])
-
-
-def unlike_transact(
-    build: Callable[[TransactWrite], None], *, author_id: str, comment_id: str, liker_id: str
-) -> list[str | None]:
-    """Run the unlike transaction `build` describes, taking the liker out of the unread notification.
-
-    If the liker is listed in the author's unread notification, they are removed from
-    it and from the badge in the same transaction, on condition that the list element
-    is still that liker; if it moved (a concurrent unlike or mark-read), re-read and
-    retry. Read notifications are history and keep the liker. An overflow like (not
-    listed: the list was full) changes nothing in the notification and stays counted
-    until read. Returns `transact`'s codes; raises Conflict if the element kept moving.
-    """
-    if author_id == liker_id:
-        return transact(build, what="like_remove")
-    last: dict[str, TransactWrite] = {}
-    for attempt in range(UNLIKE_ATTEMPTS):
-        position = _liker_position(author_id=author_id, comment_id=comment_id, liker_id=liker_id)
-
-        def build_with_notification(transaction: TransactWrite, position=position) -> None:
-            last["transaction"] = transaction
-            build(transaction)
-            _unlike_notify(
-                transaction, author_id=author_id, comment_id=comment_id, liker_id=liker_id, position=position
-            )
-
-        codes = transact(build_with_notification, what="like_remove")
-        if not codes or not _only_like_unread_failed(last["transaction"], codes):
-            return codes
-        logger.info("unlike of %s by %s: unread notification moved, retry %d", comment_id, liker_id, attempt + 1)
-        backoff_sleep(attempt)
-    raise Conflict("like_remove: the notification kept changing, retry shortly.")
 
 
 # --- mark read -------------------------------------------------------------

@@ -6,6 +6,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from notifications import selectors, services
+from project.cursors import page_or_first
 from project.errors import ApplicationError
 
 
@@ -13,10 +14,9 @@ from project.errors import ApplicationError
 def inbox(request):
     """Show a page of notifications; the page's script then marks the unread ones shown read."""
     user_id = str(request.user.pk)
-    try:
-        page = selectors.notification_inbox(user_id=user_id, cursor=request.GET.get("cursor") or None, excerpts=True)
-    except ApplicationError:  # a mangled cursor in the address bar: start over
-        page = selectors.notification_inbox(user_id=user_id, excerpts=True)
+    page = page_or_first(
+        request, lambda cursor: selectors.notification_inbox(user_id=user_id, cursor=cursor, excerpts=True)
+    )
     return render(request, "notifications/inbox.html", {"page": page})
 
 

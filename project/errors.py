@@ -59,6 +59,13 @@ class Throttled(ApplicationError):
     code = "throttled"
 
 
+class LockedOut(ApplicationError):
+    """Too many failed log-ins for the account or the address (django-axes); no Retry-After soon."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "locked_out"
+
+
 class Unavailable(ApplicationError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     code = "unavailable"
@@ -79,11 +86,39 @@ def is_throttling(error: BaseException) -> bool:
     return error_code(error) in THROTTLING_CODES
 
 
-def _body(message, *, code: str, field: str | None = None) -> dict:
+# DynamoDB's answers to a request it could not accept as written: with keys and
+# values coming from clients (ids, cursors), this is bad input, not an outage.
+CLIENT_FAULT_CODES = {"ValidationException", "SerializationException"}
+
+
+def error_answer(message, *, code: str, field: str | None = None) -> dict:
+    """The one error shape: {"detail", "code"}, plus the messages under the field at fault."""
     body = {"detail": message, "code": code}
     if field:
         body[field] = [message]
     return body
+
+
+_body = error_answer
+
+
+def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
+    """(status, message, code) for a botocore/PynamoDB error, None for anything else.
+
+    400 when DynamoDB refused the request as written (ValidationException: a client
+    value it cannot take), 429 when throttled after the SDK's retries, 503 only when it
+    is really unavailable (connection errors, 5xx, missing tables).
+    """
+    if not isinstance(error, PynamoDBException | ClientError | BotoCoreError):
+        return None
+    code = error_code(error)
+    if code in CLIENT_FAULT_CODES:
+        logger.warning("DynamoDB refused a request as invalid: %s", error)
+        return 400, "Invalid input.", "invalid"
+    if code in THROTTLING_CODES:
+        return 429, "Too many requests, retry shortly.", "throttled"
+    logger.exception("DynamoDB call failed")
+    return 503, "The data store is unavailable, retry shortly.", "unavailable"
 
 
 def api_exception_handler(exc, context):
@@ -92,13 +127,15 @@ def api_exception_handler(exc, context):
         if isinstance(exc, Throttled | Conflict | Unavailable):
             response["Retry-After"] = "1"
         return response
-    if isinstance(exc, PynamoDBException | ClientError | BotoCoreError):
-        if is_throttling(exc):
-            response = Response(_body("Too many requests, retry shortly.", code="throttled"), status=429)
+    from project.guard import exception_answer  # the guard imports this module
+
+    answer = exception_answer(exc)
+    if answer is not None:
+        status_code, message, code = answer
+        response = Response(_body(message, code=code), status=status_code)
+        if status_code in (429, 503):
             response["Retry-After"] = "1"
-            return response
-        logger.exception("DynamoDB call failed")
-        return Response(_body("The data store is unavailable, retry shortly.", code="unavailable"), status=503)
+        return response
     if isinstance(exc, drf_exceptions.ParseError):
         return Response(_body(str(exc.detail), code="parse_error"), status=400)
     response = exception_handler(exc, context)

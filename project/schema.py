@@ -9,6 +9,7 @@ are named after the API class instead (`CommentLikeApi.OutputSerializer` ->
 import re
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
+from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
@@ -21,17 +22,50 @@ class ErrorSerializer(serializers.Serializer):
 
 
 ERROR_ANSWERS = {
-    "400": "Bad input: `detail`, and a list of messages under each field at fault.",
+    "400": "Bad input: `detail`, and a list of messages under each field at fault "
+    "(a forged or expired `cursor`: code `invalid_cursor`).",
     "401": "No or invalid credentials.",
     "403": "Signed in but not allowed.",
     "404": "No such object.",
     "409": "Concurrent writers kept winning; nothing was changed, retry.",
+    "413": "The body is larger than the server accepts (`too_large`).",
+    "415": "Unsupported Content-Type.",
     "429": "Throttled; retry after the Retry-After header.",
     "503": "The data store is unavailable; retry shortly.",
 }
 
 
+def page_parameters(*, size_max: int, size_default: int) -> list[OpenApiParameter]:
+    """`cursor` and `limit` of a paged list, with the bounds the server enforces."""
+    return [
+        OpenApiParameter(
+            "cursor",
+            {"type": "string", "maxLength": 2000},
+            description="The `next` value of the previous page (signed; a forged or expired one is a 400).",
+        ),
+        OpenApiParameter(
+            "limit",
+            {"type": "integer", "minimum": 1, "maximum": size_max},
+            description=f"Page size, 1..{size_max} (default {size_default}).",
+        ),
+    ]
+
+
 class AutoSchema(SpectacularAutoSchema):
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        """Request bodies say what the server enforces beyond the fields' own rules.
+
+        A serializer with `rejects_unknown_fields` (social.apis.StrictSerializer) gets
+        `additionalProperties: false`; `schema_extra` (e.g. "comment_ids or entry_ids")
+        is merged in as is.
+        """
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        if direction == "request" and schema.get("type") == "object":
+            if getattr(serializer, "rejects_unknown_fields", False):
+                schema["additionalProperties"] = False
+            schema.update(getattr(serializer, "schema_extra", {}))
+        return schema
+
     def get_serializer_name(self, serializer, direction):
         owner, _, name = type(serializer).__qualname__.rpartition(".")
         if owner:
@@ -46,6 +80,8 @@ class AutoSchema(SpectacularAutoSchema):
             if code in responses or (public and code in ("401", "403")):
                 continue
             if code == "404" and "{" not in self.path:
+                continue
+            if code in ("413", "415") and self.method not in ("POST", "PUT", "PATCH"):
                 continue
             answer = self._get_response_for_code(ErrorSerializer, code, direction=direction)
             responses[code] = {**answer, "description": description}

@@ -1,7 +1,8 @@
 """Settings, read from the environment (and an optional `.env` file) by django-environ.
 
-Development defaults are safe to run on a laptop; README "Production checklist"
-lists what to set before exposing the site.
+The defaults are production-safe (DEBUG=False, HTTPS only, CSP); `make run` sets
+DEBUG=True for development. README "Production checklist" lists what to set before
+exposing the site.
 """
 
 from pathlib import Path
@@ -12,9 +13,10 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# ENV_FILE names another file (ENV_FILE=/dev/null: none, as the deploy-settings tests use).
+environ.Env.read_env(env.str("ENV_FILE", default=str(BASE_DIR / ".env")), overwrite=False)
 
-DEBUG = env.bool("DEBUG", default=True)
+DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
@@ -39,10 +41,13 @@ INSTALLED_APPS = [
     "social",
     "notifications",
     "delivery",
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "project.security.ContentSecurityPolicyMiddleware",
+    "project.guard.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -50,6 +55,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last: turns a lockout into a 429 answer
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -74,6 +80,8 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
+# Axes first: it refuses a locked-out account or address before the password is checked.
+AUTHENTICATION_BACKENDS = ["project.security.LoginLimitBackend", "django.contrib.auth.backends.ModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -99,9 +107,44 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 
+# --- Security (README "Security settings") --------------------------------------
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    # Behind a TLS-terminating proxy that already redirects, set SECURE_SSL_REDIRECT=False.
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    # Allows (does not make) a submission to the browsers' HSTS preload list.
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+# Only behind a proxy that sets this header itself (and strips it from clients), e.g.
+# SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https
+if env.str("SECURE_PROXY_SSL_HEADER", default=""):
+    SECURE_PROXY_SSL_HEADER = tuple(env.list("SECURE_PROXY_SSL_HEADER"))
+# Sent on every answer (project.security); no inline script anywhere.
+CONTENT_SECURITY_POLICY = env.str(
+    "CONTENT_SECURITY_POLICY",
+    default="default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
+# How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
+# default) trusts no forwarded header: the client address is REMOTE_ADDR.
+NUM_PROXIES = env.int("NUM_PROXIES", default=0)
+# Log-in guessing limits (django-axes): per account and, separately, per address, on
+# the log-in page, the admin log-in and POST /api/auth/token/. Not the API throttle.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
+AXES_COOLOFF_TIME = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_CLIENT_IP_CALLABLE = "project.security.client_ip"
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+# Request limits the guard (project.guard) answers as JSON under /api/.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env.int("DATA_UPLOAD_MAX_NUMBER_FIELDS", default=1000)
+JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=32)
+# Signed page cursors (project.cursors) older than this are refused.
+CURSOR_MAX_AGE = env.int("CURSOR_MAX_AGE", default=7 * 24 * 3600)
 
 # --- DynamoDB -------------------------------------------------------------
 # DYNAMODB_HOST points at DynamoDB Local (the default) or any endpoint; unset it
@@ -126,6 +169,10 @@ RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 # Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
+# Like events (the likes' outbox, issue 9): partitions of the pending index the folder
+# queries, and whether a like tries to fold its comment's events before it answers.
+LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
+LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 # Activity log (README "Activity log"): by_day write shards, months kept before export+drop,
@@ -147,6 +194,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "project.schema.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": [
+        "project.parsers.SafeJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "NUM_PROXIES": NUM_PROXIES,  # the anonymous throttle keys on the address, never on a forged header
     "EXCEPTION_HANDLER": "project.errors.api_exception_handler",
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
@@ -169,7 +222,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+# A shared cache (e.g. CACHE_URL=redis://...) makes "one view per viewer per hour" hold across processes.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 LOGGING = {
     "version": 1,

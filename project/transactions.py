@@ -15,8 +15,9 @@ from project.retry import backoff_sleep
 logger = logging.getLogger(__name__)
 
 # Eight attempts with full-jitter backoff (up to ~1.3 s of waiting in all): on AWS
-# every like of one comment touches the same notification items, so a popular
-# comment's likes collide; waiting a little longer beats answering 409.
+# transactions touching one item at once cancel each other; likes now touch only
+# their own items and one counter shard (issue 9), but folds, mark-reads and
+# deliveries still meet; waiting a little longer beats answering 409.
 TRANSACTION_ATTEMPTS = 8
 THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 
@@ -43,18 +44,26 @@ def cancellation_codes(error: TransactWriteError) -> list[str | None]:
     return [reason.code if reason else None for reason in error.cancellation_reasons]
 
 
-def transact(build: Callable[[TransactWrite], None], *, what: str) -> list[str | None]:
+def transact(
+    build: Callable[[TransactWrite], None],
+    *,
+    what: str,
+    attempts: int = TRANSACTION_ATTEMPTS,
+    on_retry: Callable[[TransactWrite, list[str | None]], None] | None = None,
+) -> list[str | None]:
     """Run the TransactWriteItems that `build(transaction)` describes, retrying conflicts.
 
     Returns [] on success, or the per-action cancellation codes when a condition
     failed (the caller decides what that means). Transaction conflicts and
     throttling are retried with jittered backoff; when they persist the caller
-    gets `Conflict` / `Throttled` and nothing was written.
+    gets `Conflict` / `Throttled` and nothing was written. `on_retry(transaction,
+    codes)` hears of every cancelled attempt (a hot counter grows its shards from it).
     """
     throttled = False
-    for attempt in range(TRANSACTION_ATTEMPTS):
+    for attempt in range(attempts):
+        transaction = TransactWrite(connection=connection())
         try:
-            with TransactWrite(connection=connection()) as transaction:
+            with transaction:
                 build(transaction)
             return []
         except TransactWriteError as error:
@@ -65,6 +74,10 @@ def transact(build: Callable[[TransactWrite], None], *, what: str) -> list[str |
             conflicted = "TransactionConflict" in codes or error_code(error) == "TransactionInProgressException"
             if not (throttled or conflicted):
                 raise
+            if on_retry:
+                on_retry(transaction, codes)
+            if attempt + 1 == attempts:
+                break
             logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
             backoff_sleep(attempt)
     if throttled:

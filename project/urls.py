@@ -1,12 +1,13 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from project.admin_site import admin_site
 
 urlpatterns = [
     path("admin/", admin_site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's settings as a script file: no inline script (CSP).
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("social.api_urls")),
     path("api/", include("notifications.api_urls")),
     path("api/", include("delivery.api_urls")),
@@ -14,5 +15,7 @@ urlpatterns = [
     path("", include("social.urls")),
 ]
 
+handler400 = "project.views.bad_request"
+handler403 = "project.views.permission_denied"
 handler404 = "project.views.page_not_found"
 handler500 = "project.views.server_error"

@@ -1,16 +1,36 @@
-"""Error pages: JSON under /api/, HTML elsewhere."""
+"""Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere."""
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.views import defaults
 
+from project.guard import exception_answer, is_api, too_large
+
+
+def bad_request(request, exception):
+    """Django's 400 (SuspiciousOperation: upload limits, bad Host...): 413 for a body too large."""
+    if isinstance(exception, RequestDataTooBig):
+        return too_large(request)
+    if is_api(request):
+        answer = exception_answer(exception)
+        status, message, code = answer if answer else (400, "Bad request.", "bad_request")
+        return JsonResponse({"detail": message, "code": code}, status=status)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    if is_api(request):
+        return JsonResponse({"detail": "Permission denied.", "code": "permission_denied"}, status=403)
+    return defaults.permission_denied(request, exception)
+
 
 def page_not_found(request, exception):
-    if request.path.startswith("/api/"):
+    if is_api(request):
         return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
-    if request.path.startswith("/api/"):
+    if is_api(request):
         return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
     return defaults.server_error(request)

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
+# Development mode explicitly: the settings default to production (DEBUG=False).
+export DEBUG="${DEBUG:-True}"
 PORT=8765
 mkdir -p var
 
@@ -13,8 +15,9 @@ aggregator_pid=""
 feed_retries_pid=""
 dispatcher_pid=""
 activity_pid=""
+folder_pid=""
 cleanup() {
-  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid" "$activity_pid"; do
+  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid" "$folder_pid" "$activity_pid"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill "$pid" 2>/dev/null || true
       wait "$pid" 2>/dev/null || true
@@ -58,6 +61,9 @@ feed_retries_pid=$!
 # Sends the broadcast deliveries staff create in the admin.
 "$BIN/python" manage.py dispatch_deliveries --loop --no-progress &
 dispatcher_pid=$!
+# Folds likes into the authors' notifications and badges (the likes' outbox, issue 9).
+"$BIN/python" manage.py fold_like_events --loop &
+folder_pid=$!
 # Counts the activity log per day into the database (staff's Activity page); keeps next month's table ready.
 "$BIN/python" manage.py rollup_activity --loop &
 activity_pid=$!

@@ -1,5 +1,7 @@
 """Admin pages: find comments by id or author and hide or unhide them; counter rankings."""
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpResponseRedirect
@@ -31,6 +33,13 @@ def _find(query: str) -> tuple[list[selectors.CommentView], str]:
     return selectors.comments_by_author(author_id=str(user.pk)), f"Latest comments by {user.username}."
 
 
+def _is_comment_id(value: str) -> bool:
+    try:
+        return str(uuid.UUID(value)) == value.lower()
+    except ValueError:
+        return False
+
+
 def urls(site):
     def comments(request):
         query = request.GET.get("q", "").strip()
@@ -59,7 +68,11 @@ def urls(site):
         kind = request.GET.get("kind") if request.GET.get("kind") in RANKING_KINDS else "likes"
         lookup = request.GET.get("comment", "").strip()
         counter = None
-        if lookup:
+        if lookup and not _is_comment_id(lookup):
+            # Not a comment id (e.g. 3,000 characters): never a DynamoDB key, which would be refused.
+            messages.error(request, "Not a comment id: look up a comment by its id (a UUID).")
+            lookup = lookup[:100]
+        elif lookup:
             key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=lookup)
             total = ranking.counter_total_get(key=key)
             counter = {

@@ -14,13 +14,16 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from project.errors import PermissionDenied
+from project.errors import LockedOut, PermissionDenied
+from project.schema import page_parameters
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
 
 class StrictSerializer(serializers.Serializer):
     """Rejects fields it does not know, so a typo is a 400 rather than silently ignored."""
+
+    rejects_unknown_fields = True  # the schema says so too (project.schema)
 
     def validate(self, attrs):
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
@@ -65,10 +68,7 @@ class PageQuerySerializer(serializers.Serializer):
     limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.PAGE_SIZE_MAX)
 
 
-PAGE_PARAMETERS = [
-    OpenApiParameter("cursor", str, description="The `next` value of the previous page."),
-    OpenApiParameter("limit", int, description=f"Page size, 1..{selectors.PAGE_SIZE_MAX} (default 20)."),
-]
+PAGE_PARAMETERS = page_parameters(size_max=selectors.PAGE_SIZE_MAX, size_default=selectors.PAGE_SIZE)
 
 
 class UserCreateApi(APIView):
@@ -78,13 +78,18 @@ class UserCreateApi(APIView):
     throttle_classes = [AnonRateThrottle]
 
     class InputSerializer(StrictSerializer):
-        username = serializers.RegexField(r"^[\w.@+-]+\Z", max_length=150)
+        username = serializers.RegexField(
+            services.USERNAME_PATTERN,
+            max_length=150,
+            error_messages={"invalid": services.USERNAME_RULE},
+            help_text="ASCII letters, digits and @ . + - _; unique regardless of case.",
+        )
         password = serializers.CharField(max_length=128, write_only=True)
         display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
 
         def validate_username(self, value):
             if get_user_model().objects.filter(username__iexact=value).exists():
-                raise serializers.ValidationError("This username is taken.")
+                raise serializers.ValidationError(services.USERNAME_TAKEN)
             return value
 
         def validate(self, attrs):
@@ -107,7 +112,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied("Sign-up is closed.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = get_user_model().objects.create_user(**serializer.validated_data)
+        user = services.user_create(**serializer.validated_data)
         return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
 
 
@@ -124,7 +129,11 @@ class TokenCreateApi(APIView):
     )
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        serializer.is_valid(raise_exception=True)
+        valid = serializer.is_valid()
+        if getattr(request, "axes_locked_out", False):  # set by django-axes' backend (settings AXES_*)
+            raise LockedOut("Too many failed log-ins for this account or address; try again later.")
+        if not valid:
+            raise serializers.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
         return Response({"token": token.key})
 
@@ -213,7 +222,11 @@ class PopularCommentsApi(APIView):
     @extend_schema(
         parameters=[
             OpenApiParameter("kind", str, enum=["likes", "views"], description="What to rank by (default likes)."),
-            OpenApiParameter("limit", int, description=f"How many, 1..{ranking.RANKING_LIMIT_MAX} (default 10)."),
+            OpenApiParameter(
+                "limit",
+                {"type": "integer", "minimum": 1, "maximum": ranking.RANKING_LIMIT_MAX},
+                description=f"How many, 1..{ranking.RANKING_LIMIT_MAX} (default 10).",
+            ),
         ],
         responses={
             200: inline_serializer(

@@ -74,6 +74,7 @@ def counters_forget_caches() -> None:
     with _lock:
         _shard_overrides.clear()
         _flag_seen.clear()
+        _grown_at.clear()
 
 
 def _kind_shards(kind: str) -> int:
@@ -138,16 +139,137 @@ def flag_settle_seconds() -> float:
     return settings.COUNTER_AGGREGATION_DELAY * 1.75
 
 
-def counter_add(transaction: TransactWrite, *, key: str, delta: int, member: str) -> None:
-    """Add `delta` to the counter and raise its due flag, both inside `transaction`.
+class ShardPick:
+    """The shard of one transactional counter write, re-picked for every attempt.
+
+    Random among the shards on which this process has no write of the counter in flight:
+    a process never sends two concurrent writes of one counter to the same shard (which
+    on AWS would cancel one of them), and a retry after a conflict lands elsewhere. Use
+    as a context manager around the whole retry loop, so the last pick is released.
+    """
+
+    _inflight: dict[str, dict[int, int]] = {}
+
+    def __init__(self, key: str):
+        self.key = key
+        self.shard: int | None = None
+
+    def __enter__(self) -> ShardPick:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with _lock:
+            self._release()
+
+    def _release(self) -> None:
+        if self.shard is None:
+            return
+        busy = self._inflight.get(self.key, {})
+        busy[self.shard] = busy.get(self.shard, 1) - 1
+        if busy[self.shard] <= 0:
+            busy.pop(self.shard, None)
+        if not busy:
+            self._inflight.pop(self.key, None)
+        self.shard = None
+
+    def next(self) -> int:
+        shards = counter_shard_count(key=self.key)
+        with _lock:
+            in_flight = len(self._inflight.get(self.key, {}))
+        if in_flight >= shards:
+            # More writes of this counter in flight here than it has shards: a conflict
+            # is certain, so grow now (with room to spare) instead of after a cancelled attempt.
+            shards = counter_contended(key=self.key, at_least=2 * (in_flight + 1))
+        with _lock:
+            self._release()
+            busy = self._inflight.setdefault(self.key, {})
+            free = [shard for shard in range(shards) if shard not in busy] if len(busy) < shards else []
+            self.shard = random.choice(free) if free else random.randrange(shards)
+            busy[self.shard] = busy.get(self.shard, 0) + 1
+            return self.shard
+
+
+def counter_add(
+    transaction: TransactWrite,
+    *,
+    key: str,
+    delta: int,
+    member: str | None = None,
+    shard: int | None = None,
+    flag: bool = True,
+) -> None:
+    """Add `delta` to the counter and (unless `flag` is False) raise its due flag, inside `transaction`.
 
     No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
     counter's `counter_totals` item, so the change and its scheduled aggregation commit
-    together or not at all.
+    together or not at all. Likes pass `flag=False`: the flag item is shared by every
+    liker, so the like's fold raises it instead (notifications/like_events.py).
+    The shard: `shard` if given (likes pass a `ShardPick`'s), else the member's stable
+    shard; the sum of every shard stays exact whichever shard a change or its undo hits.
     """
-    shard = CounterShard(counter_key=key, shard=counter_shard_for(key=key, member=member))
-    transaction.update(shard, actions=[CounterShard.count.add(delta)])
+    if shard is None:
+        shard = counter_shard_for(key=key, member=member or "")
+    transaction.update(CounterShard(counter_key=key, shard=shard), actions=[CounterShard.count.add(delta)])
+    if flag:
+        counter_due_flag_add(transaction, key=key)
+
+
+def counter_due_flag_add(transaction: TransactWrite, *, key: str) -> None:
+    """Raise the counter's due flag inside `transaction` (never fails a condition)."""
     transaction.update(CounterTotal(key), actions=_due_flag_actions(key, time.time()))
+
+
+# A process grows one counter at most this often: the conflicts of one burst, seen by
+# many threads at once, double the shard count once, not once per thread.
+SHARD_GROWTH_INTERVAL = 0.1
+SHARD_GROWTH_FACTOR = 4
+_grown_at: OrderedDict[str, float] = OrderedDict()
+
+
+def counter_contended(*, key: str, at_least: int = 0) -> int:
+    """A write of this counter met a transaction conflict or throttling: spread new writes wider.
+
+    Multiplies the counter's shard count by SHARD_GROWTH_FACTOR (bounded by
+    COUNTER_SHARDS_MAX) with one conditional UpdateItem on its `counter_totals` item
+    (condition: the stored count is smaller, so concurrent growers never shrink it);
+    this process uses the new count at once, others within SHARD_OVERRIDE_CACHE_SECONDS.
+    Reads sum every shard, so no count moves or is lost. Best effort: if the update
+    fails (the item is busy, throttled) this process keeps the larger count and the
+    next conflict writes it again. Staff may still set any count.
+    `at_least`: this process has that many writes of the counter in flight, so grow to
+    at least that many shards whenever it has fewer. Returns the shard count this
+    process now writes with.
+    """
+    current = counter_shard_count(key=key)
+    now = time.monotonic()
+    last = _grown_at.get(key)
+    recently = last is not None and now - last < SHARD_GROWTH_INTERVAL
+    if current >= settings.COUNTER_SHARDS_MAX or (recently and current >= at_least):
+        return current
+    _remember(_grown_at, key, now)
+    grown = min(settings.COUNTER_SHARDS_MAX, max(current * SHARD_GROWTH_FACTOR, at_least))
+    # This process spreads at once (every thread retrying right now), before the write lands.
+    _remember(_shard_overrides, key, (grown, time.monotonic()))
+    kind, object_id = counter_key_parts(key)
+    try:
+        CounterTotal(key).update(
+            actions=[
+                CounterTotal.shards.set(grown),
+                CounterTotal.kind.set(kind),
+                CounterTotal.object_id.set(object_id),
+            ],
+            condition=CounterTotal.shards.does_not_exist() | (CounterTotal.shards < grown),
+        )
+    except Exception as error:
+        if getattr(error, "cause_response_code", None) != "ConditionalCheckFailedException":
+            # The item is busy or throttled: keep spreading here; the next conflict writes it.
+            logger.info("counter %s: shard growth to %d not stored yet (%s)", key, grown, type(error).__name__)
+            return grown
+        with _lock:  # another process stored as many or more: use that
+            _shard_overrides.pop(key, None)
+        return counter_shard_count(key=key)
+    logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
+    return grown
 
 
 def _flag_raise(key: str) -> float:
@@ -199,8 +321,46 @@ def counter_set_shards(*, key: str, shards: int) -> int:
     return shards
 
 
+# The base item of a counter (shard -1) takes what `counter_compact` folds in; writers
+# never pick it, so it is written only by compaction.
+BASE_SHARD = -1
+COMPACT_MIN_ITEMS = 8
+_COMPACT_MAX_ITEMS = 99  # + the base item: TransactWriteItems' 100 actions
+
+
+def counter_compact(*, key: str) -> bool:
+    """Move the counts of a counter's shard items into its base item, so reads stay small.
+
+    One transaction: delete every shard item on condition its count is still what was
+    read, and ADD their sum to the base item; the sum of all items is the same before
+    and after, so reads stay exact at every moment. A write landing on a shard meanwhile
+    fails that shard's condition: nothing is changed, the next compaction tries again.
+    Only when the counter has COMPACT_MIN_ITEMS shard items or more. After a storm has
+    spread a hot comment's likes over up to COUNTER_SHARDS_MAX shards, the comment's
+    page then reads one item (plus those written since) instead of a 100-item Query.
+    Returns whether it compacted; raises nothing the caller must handle but Conflict.
+    """
+    items = [item for item in CounterShard.query(key, consistent_read=True) if int(item.shard) != BASE_SHARD]
+    if len(items) < COMPACT_MIN_ITEMS:
+        return False
+    items = items[:_COMPACT_MAX_ITEMS]
+
+    def build(transaction: TransactWrite) -> None:
+        for item in items:
+            transaction.delete(CounterShard(key, item.shard), condition=CounterShard.count == item.count)
+        transaction.update(CounterShard(key, BASE_SHARD), actions=[CounterShard.count.add(sum(i.count for i in items))])
+
+    from project.transactions import transact
+
+    compacted = not transact(build, what="counter_compact", attempts=1)
+    if compacted:
+        logger.info("counter %s: %d shard items compacted into its base item", key, len(items))
+    return compacted
+
+
 def counter_value(*, key: str) -> int:
-    """The counter's exact value: one strongly consistent Query over its shards."""
+    """The counter's exact value: one strongly consistent Query over its items (the base item
+    and the shard items written since the last compaction)."""
     total = sum(shard.count for shard in CounterShard.query(key, consistent_read=True))
     # A shard can dip below zero when the shard count changed between a like and its
     # undo; the sum of shards is still exact, and never shown below zero.

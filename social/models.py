@@ -7,6 +7,7 @@ Django user's pk as a string.
 
 from django.contrib.auth.models import AbstractUser
 from django.db import models
+from django.db.models.functions import Lower
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
@@ -16,6 +17,17 @@ from project.dynamo import table_meta
 
 class User(AbstractUser):
     display_name = models.CharField(max_length=50, blank=True)
+
+    class Meta(AbstractUser.Meta):
+        # "Alice" and "alice" are one name: the database refuses the second, so two
+        # sign-ups racing for it can't both win (the loser gets a 400, social.services).
+        constraints = [
+            models.UniqueConstraint(
+                Lower("username"),
+                name="social_user_username_ci_unique",
+                violation_error_message="This username is taken.",
+            )
+        ]
 
     @property
     def shown_name(self) -> str:

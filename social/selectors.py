@@ -3,9 +3,6 @@ a Query, or a BatchGetItem."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,7 +10,8 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
-from project.errors import ApplicationError, NotFound
+from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.errors import NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.models import Comment, Like, TimelineDay
 
@@ -109,18 +107,10 @@ def like_state(*, comment_id: str, user_id: str) -> tuple[int, bool]:
 # --- cursors --------------------------------------------------------------
 
 
-def _encode_cursor(payload: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, *, required: tuple[str, ...]) -> dict:
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        if not isinstance(payload, dict) or not all(isinstance(payload.get(key), str) for key in required):
-            raise ValueError
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        raise ApplicationError("Invalid cursor.", field="cursor") from None
+def _decode_cursor(cursor: str, *, query: str, required: tuple[str, ...]) -> dict:
+    payload = cursor_decode(cursor, query=query)
+    if not isinstance(payload, dict) or not all(isinstance(payload.get(key), str) for key in required):
+        raise InvalidCursor()
     return payload
 
 
@@ -155,7 +145,7 @@ def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit:
     walking the `timeline_days` list instead of probing empty days.
     """
     limit = clamp_limit(limit)
-    position = _decode_cursor(cursor, required=("day", "before")) if cursor else None
+    position = _decode_cursor(cursor, query="timeline", required=("day", "before")) if cursor else None
     condition = TimelineDay.day <= position["day"] if position else None
     found: list[Comment] = []
     for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
@@ -169,7 +159,9 @@ def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit:
     next_cursor = None
     if more:
         last = page[-1]
-        next_cursor = _encode_cursor({"day": last.created_at[:10].replace("-", ""), "before": last.sort_key})
+        next_cursor = cursor_encode(
+            {"day": last.created_at[:10].replace("-", ""), "before": last.sort_key}, query="timeline"
+        )
     return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
 
 
@@ -178,11 +170,11 @@ def comment_replies(
 ) -> CommentPage:
     """Visible replies of a visible comment, oldest first, cursor-paginated."""
     limit = clamp_limit(limit)
-    position = _decode_cursor(cursor, required=("after",)) if cursor else None
+    position = _decode_cursor(cursor, query=f"replies:{comment_id}", required=("after",)) if cursor else None
     condition = Comment.sort_key > position["after"] if position else None
     found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1))
     page, more = found[:limit], len(found) > limit
-    next_cursor = _encode_cursor({"after": page[-1].sort_key}) if more else None
+    next_cursor = cursor_encode({"after": page[-1].sort_key}, query=f"replies:{comment_id}") if more else None
     return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
 
 

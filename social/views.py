@@ -6,13 +6,16 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
+from project.security import client_ip
 from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
@@ -27,16 +30,26 @@ class SignUpForm(UserCreationForm):
         model = User
         fields = ("username", "display_name")
 
+    def clean_username(self):
+        username = super().clean_username()
+        try:
+            services.username_check(username)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message) from None
+        return username
+
+    def save_once(self):
+        """Save the account; a concurrent sign-up that took the name first is a form error."""
+        try:
+            with transaction.atomic():
+                return self.save()
+        except IntegrityError:
+            self.add_error("username", services.USERNAME_TAKEN)
+            return None
+
 
 def _viewer_id(request):
     return str(request.user.pk) if request.user.is_authenticated else None
-
-
-def _page(request, fetch):
-    try:
-        return fetch(cursor=request.GET.get("cursor") or None)
-    except ApplicationError:
-        return fetch(cursor=None)  # a mangled cursor in the address bar: start over
 
 
 def timeline(request):
@@ -51,7 +64,9 @@ def timeline(request):
                 return redirect("timeline")
             except ApplicationError as error:
                 form.add_error("body", error.message)
-    page = _page(request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor))
+    page = page_or_first(
+        request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor)
+    )
     return render(request, "social/timeline.html", {"form": form, "page": page})
 
 
@@ -73,14 +88,16 @@ def comment_detail(request, comment_id):
                 return redirect("comment", comment_id=comment_id)
             except ApplicationError as error:
                 form.add_error("body", error.message)
-    replies = _page(
+    replies = page_or_first(
         request,
         lambda cursor: selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor),
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
     if request.method == "GET":
-        counters.counter_increment(key=views_key)
-        if request.user.is_authenticated:
+        viewer = f"user:{request.user.pk}" if request.user.is_authenticated else f"address:{client_ip(request)}"
+        counted = services.comment_view_record(comment_id=comment_id, viewer=viewer)
+        # Logged when counted: once per viewer per comment per hour, like the view count.
+        if counted and request.user.is_authenticated:
             activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
     view_count = counters.counter_value(key=views_key)
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count}
@@ -121,9 +138,9 @@ def signup(request):
         messages.error(request, "Sign-up is closed.")
         return redirect("login")
     form = SignUpForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user)
+    user = form.save_once() if request.method == "POST" and form.is_valid() else None
+    if user is not None:
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")
     return render(request, "registration/signup.html", {"form": form})

@@ -86,3 +86,20 @@ def api():
 
     client.as_user = as_user
     return client
+
+
+@pytest.fixture
+def fold_likes():
+    """Run the like folder now, synchronously, until no like event is pending; returns how many it folded."""
+    from notifications.like_events import like_events_fold_until_idle
+
+    return like_events_fold_until_idle
+
+
+@pytest.fixture
+def aws_conflicts():
+    """AWS's transaction conflict rules on DynamoDB Local (project/testing/aws_conflicts.py); yields the counts."""
+    from project.testing.aws_conflicts import aws_conflict_model
+
+    with aws_conflict_model() as stats:
+        yield stats

@@ -21,3 +21,10 @@ def people(make_user):
         "carol": make_user("carol", display_name="Carol"),
         "dave": make_user("dave", display_name="Dave"),
     }
+
+
+@pytest.fixture
+def fold_by_the_worker(settings):
+    """Likes reach notifications through the folder (helpers.fold), not the in-request fold, so a
+    test drives the fold deterministically (the like-notification test modules use this)."""
+    settings.LIKE_FOLD_IN_REQUEST = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from notifications.like_events import like_events_fold_until_idle
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from social import services
 
@@ -14,12 +15,24 @@ def post(author, body="A comment") -> str:
     return services.comment_create(author_id=uid(author), body=body).comment_id
 
 
-def like(user, comment_id):
-    return services.like_add(comment_id=comment_id, user_id=uid(user))
+def fold() -> int:
+    """Run the like folder synchronously until nothing is pending (what `fold_like_events` does)."""
+    return like_events_fold_until_idle()
 
 
-def unlike(user, comment_id):
-    return services.like_remove(comment_id=comment_id, user_id=uid(user))
+def like(user, comment_id, *, folded=True):
+    """Like, then fold (notification tests turn the in-request fold off: the folder does it)."""
+    state = services.like_add(comment_id=comment_id, user_id=uid(user))
+    if folded:
+        fold()
+    return state
+
+
+def unlike(user, comment_id, *, folded=True):
+    state = services.like_remove(comment_id=comment_id, user_id=uid(user))
+    if folded:
+        fold()
+    return state
 
 
 def unread_item(author, comment_id) -> LikeUnread:

@@ -8,12 +8,13 @@ from unittest import mock
 import pytest
 from botocore.client import BaseClient
 
-from notifications import selectors
+from notifications import like_events, selectors
 from notifications import services as notification_services
-from notifications.models import LikeRead, LikeUnread, UnreadCount
+from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount
 from social.models import Like
 from tests.notifications.helpers import (
     count_items,
+    fold,
     like,
     post,
     read_items,
@@ -23,7 +24,7 @@ from tests.notifications.helpers import (
     unread_item,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
 
 
 def inbox(user, **kwargs):
@@ -136,9 +137,27 @@ def test_unlike_after_read_keeps_the_history(people):
     [history] = inbox(author).results
     assert (history.unread, history.text) == (False, "Alice liked your comment")
     assert badge(author) == 0
-    # liking again is a new unread notification
+    # liking again does not notify the author a second time for this comment (issue 9) ...
     like(people["alice"], comment_id)
-    assert [n.unread for n in inbox(author).results] == [True, False]
+    assert [n.unread for n in inbox(author).results] == [False]
+    assert badge(author) == 0
+    # ... while someone new still starts a new unread notification
+    like(people["bob"], comment_id)
+    assert [(n.unread, n.text) for n in inbox(author).results] == [
+        (True, "Bob liked your comment"),
+        (False, "Alice liked your comment"),
+    ]
+    assert badge(author) == 1
+
+
+def test_unlike_then_like_again_before_read_is_one_like_in_the_notification(people):
+    author = people["author"]
+    comment_id = post(author)
+    like(people["alice"], comment_id)
+    unlike(people["alice"], comment_id)
+    like(people["alice"], comment_id)  # taken out unseen, so back in the same unread notification
+    item = unread_item(author, comment_id)
+    assert (list(item.liker_ids), item.num_likes) == ([uid(people["alice"])], 1)
     assert badge(author) == 1
 
 
@@ -280,78 +299,91 @@ def test_a_like_landing_during_mark_all_read_is_not_lost(people):
     assert badge(author) == 0 == table_badge(uid(author))
 
 
-def test_unlike_retries_when_the_likers_list_element_moved(people):
+def _plan_then(action):
+    """Patch the fold's read-and-decide step: run `action` once right after the first plan."""
+    real_plan = like_events._plan
+    plans = []
+
+    def plan_then(**kwargs):
+        fold = real_plan(**kwargs)
+        plans.append(fold)
+        if len(plans) == 1:
+            action()
+        return fold
+
+    return mock.patch.object(like_events, "_plan", plan_then), plans
+
+
+def test_two_folders_on_the_same_events_fold_each_once(people):
     author = people["author"]
     comment_id = post(author)
     for name in ("alice", "bob", "carol"):
         like(people[name], comment_id)
+    unlike(people["alice"], comment_id, folded=False)
+    unlike(people["carol"], comment_id, folded=False)
 
-    real_position = notification_services._liker_position
-    positions = []
+    # A second folder takes the same events between this folder's read and its transaction.
+    patcher, plans = _plan_then(lambda: like_events._fold_batch(comment_id=comment_id, attempts=8))
+    with patcher:
+        assert like_events.like_events_fold(comment_id=comment_id) == 0  # the other one folded them
 
-    def position_then_earlier_unlike(**kwargs):
-        position = real_position(**kwargs)
-        positions.append(position)
-        if len(positions) == 1:
-            unlike(people["alice"], comment_id)  # carol moves from index 2 to 1
-        return position
-
-    with mock.patch.object(notification_services, "_liker_position", position_then_earlier_unlike):
-        unlike(people["carol"], comment_id)
-
-    assert positions[0] == 2 and positions[-1] == 1
+    # this folder's plan and the other folder's; this folder's transaction was then cancelled
+    # (its events were gone) and its re-read found nothing pending
+    assert len(plans) == 2
     assert list(unread_item(author, comment_id).liker_ids) == [uid(people["bob"])]
+    assert unread_item(author, comment_id).num_likes == 1
     assert badge(author) == 1 == table_badge(uid(author))
     assert [like.user_id for like in Like.query(comment_id)] == [uid(people["bob"])]
 
 
-def test_unlike_when_the_notification_was_read_meanwhile_keeps_the_history(people):
+def test_unlike_folded_while_the_notification_is_read_keeps_the_history(people):
     author = people["author"]
     comment_id = post(author)
     like(people["alice"], comment_id)
     like(people["bob"], comment_id)
+    unlike(people["bob"], comment_id, folded=False)
 
-    real_position = notification_services._liker_position
-    calls = []
+    patcher, plans = _plan_then(lambda: notification_services.like_notifications_mark_all_read(user_id=uid(author)))
+    with patcher:
+        fold()
 
-    def position_then_read(**kwargs):
-        position = real_position(**kwargs)
-        calls.append(position)
-        if len(calls) == 1:
-            notification_services.like_notifications_mark_all_read(user_id=uid(author))
-        return position
-
-    with mock.patch.object(notification_services, "_liker_position", position_then_read):
-        unlike(people["bob"], comment_id)
-
-    assert calls == [1, None]
+    assert [fold.withdraw for fold in plans[:2]] == [[uid(people["bob"])], []]  # re-read: bob is history now
     assert unread_item(author, comment_id).num_likes == 0
     [history] = read_items(author)
     assert list(history.liker_ids) == [uid(people["alice"]), uid(people["bob"])]
     assert badge(author) == 0 == table_badge(uid(author))
 
 
-def test_a_like_landing_before_the_same_users_unlike_commits_is_taken_out_too(people):
-    """Unlike read "not in the notification", then the user's like landed: the not-contains check catches it."""
+def test_a_like_landing_during_a_fold_is_folded_by_the_next_one(people):
+    """The fold follows the like row it read; a change after that read has its own event."""
     author = people["author"]
     comment_id = post(author)
-    real_position = notification_services._liker_position
-    calls = []
+    like(people["alice"], comment_id, folded=False)
 
-    def position_then_like(**kwargs):
-        position = real_position(**kwargs)
-        calls.append(position)
-        if len(calls) == 1:
-            like(people["alice"], comment_id)
-        return position
+    patcher, plans = _plan_then(lambda: unlike(people["alice"], comment_id, folded=False))
+    with patcher:
+        fold()
 
-    with mock.patch.object(notification_services, "_liker_position", position_then_like):
-        unlike(people["alice"], comment_id)
-
-    assert calls == [None, 0]
+    assert plans[0].notify == [uid(people["alice"])] and plans[-1].withdraw == [uid(people["alice"])]
     assert list(Like.query(comment_id)) == []
     assert list(unread_item(author, comment_id).liker_ids) == []
     assert badge(author) == 0 == table_badge(uid(author))
+
+
+def test_one_persons_events_folded_together_end_in_their_like_row_state(people):
+    author = people["author"]
+    comment_id = post(author)
+    for _ in range(3):
+        like(people["alice"], comment_id, folded=False)
+        unlike(people["alice"], comment_id, folded=False)
+    like(people["bob"], comment_id, folded=False)
+    unlike(people["bob"], comment_id, folded=False)
+    like(people["bob"], comment_id, folded=False)
+    assert fold() == 9
+    item = unread_item(author, comment_id)
+    assert (list(item.liker_ids), item.num_likes) == ([uid(people["bob"])], 1)
+    assert badge(author) == 1 == table_badge(uid(author))
+    assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
 
 
 def test_unread_like_items_and_counts_stay_in_step(people):

@@ -11,12 +11,12 @@ from botocore.client import BaseClient
 
 from notifications import selectors
 from notifications import services as notification_services
-from notifications.models import LikeUnread
+from notifications.models import LikeEvent
 from social import services as social_services
-from social.models import Like
-from tests.notifications.helpers import count_items, like, post, read_items, table_badge, uid, unlike, unread_item
+from social.models import CounterShard, Like
+from tests.notifications.helpers import count_items, fold, like, post, read_items, table_badge, uid, unlike, unread_item
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
 
 
 @pytest.fixture
@@ -166,36 +166,39 @@ def test_the_setting_keeps_two_names_at_least(settings, crowd):
 # --- round trips ------------------------------------------------------------
 
 
-def _count_calls():
+def _spy_transactions():
     real = BaseClient._make_api_call
-    calls = []
+    sent = []
 
-    def counting(self, operation_name, api_params):
-        calls.append((operation_name, api_params.get("TableName")))
+    def spy(self, operation_name, api_params):
+        if operation_name == "TransactWriteItems":
+            sent.append([next(iter(action.values()))["TableName"] for action in api_params["TransactItems"]])
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", counting), calls
+    return mock.patch.object(BaseClient, "_make_api_call", spy), sent
 
 
-def test_a_like_with_room_in_the_list_is_one_transaction_and_no_read_of_the_notification(cap, crowd):
-    comment_id = post(crowd["author"])
-    like(crowd["alice"], comment_id)
-    patcher, calls = _count_calls()
+def test_a_like_is_one_transaction_of_items_no_other_liker_touches(cap, crowd):
+    comment_id = liked_by_five(crowd)  # the list is full: no longer changes what a like writes
+    patcher, sent = _spy_transactions()
     with patcher:
-        like(crowd["bob"], comment_id)
-    assert [op for op, _ in calls].count("TransactWriteItems") == 1
-    assert [op for op, table in calls if table == LikeUnread.Meta.table_name] == []
+        like(crowd["frank"], comment_id, folded=False)
+    [tables] = sent
+    assert sorted(tables) == sorted([Like.Meta.table_name, CounterShard.Meta.table_name, LikeEvent.Meta.table_name])
 
 
-def test_a_like_on_a_full_list_reruns_as_the_overflow_variant(cap, crowd):
-    comment_id = liked_by_five(crowd)
-    patcher, calls = _count_calls()
+def test_many_likes_fold_in_one_transaction_and_the_overflow_is_counted(cap, crowd):
+    author = crowd["author"]
+    comment_id = post(author)
+    for name in FIVE:
+        like(crowd[name], comment_id, folded=False)
+    patcher, sent = _spy_transactions()
     with patcher:
-        like(crowd["frank"], comment_id)
-    # the append, cancelled; one consistent read of the notification; the overflow variant
-    assert [op for op, _ in calls].count("TransactWriteItems") == 2
-    assert [op for op, table in calls if table == LikeUnread.Meta.table_name] == ["GetItem"]
-    assert unread_item(crowd["author"], comment_id).num_likes == 6
+        assert fold() == 5
+    assert len(sent) == 1
+    item = unread_item(author, comment_id)
+    assert (list(item.liker_ids), item.num_likes) == (ids(crowd, "alice", "bob", "carol"), 5)
+    assert badge(author) == 5 == table_badge(uid(author))
 
 
 # --- races (injected: DynamoDB Local serialises transactions) --------------
@@ -227,51 +230,20 @@ def test_an_overflow_like_landing_between_the_read_and_the_mark_read_is_not_lost
     assert badge(author) == 0 == table_badge(uid(author))
 
 
-def test_a_like_on_a_full_list_appends_when_an_unlike_made_room_before_the_reread(cap, crowd):
+@pytest.mark.parametrize("like_first", [False, True])
+def test_an_unlike_and_a_like_folded_together_give_the_freed_place_to_the_like(cap, crowd, like_first):
     author = crowd["author"]
     comment_id = post(author)
     for name in ("alice", "bob", "carol"):
         like(crowd[name], comment_id)
-
-    real_listed = notification_services._listed_likers
-    listed = []
-
-    def unlike_then_read(**kwargs):
-        if not listed:
-            unlike(crowd["bob"], comment_id)  # lands between the cancelled append and the read
-        listed.append(real_listed(**kwargs))
-        return listed[-1]
-
-    with mock.patch.object(notification_services, "_listed_likers", unlike_then_read):
-        like(crowd["dave"], comment_id)
-
-    assert listed == [2]
+    if like_first:
+        like(crowd["dave"], comment_id, folded=False)
+    unlike(crowd["bob"], comment_id, folded=False)
+    if not like_first:
+        like(crowd["dave"], comment_id, folded=False)
+    assert fold() == 2
     item = unread_item(author, comment_id)
     assert (list(item.liker_ids), item.num_likes) == (ids(crowd, "alice", "carol", "dave"), 3)
-    assert badge(author) == 3 == table_badge(uid(author))
-
-
-def test_an_overflow_like_appends_after_all_when_an_unlike_made_room_before_it_committed(cap, crowd):
-    author = crowd["author"]
-    comment_id = post(author)
-    for name in ("alice", "bob", "carol"):
-        like(crowd[name], comment_id)
-
-    real_listed = notification_services._listed_likers
-    listed = []
-
-    def read_then_unlike(**kwargs):
-        listed.append(real_listed(**kwargs))
-        if len(listed) == 1:
-            unlike(crowd["alice"], comment_id)  # the overflow variant's "still full" now fails
-        return listed[-1]
-
-    with mock.patch.object(notification_services, "_listed_likers", read_then_unlike):
-        like(crowd["dave"], comment_id)
-
-    assert listed == [3, 2]
-    item = unread_item(author, comment_id)
-    assert (list(item.liker_ids), item.num_likes) == (ids(crowd, "bob", "carol", "dave"), 3)
     assert badge(author) == 3 == table_badge(uid(author))
 
 
@@ -298,6 +270,7 @@ def test_concurrent_likes_past_the_cap_keep_badge_count_and_list_in_step(cap, ma
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(like_all, [first[n::8] for n in range(8)]))
     assert errors == []
+    fold()
     item = unread_item(author, comment_id)
     assert item.num_likes == 24 == badge(author) == table_badge(author_id)
     assert len(item.liker_ids) == min(cap, 24) and len(set(item.liker_ids)) == cap
@@ -320,6 +293,7 @@ def test_concurrent_likes_past_the_cap_keep_badge_count_and_list_in_step(cap, ma
         stop.set()
         reader.join()
     assert errors == []
+    fold()
 
     item = unread_item(author, comment_id)
     copies = read_items(author)
@@ -347,6 +321,7 @@ def test_a_viral_comment_keeps_a_small_notification_item(settings, make_user):
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(like_all, [liker_ids[n::4] for n in range(4)]))
+    fold()
 
     item = unread_item(author, comment_id)
     assert len(item.liker_ids) == 50 and set(item.liker_ids) <= set(liker_ids)

@@ -1,0 +1,48 @@
+"""`python manage.py fold_like_events [--loop]`: fold pending like events into the authors' notifications."""
+
+from __future__ import annotations
+
+import logging
+
+from django.core.management.base import BaseCommand
+
+from notifications import like_events
+from project.commands import stop_on_signals
+
+logger = logging.getLogger("notifications.like_events")
+
+
+class Command(BaseCommand):
+    help = (
+        "Fold pending like and unlike events (the likes' outbox, table like_events) into the authors' "
+        "unread like notifications, unread badges and the counters' due flags, many events per write. "
+        "Exactly once, however many of these run on however many machines, and whenever one dies: "
+        "each fold deletes its events in the transaction that applies them. Without --loop: fold until "
+        "nothing is pending, then exit. With --loop: keep polling the pending index; SIGTERM or Ctrl-C "
+        "finishes the current comment and exits."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loop", action="store_true", help="keep running, folding events as they arrive")
+        parser.add_argument(
+            "--interval", type=float, default=0.2, help="seconds between polls when nothing is pending (--loop)"
+        )
+
+    def handle(self, *args, loop: bool = False, interval: float = 0.2, **options):
+        total = 0
+        with stop_on_signals(logger, finishing="the current comment") as stop:
+            if not loop:
+                total = like_events.like_events_fold_until_idle(stop=stop.is_set)
+            while loop and not stop.is_set():
+                try:
+                    done = like_events.like_events_fold_pending(stop=stop.is_set)
+                except Exception:  # e.g. the pending index unreachable for a moment
+                    logger.exception("fold_like_events: a pass failed, polling again")
+                    done = 0
+                total += done
+                if done:
+                    logger.info("folded %d like event(s) (%d since start)", done, total)
+                else:
+                    stop.wait(interval)
+        logger.info("fold_like_events: folded %d like event(s)", total)
+        self.stdout.write(f"Folded {total} like event(s).")

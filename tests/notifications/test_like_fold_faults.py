@@ -1,0 +1,88 @@
+"""The like folder dies at any point (kill -9 between any two DynamoDB calls, or right after
+a call reached DynamoDB but before its answer arrived), five times during a like storm; one
+clean run afterwards leaves counts, notification and badge exact."""
+
+import random
+from io import StringIO
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+from django.core.management import call_command
+
+from notifications import like_events, selectors
+from notifications.models import LikeEvent, LikeNotified, LikeUnread
+from social import services
+from social.models import Like
+from tests.notifications.helpers import post, table_badge, uid
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
+
+
+class Killed(BaseException):
+    """Not an Exception: nothing in the folder catches it, as nothing survives a kill -9."""
+
+
+def _killed_after(calls: int, *, after_sending: bool):
+    real = BaseClient._make_api_call
+    state = {"left": calls, "killed": False}
+
+    def dying(self, operation_name, api_params):
+        if state["left"] == 0:
+            state["killed"] = True
+            if after_sending:  # the write landed, its answer never did
+                real(self, operation_name, api_params)
+            raise Killed(operation_name)
+        state["left"] -= 1
+        return real(self, operation_name, api_params)
+
+    return mock.patch.object(BaseClient, "_make_api_call", dying), state
+
+
+def _storm(rng, likers, comment_id):
+    for liker in rng.sample(likers, 8):
+        if rng.random() < 0.6:
+            services.like_add(comment_id=comment_id, user_id=liker)
+        else:
+            services.like_remove(comment_id=comment_id, user_id=liker)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_folder_killed_five_times_then_one_clean_run_leaves_everything_exact(people, seed):
+    rng = random.Random(seed)
+    author = people["author"]
+    comment_id = post(author)
+    likers = [str(1000 + n) for n in range(20)]
+    kills = 0
+    for round_number in range(5):
+        _storm(rng, likers, comment_id)
+        patcher, state = _killed_after(rng.randrange(0, 12), after_sending=round_number % 2 == 1)
+        with patcher:
+            try:
+                like_events.like_events_fold_until_idle()
+            except Killed:
+                pass
+        kills += state["killed"]
+    assert kills >= 3  # most rounds died before the folder finished
+
+    like_events.like_events_fold_until_idle()  # the clean run
+
+    current = {row.user_id for row in Like.query(comment_id, consistent_read=True)}
+    unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
+    assert set(unread.liker_ids) == current and len(unread.liker_ids) == len(current)
+    assert int(unread.num_likes) == len(current)
+    assert selectors.unread_count(user_id=uid(author)) == len(current) == table_badge(uid(author))
+    assert {row.user_id for row in LikeNotified.query(comment_id, consistent_read=True)} == current
+    assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
+    assert services.like_add(comment_id=comment_id, user_id=likers[0]).like_count == len(current | {likers[0]})
+
+
+def test_the_command_folds_what_is_pending_and_says_how_much(people):
+    author = people["author"]
+    comment_id = post(author)
+    for liker in ("1001", "1002", "1003"):
+        services.like_add(comment_id=comment_id, user_id=liker)
+    out = StringIO()
+    call_command("fold_like_events", stdout=out)
+    assert out.getvalue().strip() == "Folded 3 like event(s)."
+    assert int(LikeUnread.get(uid(author), comment_id, consistent_read=True).num_likes) == 3
