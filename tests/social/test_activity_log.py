@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from botocore.client import BaseClient
+from django.core.cache import cache
 
 from social import services
 from social.activity import services as activity
@@ -131,6 +132,9 @@ def test_crash_between_a_non_transactional_action_and_its_line_loses_the_line(cl
         client.get(f"/c/{comment.comment_id}/")
     assert counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 1
     assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login"]  # the view's line is lost
+    client.get(f"/c/{comment.comment_id}/")  # the same hour: neither counted nor logged again
+    assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login"]
+    cache.clear()  # the next hour's view is counted and logged
     client.get(f"/c/{comment.comment_id}/")
     assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login", "view"]
 

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('social', '0001_initial'),
+        ('social', '0002_username_case_insensitive_unique'),
     ]
 
     operations = [
