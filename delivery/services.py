@@ -64,7 +64,7 @@ from delivery.models import (
 from notifications.feed import FeedEvent, FeedWrite, feed_write_prepare
 from project.errors import ApplicationError, Conflict, NotFound, Throttled
 from project.retry import backoff_sleep
-from project.transactions import ACTION_GROUPS, transact
+from project.transactions import ACTION_GROUPS, transact, write_retrying
 from social.activity.services import activity_record_many
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,7 @@ def chunk_key(delivery_id: str, seq: int) -> str:
 def _conditional_update(item, *, actions, condition) -> bool:
     """One UpdateItem; False when its condition failed (another writer got there first)."""
     try:
-        item.update(actions=actions, condition=condition)
+        write_retrying(lambda: item.update(actions=actions, condition=condition), what="delivery update")
     except UpdateError as error:
         if error.cause_response_code == "ConditionalCheckFailedException":
             return False
@@ -281,7 +281,7 @@ def _chunk_freeze(delivery: Delivery, seq: int) -> DeliveryChunk | None:
     chunk = DeliveryChunk(chunk_key(delivery.delivery_id, seq), delivery_id=delivery.delivery_id, seq=seq)
     chunk.user_ids = user_ids
     try:
-        chunk.save(condition=DeliveryChunk.chunk_key.does_not_exist())
+        write_retrying(lambda: chunk.save(condition=DeliveryChunk.chunk_key.does_not_exist()), what="chunk freeze")
     except PutError as error:
         if error.cause_response_code != "ConditionalCheckFailedException":
             raise
@@ -449,7 +449,11 @@ def chunk_claim(*, delivery_id: str, owner: str, lease_seconds: float) -> ChunkL
                     condition=DeliveryChunk.status == CHUNK_PENDING,
                 )
 
-            if transact(build, what="delivery chunk claim"):
+            try:
+                lost = bool(transact(build, what="delivery chunk claim"))
+            except Conflict:  # on AWS, claimers meeting on the delivery item cancel each other
+                lost = True
+            if lost:
                 backoff_sleep(min(attempt, 4))
                 continue  # another dispatcher took it (or the delivery changed): look again
             claimed = _get(DeliveryChunk, chunk.chunk_key)
@@ -710,8 +714,7 @@ def chunk_dispatch(
     for _round in range(3):
         pending = targets_pending(delivery_id=lease.delivery_id, user_ids=lease.user_ids)
         if not pending:
-            outcome.finished = chunk_complete(delivery_id=lease.delivery_id, seq=lease.seq)
-            return outcome
+            return _chunk_complete_or_release(lease, outcome)
         deferred: list[str] = []
         for start in range(0, len(pending), batch_size):
             if should_stop():
@@ -744,7 +747,17 @@ def chunk_dispatch(
         )
         chunk_lease_release(lease=lease)
         return outcome
-    outcome.finished = chunk_complete(delivery_id=lease.delivery_id, seq=lease.seq)
+    return _chunk_complete_or_release(lease, outcome)
+
+
+def _chunk_complete_or_release(lease: ChunkLease, outcome: ChunkOutcome) -> ChunkOutcome:
+    """Complete a chunk with no targets left; if its transaction keeps meeting others on
+    the delivery item (AWS), release the lease so the next claimer completes it at once."""
+    try:
+        outcome.finished = chunk_complete(delivery_id=lease.delivery_id, seq=lease.seq)
+    except Conflict:
+        logger.warning("delivery %s chunk %s: completion kept conflicting; released", lease.delivery_id, lease.seq)
+        chunk_lease_release(lease=lease)
     return outcome
 
 
@@ -890,8 +903,11 @@ def delivery_dispatch(
     while not should_stop():
         lease = chunk_claim(delivery_id=delivery_id, owner=owner, lease_seconds=lease_seconds)
         if lease is None:
-            if delivery_finish(delivery_id=delivery_id):
-                break
+            try:
+                if delivery_finish(delivery_id=delivery_id):
+                    break
+            except Conflict:  # other dispatchers finishing at the same moment (AWS): look again
+                pass
             delivery = delivery_get_consistent(delivery_id=delivery_id)
             if delivery.status not in (READY, DISPATCHING) or not wait_for_others:
                 break

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from pynamodb.exceptions import TransactWriteError
+from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from project.dynamo import connection
@@ -83,3 +83,26 @@ def transact(
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")
     raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
+
+
+def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TRANSACTION_ATTEMPTS) -> object:
+    """Run one plain write (PutItem/UpdateItem/DeleteItem), retrying AWS's refusal of it.
+
+    On AWS a single write to an item that an in-flight transaction holds fails with
+    `TransactionConflictException` (botocore does not retry it); the transaction ends in
+    milliseconds, so the write is retried with the same jittered backoff as `transact`.
+    Nothing was written by a refused attempt, so retrying is safe for any write; when the
+    refusals persist the caller gets `Conflict`. Other errors (a failed condition
+    included) go to the caller unchanged. Returns what `write()` returns.
+    """
+    for attempt in range(attempts):
+        try:
+            return write()
+        except PynamoDBException as error:
+            if error_code(error) != "TransactionConflictException":
+                raise
+            if attempt + 1 == attempts:
+                raise Conflict(f"{what}: too many concurrent changes, retry shortly.") from error
+            logger.info("%s: write refused by a transaction in flight, retry %d", what, attempt + 1)
+            backoff_sleep(attempt)
+    raise AssertionError("unreachable")
