@@ -33,7 +33,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -61,7 +60,7 @@ from delivery.models import (
     DeliveryQueueEntry,
     DeliveryTarget,
 )
-from notifications.feed import FeedEvent, FeedWrite, feed_write_prepare
+from notifications.feed import FeedEvent, FeedWrite, feed_read_many, feed_write_compute
 from project.errors import ApplicationError, Conflict, NotFound, Throttled
 from project.retry import backoff_sleep
 from project.transactions import ACTION_GROUPS, transact, write_retrying
@@ -79,9 +78,6 @@ UNKNOWN_USERNAMES_KEPT = 1000
 # batch: the delivery's status check and the chunk's count.
 ACTIONS_PER_TARGET = 3
 BATCH_SIZE_MAX = (TRANSACTION_ACTIONS_MAX - 2) // ACTIONS_PER_TARGET
-
-# Feed reads before a batch run concurrently (each is one consistent GetItem).
-_feed_readers = ThreadPoolExecutor(max_workers=16, thread_name_prefix="delivery-feed-read")
 
 
 def chunk_size() -> int:
@@ -519,10 +515,7 @@ def delivery_feed_event(delivery: Delivery) -> FeedEvent:
         kind="message",
         actor_id=None,
         rollup_key=None,
-        title=delivery.title,
-        body=delivery.body,
-        url=delivery.url or "",
-        delivery_id=delivery.delivery_id,
+        delivery_id=delivery.delivery_id,  # the entry shows the delivery's title and body, read when shown
     )
 
 
@@ -570,10 +563,9 @@ FEED_ATTEMPTS = 5
 
 
 def _prepare_feed_writes(user_ids: list[str], event: FeedEvent) -> dict[str, FeedWrite]:
-    if len(user_ids) == 1:
-        return {user_ids[0]: feed_write_prepare(user_id=user_ids[0], event=event)}
-    writes = _feed_readers.map(lambda user_id: feed_write_prepare(user_id=user_id, event=event), user_ids)
-    return dict(zip(user_ids, writes, strict=True))
+    """Each target's feed with the event applied: one consistent BatchGetItem for the batch."""
+    feeds = feed_read_many(user_ids=user_ids)
+    return {user_id: feed_write_compute(feed=feeds[user_id], event=event) for user_id in user_ids}
 
 
 def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: FeedEvent) -> BatchResult:

@@ -9,8 +9,11 @@ writers that read the same version cannot both win; the loser re-reads and merge
 
 When conflicts or throughput run out, the event is put into the `feed_retry` table and
 `manage.py process_feed_retries` applies it later. Every event carries an id and the
-feed remembers the ids of the events it applied (`Feed.event_ids`), so applying an event
+feed remembers digests of the events it applied (`Feed.applied`), so applying an event
 twice writes nothing the second time.
+
+Entries are small records (notifications/feed_format.py): what an event points at (the
+reply, the delivery) is kept by id and its text read when the feed is shown.
 
 `feed_write_prepare` + `FeedWrite.add_to` let a producer apply an event inside its own
 TransactWriteItems (delivery deletes its target item in the same transaction).
@@ -32,7 +35,8 @@ from django.core.exceptions import ImproperlyConfigured
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.transactions import TransactWrite
 
-from notifications.models import Feed, FeedEntry, FeedRetry, UnreadCount
+from notifications.feed_format import FeedEntry, digest, iso_to_ms, pack_entry
+from notifications.models import Feed, FeedRetry, UnreadCount
 from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
 from project.transactions import transact
@@ -42,7 +46,8 @@ logger = logging.getLogger(__name__)
 FEED_SOURCE = "feed"  # the feed's item in unread_counts
 
 # Bounds that keep one entry small, so a full feed stays far below DynamoDB's 400 KB
-# item limit: at most 2.8 KB an entry, typically a few hundred bytes.
+# item limit. An event that points at a reply or a delivery stores no text at all (about
+# 55 bytes an entry); only events that point at nothing keep title/body/url inline.
 FEED_TITLE_MAX_CHARS = 100
 FEED_BODY_MAX_CHARS = 400
 FEED_URL_MAX_CHARS = 500
@@ -50,7 +55,7 @@ FEED_TEXT_MAX_BYTES = 1500  # title + body + url in UTF-8 (about 500 Japanese ch
 FEED_ID_MAX_CHARS = 100  # event_id, rollup_key, delivery_id
 FEED_KIND_MAX_CHARS = 32
 FEED_ACTOR_ID_MAX_CHARS = 24
-FEED_ACTORS_KEPT = 30  # distinct actor ids kept per entry (see _merge for the count beyond)
+FEED_ACTORS_KEPT = 10  # distinct actor ids kept per entry (see _merge for the count beyond)
 FEED_ENTRY_MAX_BYTES = 2800
 FEED_ITEM_BUDGET_BYTES = 300_000  # what FEED_MAX_ENTRIES full-size entries may take at most
 
@@ -88,8 +93,10 @@ def feed_max_entries() -> int:
     return limit
 
 
-def _event_ids_kept() -> int:
-    return max(200, 2 * feed_max_entries())
+def _applied_kept() -> int:
+    """Event digests kept (6 bytes each): an event re-applied after this many others is
+    still found by its entry while that entry is in the feed."""
+    return max(128, feed_max_entries() + 28)
 
 
 @dataclass(frozen=True)
@@ -105,6 +112,7 @@ class FeedEvent:
     url: str = ""
     delivery_id: str | None = None
     created_at: str | None = None  # ISO; now when None
+    object_id: str | None = None  # what the entry shows: a reply's comment id (the text is read from it)
 
     def __post_init__(self):
         for name in ("event_id", "kind"):
@@ -114,6 +122,7 @@ class FeedEvent:
             "event_id": FEED_ID_MAX_CHARS,
             "rollup_key": FEED_ID_MAX_CHARS,
             "delivery_id": FEED_ID_MAX_CHARS,
+            "object_id": FEED_ID_MAX_CHARS,
             "kind": FEED_KIND_MAX_CHARS,
             "actor_id": FEED_ACTOR_ID_MAX_CHARS,
             "title": FEED_TITLE_MAX_CHARS,
@@ -134,12 +143,21 @@ class FeedEvent:
                 field="body",
             )
 
+    @property
+    def source_id(self) -> str | None:
+        """The id the entry's text is read from when shown: the reply, or the delivery."""
+        return self.object_id or self.delivery_id
+
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: str) -> FeedEvent:
         return cls(**json.loads(text))
+
+    def entry_text(self) -> tuple[str, str, str]:
+        """The title, body and url an entry stores inline: none when it points at a source."""
+        return ("", "", "") if self.source_id else (self.title, self.body, self.url)
 
 
 def feed_entry_id(event_id: str) -> str:
@@ -148,17 +166,8 @@ def feed_entry_id(event_id: str) -> str:
 
 
 def feed_entry_size(entry: FeedEntry) -> int:
-    """Bytes the entry takes in the item (UTF-8 of names and values, as DynamoDB counts them)."""
-    size = 0
-    for name, value in entry.attribute_values.items():
-        size += len(name.encode()) + 1
-        if isinstance(value, str):
-            size += len(value.encode())
-        elif isinstance(value, list):
-            size += sum(len(str(v).encode()) + 1 for v in value) + 3
-        else:
-            size += 8
-    return size
+    """Bytes the entry takes in the item (its packed record and length prefix)."""
+    return len(pack_entry(entry)) + 2
 
 
 @dataclass
@@ -179,19 +188,25 @@ class FeedWrite:
     merged: bool = False  # rolled up into an existing unread entry
     unread_count: int = 0
     read_version: int | None = None  # None: the feed item does not exist yet
+    # The unread count moved (a new entry, or marked read); a merge into an unread entry
+    # leaves it as it is, and then the `unread_counts` item is not rewritten.
+    count_changed: bool = True
 
     @property
     def action_count(self) -> int:
-        return 0 if self.already_applied else 2
+        if self.already_applied:
+            return 0
+        return 2 if self.count_changed else 1
 
     def add_to(self, transaction: TransactWrite) -> None:
         if self.already_applied:
             return
         transaction.save(self.feed)  # PynamoDB adds the VersionAttribute condition and the increment
-        transaction.update(
-            UnreadCount(self.user_id, FEED_SOURCE),
-            actions=[UnreadCount.count.set(self.unread_count)],
-        )
+        if self.count_changed:
+            transaction.update(
+                UnreadCount(self.user_id, FEED_SOURCE),
+                actions=[UnreadCount.count.set(self.unread_count)],
+            )
 
 
 def feed_read(*, user_id: str) -> Feed:
@@ -199,7 +214,20 @@ def feed_read(*, user_id: str) -> Feed:
     try:
         return Feed.get(user_id, consistent_read=True)
     except DoesNotExist:
-        return Feed(user_id, entries=[], event_ids=[])
+        return _feed_empty(user_id)
+
+
+def _feed_empty(user_id: str) -> Feed:
+    feed = Feed(user_id)
+    feed.entries, feed.applied = [], []
+    return feed
+
+
+def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
+    """Several users' feeds with strongly consistent BatchGetItem (100 keys a request;
+    PynamoDB retries unprocessed keys); an empty, unsaved feed for a user without one."""
+    found = {feed.user_id: feed for feed in Feed.batch_get(list(dict.fromkeys(user_ids)), consistent_read=True)}
+    return {user_id: found.get(user_id) or _feed_empty(user_id) for user_id in user_ids}
 
 
 def feed_unread_entries(feed: Feed) -> int:
@@ -208,7 +236,7 @@ def feed_unread_entries(feed: Feed) -> int:
 
 def _sort_and_cap(entries: list[FeedEntry], limit: int) -> list[FeedEntry]:
     """Newest first; beyond `limit`, drop the oldest read entries first, then the oldest unread."""
-    entries.sort(key=lambda entry: (entry.updated_at, entry.entry_id), reverse=True)
+    entries.sort(key=lambda entry: (entry.updated_ms, entry.entry_id), reverse=True)
     excess = len(entries) - limit
     if excess <= 0:
         return entries
@@ -228,7 +256,7 @@ def _sort_and_cap(entries: list[FeedEntry], limit: int) -> list[FeedEntry]:
     return [entry for index, entry in enumerate(entries) if index not in dropped]
 
 
-def _merge(entry: FeedEntry, event: FeedEvent, created_at: str) -> None:
+def _merge(entry: FeedEntry, event: FeedEvent, created_ms: int) -> None:
     """Roll `event` into the unread `entry` ("Bob and 3 others replied").
 
     `actor_count` counts distinct people: an actor already in `actor_ids` is not counted
@@ -244,11 +272,10 @@ def _merge(entry: FeedEntry, event: FeedEvent, created_at: str) -> None:
         actors.append(event.actor_id)
         entry.actor_ids = actors[-FEED_ACTORS_KEPT:]
     entry.event_count = int(entry.event_count or 1) + 1
-    if created_at >= entry.updated_at:
-        entry.updated_at = created_at
-        entry.title, entry.body, entry.url = event.title, event.body, event.url
-        if event.delivery_id:
-            entry.delivery_id = event.delivery_id
+    if created_ms >= entry.updated_ms:  # the newest event is the one shown
+        entry.updated_ms = created_ms
+        entry.object_id = event.source_id
+        entry.title, entry.body, entry.url = event.entry_text()
 
 
 def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
@@ -257,55 +284,61 @@ def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
     Runs any number of times: it only reads. The result is valid while the feed still
     has the version read; `add_to` makes the write conditional on exactly that.
     """
-    feed = feed_read(user_id=user_id)
+    return feed_write_compute(feed=feed_read(user_id=user_id), event=event)
+
+
+def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
+    """`feed` with `event` applied, as `feed_write_prepare` does, from a feed already read."""
+    user_id = feed.user_id
     read_version = feed.version
-    event_ids = list(feed.event_ids or [])
-    if event.event_id in event_ids:
+    applied = list(feed.applied)
+    event_digest = digest(event.event_id)
+    entries = list(feed.entries)
+    entry_id = feed_entry_id(event.event_id)
+    if event_digest in applied or any(entry.entry_id == entry_id for entry in entries):
         return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
-    created_at = event.created_at or now_iso()
-    entries = list(feed.entries or [])
+    unread_before = feed_unread_entries(feed)
+    created_ms = iso_to_ms(event.created_at) if event.created_at else int(time.time() * 1000)
+    rollup = digest(event.rollup_key) if event.rollup_key is not None else None
     target = None
-    if event.rollup_key is not None:
-        target = next(
-            (entry for entry in entries if not entry.read and entry.rollup_key == event.rollup_key),
-            None,
-        )
+    if rollup is not None:
+        target = next((entry for entry in entries if not entry.read and entry.rollup == rollup), None)
     if target is not None:
-        _merge(target, event, created_at)
+        _merge(target, event, created_ms)
         entry_id, merged = target.entry_id, True
     else:
-        entry_id, merged = feed_entry_id(event.event_id), False
+        merged = False
+        title, body, url = event.entry_text()
         target = FeedEntry(
             entry_id=entry_id,
             kind=event.kind,
-            rollup_key=event.rollup_key,
+            created_ms=created_ms,
+            updated_ms=created_ms,
+            rollup=rollup,
+            object_id=event.source_id,
             actor_ids=[event.actor_id] if event.actor_id is not None else [],
             actor_count=1 if event.actor_id is not None else 0,
-            event_count=1,
-            title=event.title,
-            body=event.body,
-            url=event.url,
-            delivery_id=event.delivery_id,
-            created_at=created_at,
-            updated_at=created_at,
-            read=False,
+            title=title,
+            body=body,
+            url=url,
         )
         entries.append(target)
     size = feed_entry_size(target)
     if size > FEED_ENTRY_MAX_BYTES:  # the field bounds make this unreachable; a guard, not a path
         raise FeedEventTooLarge(f"A feed entry would take {size} bytes; at most {FEED_ENTRY_MAX_BYTES}.")
     feed.entries = _sort_and_cap(entries, feed_max_entries())
-    event_ids.append(event.event_id)
-    feed.event_ids = event_ids[-_event_ids_kept() :]
+    feed.applied = [*applied, event_digest][-_applied_kept() :]
     feed.updated_at = now_iso()
+    unread_count = feed_unread_entries(feed)
     return FeedWrite(
         user_id=user_id,
         already_applied=False,
         feed=feed,
         entry_id=entry_id,
         merged=merged,
-        unread_count=feed_unread_entries(feed),
+        unread_count=unread_count,
         read_version=read_version,
+        count_changed=unread_count != unread_before,
     )
 
 
@@ -563,7 +596,7 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
     for attempt in range(FEED_WRITE_ATTEMPTS):
         feed = feed_read(user_id=user_id)
         marked = 0
-        for entry in feed.entries or []:
+        for entry in feed.entries:
             if not entry.read and (wanted is None or entry.entry_id in wanted):
                 entry.read = True
                 marked += 1
@@ -628,8 +661,7 @@ def feed_reply_notification(
         kind="reply",
         actor_id=replier_id,
         rollup_key=f"reply#{parent_id}",
-        body=_excerpt(body, REPLY_EXCERPT_CHARS),
-        url=f"/c/{parent_id}/#c-{reply_id}",
+        object_id=reply_id,  # the entry shows the reply's text, read when the feed is shown
         created_at=created_at,
     )
     return ReplyNotification(user_id=parent_author_id, event=event)

@@ -21,7 +21,7 @@ class FeedEntryOutputSerializer(serializers.Serializer):
     id = serializers.CharField()
     kind = serializers.CharField(help_text='"reply", "message", ...')
     rollup_key = serializers.CharField(allow_null=True)
-    actors = FeedActorSerializer(many=True, help_text="Newest first; at most the last 30 distinct people.")
+    actors = FeedActorSerializer(many=True, help_text="Newest first; at most the last 10 distinct people.")
     actor_count = serializers.IntegerField(help_text="Distinct people behind the entry.")
     title = serializers.CharField(allow_blank=True)
     body = serializers.CharField(allow_blank=True)
@@ -31,6 +31,7 @@ class FeedEntryOutputSerializer(serializers.Serializer):
     delivery_id = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+    removed = serializers.BooleanField(help_text="What the entry pointed at was hidden or deleted since.")
 
 
 class FeedListApi(APIView):

@@ -1,18 +1,27 @@
 """Reads of the per-user feed: entries with their actors and text, and the unread count.
 
-Every read is one GetItem (plus one query of Django users for the actor names); no Scan.
+A read is one GetItem of the feed, then the text of the entries shown, read from where
+it lives with BatchGetItem (the replies from `comments`, the messages from `deliveries`),
+plus one query of Django users for the actor names; no Scan. A reply hidden or deleted
+since it was notified is shown as removed, never with its old text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist
 
+from delivery.models import Delivery
 from notifications.feed import FEED_SOURCE, feed_read
-from notifications.models import FeedEntry, UnreadCount
+from notifications.feed_format import FeedEntry
+from notifications.models import UnreadCount
+from social.models import Comment
 from social.selectors import Author, authors_by_id
+
+REMOVED_REPLY = "This reply was removed."
+REMOVED_MESSAGE = "This message is no longer available."
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,7 @@ class FeedEntryView:
     delivery_id: str | None
     created_at: datetime
     updated_at: datetime
+    removed: bool = False  # what it pointed at was hidden or deleted since
 
 
 def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str) -> str:
@@ -47,32 +57,82 @@ def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title:
     return title or kind.capitalize()
 
 
-def _parse(timestamp: str) -> datetime:
-    return datetime.fromisoformat(timestamp)
+def _at(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+@dataclass(frozen=True)
+class _Text:
+    title: str = ""
+    body: str = ""
+    url: str = ""
+    rollup_key: str | None = None
+    removed: bool = False
+
+
+def _batch_get(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+    if not ids:
+        return {}
+    key = attributes[0]
+    return {getattr(item, key): item for item in model.batch_get(sorted(ids), attributes_to_get=attributes)}
+
+
+def _texts(entries: list[FeedEntry]) -> dict[str, _Text]:
+    """The text of each entry by entry id: two BatchGetItem at most (replies, deliveries)."""
+    reply_ids = {entry.object_id for entry in entries if entry.kind == "reply" and entry.object_id}
+    delivery_ids = {entry.object_id for entry in entries if entry.kind == "message" and entry.object_id}
+    replies = _batch_get(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
+    deliveries = _batch_get(Delivery, delivery_ids, ["delivery_id", "title", "body", "url"])
+    texts = {}
+    for entry in entries:
+        if entry.object_id is None:  # an event that kept its text inline (or an old-format entry)
+            texts[entry.entry_id] = _Text(entry.title, entry.body, entry.url)
+        elif entry.kind == "reply":
+            reply = replies.get(entry.object_id)
+            if reply is None or reply.parent_id is None:
+                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, removed=True)
+                continue
+            url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
+            rollup_key = f"reply#{reply.parent_id}"
+            if reply.hidden:
+                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
+            else:
+                texts[entry.entry_id] = _Text(body=reply.body, url=url, rollup_key=rollup_key)
+        else:
+            delivery = deliveries.get(entry.object_id)
+            if delivery is None:
+                texts[entry.entry_id] = _Text(title=REMOVED_MESSAGE, removed=True)
+            else:
+                texts[entry.entry_id] = _Text(delivery.title, delivery.body, delivery.url or "")
+    return texts
 
 
 def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
-    ids = [actor_id for entry in entries for actor_id in entry.actor_ids or []]
+    """Views of `entries` with their actors and their text read from its source."""
+    ids = [actor_id for entry in entries for actor_id in entry.actor_ids]
     authors = authors_by_id(ids) if ids else {}
+    texts = _texts(entries)
     views = []
     for entry in entries:
-        actors = [authors[actor_id] for actor_id in reversed(entry.actor_ids or [])]
-        actor_count = int(entry.actor_count or 0)
+        actors = [authors[actor_id] for actor_id in reversed(entry.actor_ids) if actor_id in authors]
+        actor_count = int(entry.actor_count)
+        text = texts[entry.entry_id]
         views.append(
             FeedEntryView(
                 id=entry.entry_id,
                 kind=entry.kind,
-                rollup_key=entry.rollup_key,
+                rollup_key=text.rollup_key,
                 actors=actors,
                 actor_count=actor_count,
-                title=entry.title or "",
-                body=entry.body or "",
-                url=entry.url or "",
-                text=feed_entry_text(kind=entry.kind, actors=actors, actor_count=actor_count, title=entry.title),
+                title=text.title,
+                body=text.body,
+                url=text.url,
+                text=feed_entry_text(kind=entry.kind, actors=actors, actor_count=actor_count, title=text.title),
                 unread=not entry.read,
                 delivery_id=entry.delivery_id,
-                created_at=_parse(entry.created_at),
-                updated_at=_parse(entry.updated_at),
+                created_at=_at(entry.created_ms),
+                updated_at=_at(entry.updated_ms),
+                removed=text.removed,
             )
         )
     return views
@@ -86,7 +146,7 @@ class FeedPage:
 
 def feed_entries_list(*, user_id: str, unread_only: bool = False) -> FeedPage:
     """The user's feed entries, newest first (at most FEED_MAX_ENTRIES), from one consistent read."""
-    entries = list(feed_read(user_id=user_id).entries or [])
+    entries = list(feed_read(user_id=user_id).entries)
     unread_count = sum(1 for entry in entries if not entry.read)
     if unread_only:
         entries = [entry for entry in entries if not entry.read]

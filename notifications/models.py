@@ -134,24 +134,33 @@ class LikeNotified(Model):
 # The per-user feed (DESIGN.md 3 `feed`, seed 002) and its retry queue, written only
 # through notifications/feed.py. Imported here rather than at the top so that this
 # section stays separate from the like-notification tables above.
-from pynamodb.attributes import BooleanAttribute, MapAttribute, VersionAttribute  # noqa: E402
+from pynamodb.attributes import BinaryAttribute, BooleanAttribute, MapAttribute, VersionAttribute  # noqa: E402
+
+from notifications.feed_format import (  # noqa: E402
+    DIGEST_BYTES,
+    FeedEntry,
+    digest,
+    legacy_entry,
+    pack_entries,
+    unpack_entries,
+)
 
 
-class FeedEntry(MapAttribute):
-    """One entry of a feed; small by construction (notifications/feed.py bounds every field)."""
+class LegacyFeedEntry(MapAttribute):
+    """An entry as feeds stored it before issue 10 (text inline); read, never written."""
 
     entry_id = UnicodeAttribute()
-    kind = UnicodeAttribute()  # reply, message, ...
-    rollup_key = UnicodeAttribute(null=True)  # events with the same key merge into one unread entry
-    actor_ids = ListAttribute(of=UnicodeAttribute, default=list)  # distinct, oldest first, the newest kept
-    actor_count = NumberAttribute(default=0)  # distinct people, not events
+    kind = UnicodeAttribute()
+    rollup_key = UnicodeAttribute(null=True)
+    actor_ids = ListAttribute(of=UnicodeAttribute, default=list)
+    actor_count = NumberAttribute(default=0)
     event_count = NumberAttribute(default=1)
     title = UnicodeAttribute(default="")
     body = UnicodeAttribute(default="")
     url = UnicodeAttribute(default="")
     delivery_id = UnicodeAttribute(null=True)
     created_at = UnicodeAttribute()
-    updated_at = UnicodeAttribute()  # the newest event merged in; entries are ordered by it
+    updated_at = UnicodeAttribute()
     read = BooleanAttribute(default=False)
 
 
@@ -160,17 +169,66 @@ class Feed(Model):
 
     Every write is a whole-item put conditioned on `version` (optimistic locking), so two
     writers that read the same version cannot both win: the loser re-reads and merges again.
+    The entries are stored as small packed records (notifications/feed_format.py) in `p`,
+    the digests of the events applied in `h`; `entries` and `applied` are their decoded
+    forms, packed again when the item is serialized. A feed written in the old format
+    (maps under `entries`, ids under `event_ids`) reads the same, and is rewritten in the
+    new one at its next write.
     """
 
     Meta = table_meta("feed")
 
     user_id = UnicodeAttribute(hash_key=True)
-    entries = ListAttribute(of=FeedEntry, default=list)
-    # The ids of the most recent events applied, newest last: applying an event again
-    # (a retry after an ambiguous failure) finds its id here and writes nothing.
-    event_ids = ListAttribute(of=UnicodeAttribute, default=list)
+    packed_entries = BinaryAttribute(attr_name="p", legacy_encoding=False, null=True)
+    # Digests of the most recent events applied, newest last: applying an event again
+    # (a retry after an ambiguous failure) finds its digest here and writes nothing.
+    packed_applied = BinaryAttribute(attr_name="h", legacy_encoding=False, null=True)
+    legacy_entries = ListAttribute(of=LegacyFeedEntry, attr_name="entries", null=True)
+    legacy_event_ids = ListAttribute(of=UnicodeAttribute, attr_name="event_ids", null=True)
     updated_at = UnicodeAttribute(null=True)
     version = VersionAttribute()
+
+    _entries: list[FeedEntry] | None = None
+    _applied: list[bytes] | None = None
+
+    @property
+    def entries(self) -> list[FeedEntry]:
+        if self._entries is None:
+            if self.legacy_entries is not None:
+                self._entries = [legacy_entry(entry) for entry in self.legacy_entries]
+            else:
+                self._entries = unpack_entries(self.packed_entries)
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[FeedEntry]) -> None:
+        self._entries = list(value)
+
+    @property
+    def applied(self) -> list[bytes]:
+        """Digests (feed_format.digest) of the events applied, newest last."""
+        if self._applied is None:
+            if self.legacy_event_ids is not None:
+                self._applied = [digest(event_id) for event_id in self.legacy_event_ids]
+            else:
+                data = self.packed_applied or b""
+                self._applied = [data[i : i + DIGEST_BYTES] for i in range(0, len(data), DIGEST_BYTES)]
+        return self._applied
+
+    @applied.setter
+    def applied(self, value: list[bytes]) -> None:
+        self._applied = list(value)
+
+    def serialize(self, null_check: bool = True):
+        if self._entries is not None:
+            self.packed_entries, self.legacy_entries = pack_entries(self._entries), None
+        if self._applied is not None:
+            self.packed_applied, self.legacy_event_ids = b"".join(self._applied), None
+        return super().serialize(null_check=null_check)
+
+    def deserialize(self, attribute_values):
+        self._entries = self._applied = None
+        return super().deserialize(attribute_values)
 
 
 class FeedRetryDueIndex(LocalSecondaryIndex):

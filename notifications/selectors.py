@@ -262,31 +262,37 @@ def _before_read_key(before: Position) -> str:
 def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
     """The feed's entries (replies, messages), unread ones first, each by its latest update.
 
-    One consistent GetItem: the whole feed is one item of at most FEED_MAX_ENTRIES.
+    One consistent GetItem (the whole feed is one item of at most FEED_MAX_ENTRIES small
+    entries); the text of the page's entries only is then read from its sources.
     """
-    entries = list(feed_read(user_id=user_id).entries or [])
-    notifications = []
-    for view in feed_entry_views(entries):
-        notification_id = f"feed:{view.id}"
-        notifications.append(
-            Notification(
-                id=notification_id,
-                kind=view.kind,
-                text=view.text,
-                unread=view.unread,
-                updated_at=view.updated_at,
-                position=(1 if view.unread else 0, _ns(view.updated_at), notification_id),
-                url=view.url,
-                actors=tuple(Actor(actor.id, actor.display_name) for actor in view.actors[:2]),
-                actor_count=view.actor_count,
-                excerpt=_excerpt(view.body),
-                entry_id=view.id,
-            )
-        )
-    notifications.sort(key=lambda n: n.position, reverse=True)
+    positioned = sorted(
+        (
+            ((1 if not entry.read else 0, entry.updated_ms * 1_000_000, f"feed:{entry.entry_id}"), entry)
+            for entry in feed_read(user_id=user_id).entries
+        ),
+        key=lambda pair: pair[0],
+        reverse=True,
+    )
     if before is not None:
-        notifications = [n for n in notifications if n.position < before]
-    return notifications[:limit]
+        positioned = [pair for pair in positioned if pair[0] < before]
+    page = positioned[:limit]
+    views = feed_entry_views([entry for _, entry in page])
+    return [
+        Notification(
+            id=position[2],
+            kind=view.kind,
+            text=view.text,
+            unread=view.unread,
+            updated_at=view.updated_at,
+            position=position,
+            url=view.url,
+            actors=tuple(Actor(actor.id, actor.display_name) for actor in view.actors[:2]),
+            actor_count=view.actor_count,
+            excerpt=_excerpt(view.body),
+            entry_id=view.id,
+        )
+        for (position, _), view in zip(page, views, strict=True)
+    ]
 
 
 # Every source of the inbox.

@@ -68,7 +68,7 @@ def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
     # FEED_MAX_ENTRIES newer events), so a feed write of the stale holder would be accepted.
     for user_id in targets:
         feed = Feed.get(user_id, consistent_read=True)
-        feed.event_ids = []
+        feed.applied = []
         feed.save()
     result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
     assert result.delivered == [] and sorted(result.gone) == sorted(targets)
@@ -114,18 +114,18 @@ def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prep
     event = services.delivery_feed_event(delivery)
     services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     busy = targets[1]
-    real_prepare = feed_module.feed_write_prepare
+    real_compute = feed_module.feed_write_compute
 
-    def prepare_then_someone_writes(*, user_id, event):
-        write = real_prepare(user_id=user_id, event=event)
-        if user_id == busy:  # another producer writes this feed right after we read it
+    def compute_then_someone_writes(*, feed, event):
+        write = real_compute(feed=feed, event=event)
+        if feed.user_id == busy:  # another producer writes this feed right after we read it
             feed_module.feed_append(
                 user_id=busy, event=feed_module.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
             )
         return write
 
     with (
-        mock.patch.object(services, "feed_write_prepare", prepare_then_someone_writes),
+        mock.patch.object(services, "feed_write_compute", compute_then_someone_writes),
         mock.patch.object(services, "backoff_sleep", lambda attempt: None),
     ):
         result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)

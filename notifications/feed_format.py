@@ -1,0 +1,227 @@
+"""How a feed's entries are stored: a small fixed-size record per entry (issue 10).
+
+A feed item is rewritten whole on every event, and DynamoDB bills a write by the item's
+size (one unit per KB, two in a transaction). So an entry keeps only what ordering,
+capping, roll-up and counting need: its id, kind, a digest of its roll-up key, the id
+of what it points at (the newest reply, or the delivery), actor ids and counts, times
+and the read flag. About 55 bytes; a full feed of 100 entries is about 6 KB. The text
+shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
+where it lives (notifications/feed_selectors.py), so a hidden reply is shown as such.
+
+Record layout (big-endian), records joined in one binary attribute, each preceded by
+its length (2 bytes):
+
+    flags       1   READ | ROLLUP | OBJECT | OBJECT_UUID | TEXT | HEX_UUID
+    kind        1   a code from KIND_CODES, or 0 followed by a short string
+    entry_id    8   the 16 hex digits of `feed_entry_id`
+    created_at  6   epoch milliseconds
+    updated_at  6   epoch milliseconds
+    actor_count 2   distinct actors (saturating at 65,535)
+    event_count 2   events merged (saturating at 65,535)
+    rollup      6   digest of the roll-up key                  (ROLLUP)
+    object      16  a UUID (comment or delivery id), or a short string   (OBJECT)
+    actors      1 + short strings: the newest actor ids kept
+    text        title, body, url as long strings, for events that point at nothing (TEXT)
+
+A short string is 1 byte of length then UTF-8; a long one 2 bytes of length.
+
+Feeds written before this format (a list of maps under `entries`, and `event_ids`) are
+read through `legacy_entry` and written in this format at their next write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+DIGEST_BYTES = 6
+KIND_CODES = {"reply": 1, "message": 2}
+KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
+COUNT_MAX = 0xFFFF
+
+READ, ROLLUP, OBJECT, OBJECT_UUID, TEXT = 1, 2, 4, 8, 16
+HEX_UUID = 32  # an OBJECT_UUID whose text is 32 hex digits (delivery ids), not the dashed form
+_HEAD = struct.Struct(">BB8s6s6sHH")
+
+
+def digest(text: str) -> bytes:
+    """A 6-byte digest: roll-up keys and applied event ids are compared by it."""
+    return hashlib.blake2b(text.encode(), digest_size=DIGEST_BYTES).digest()
+
+
+def iso_to_ms(value: str) -> int:
+    return round(datetime.fromisoformat(value).timestamp() * 1000)
+
+
+def ms_to_iso(value: int) -> str:
+    return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+@dataclass
+class FeedEntry:
+    """One entry of a feed, as the write path merges, orders and caps it."""
+
+    entry_id: str  # 16 hex digits
+    kind: str
+    created_ms: int
+    updated_ms: int  # the newest event merged in; entries are ordered by it
+    rollup: bytes | None = None  # digest of the roll-up key
+    object_id: str | None = None  # the newest reply's comment id, or the delivery id
+    actor_ids: list[str] = field(default_factory=list)  # distinct, oldest first, the newest kept
+    actor_count: int = 0  # distinct people, not events
+    event_count: int = 1
+    read: bool = False
+    # Only for events that point at nothing to read the text from (kept small by FeedEvent's bounds).
+    title: str = ""
+    body: str = ""
+    url: str = ""
+
+    @property
+    def delivery_id(self) -> str | None:
+        return self.object_id if self.kind == "message" else None
+
+    @property
+    def created_at(self) -> str:
+        return ms_to_iso(self.created_ms)
+
+    @property
+    def updated_at(self) -> str:
+        return ms_to_iso(self.updated_ms)
+
+
+def _short(value: str) -> bytes:
+    data = value.encode()
+    if len(data) > 255:
+        raise ValueError(f"{value[:20]!r}... is longer than 255 bytes")
+    return bytes([len(data)]) + data
+
+
+def _long(value: str) -> bytes:
+    data = value.encode()
+    return struct.pack(">H", len(data)) + data
+
+
+def _object_bytes(object_id: str) -> tuple[int, bytes]:
+    try:
+        parsed = uuid.UUID(object_id)
+    except ValueError:
+        return OBJECT, _short(object_id)
+    # Only ids whose text is exactly what UUID gives back are packed as 16 bytes.
+    if object_id in (str(parsed), parsed.hex):
+        return OBJECT | OBJECT_UUID | (0 if "-" in object_id else HEX_UUID), parsed.bytes
+    return OBJECT, _short(object_id)
+
+
+def pack_entry(entry: FeedEntry) -> bytes:
+    flags = READ if entry.read else 0
+    code = KIND_CODES.get(entry.kind, 0)
+    tail = b"" if code else _short(entry.kind)
+    if entry.rollup is not None:
+        flags |= ROLLUP
+        tail += entry.rollup
+    if entry.object_id is not None:
+        object_flags, data = _object_bytes(entry.object_id)
+        flags |= object_flags
+        tail += data
+    tail += bytes([len(entry.actor_ids)]) + b"".join(_short(actor) for actor in entry.actor_ids)
+    if entry.title or entry.body or entry.url:
+        flags |= TEXT
+        tail += _long(entry.title) + _long(entry.body) + _long(entry.url)
+    head = _HEAD.pack(
+        flags,
+        code,
+        bytes.fromhex(entry.entry_id),
+        entry.created_ms.to_bytes(6, "big"),
+        entry.updated_ms.to_bytes(6, "big"),
+        min(entry.actor_count, COUNT_MAX),
+        min(entry.event_count, COUNT_MAX),
+    )
+    return head + tail
+
+
+class _Reader:
+    def __init__(self, data: bytes, offset: int = 0):
+        self.data, self.offset = data, offset
+
+    def take(self, size: int) -> bytes:
+        chunk = self.data[self.offset : self.offset + size]
+        self.offset += size
+        return chunk
+
+    def short(self) -> str:
+        return self.take(self.take(1)[0]).decode()
+
+    def long(self) -> str:
+        return self.take(struct.unpack(">H", self.take(2))[0]).decode()
+
+
+def unpack_entry(data: bytes) -> FeedEntry:
+    flags, code, entry_id, created, updated, actor_count, event_count = _HEAD.unpack_from(data)
+    reader = _Reader(data, _HEAD.size)
+    kind = KIND_NAMES.get(code) or reader.short()
+    rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
+    object_id = None
+    if flags & OBJECT_UUID:
+        parsed = uuid.UUID(bytes=reader.take(16))
+        object_id = parsed.hex if flags & HEX_UUID else str(parsed)
+    elif flags & OBJECT:
+        object_id = reader.short()
+    actor_ids = [reader.short() for _ in range(reader.take(1)[0])]
+    title = body = url = ""
+    if flags & TEXT:
+        title, body, url = reader.long(), reader.long(), reader.long()
+    return FeedEntry(
+        entry_id=entry_id.hex(),
+        kind=kind,
+        created_ms=int.from_bytes(created, "big"),
+        updated_ms=int.from_bytes(updated, "big"),
+        rollup=rollup,
+        object_id=object_id,
+        actor_ids=actor_ids,
+        actor_count=actor_count,
+        event_count=event_count,
+        read=bool(flags & READ),
+        title=title,
+        body=body,
+        url=url,
+    )
+
+
+def pack_entries(entries: list[FeedEntry]) -> bytes:
+    records = [pack_entry(entry) for entry in entries]
+    return b"".join(struct.pack(">H", len(record)) + record for record in records)
+
+
+def unpack_entries(data: bytes | None) -> list[FeedEntry]:
+    entries, offset = [], 0
+    while data and offset < len(data):
+        (size,) = struct.unpack_from(">H", data, offset)
+        entries.append(unpack_entry(data[offset + 2 : offset + 2 + size]))
+        offset += 2 + size
+    return entries
+
+
+def legacy_entry(entry) -> FeedEntry:
+    """An entry of a feed written before this format (a map with its text inline)."""
+    object_id = entry.delivery_id
+    url = entry.url or ""
+    if entry.kind == "reply" and "#c-" in url:
+        object_id = url.rsplit("#c-", 1)[1]  # "/c/<parent>/#c-<reply>": the text is read from the reply
+    return FeedEntry(
+        entry_id=entry.entry_id,
+        kind=entry.kind,
+        created_ms=iso_to_ms(entry.created_at),
+        updated_ms=iso_to_ms(entry.updated_at),
+        rollup=digest(entry.rollup_key) if entry.rollup_key else None,
+        object_id=object_id,
+        actor_ids=list(entry.actor_ids or []),
+        actor_count=int(entry.actor_count or 0),
+        event_count=int(entry.event_count or 1),
+        read=bool(entry.read),
+        title="" if object_id else (entry.title or ""),
+        body="" if object_id else (entry.body or ""),
+        url="" if object_id else url,
+    )

@@ -1,0 +1,115 @@
+"""Compact feed entries (issue 10): the text is read from its source when shown, old-format
+feeds keep reading, a full feed stays small, and dispatch reads feeds in batches."""
+
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+
+from delivery import services as delivery_services
+from notifications import feed
+from notifications.feed import FeedEvent
+from notifications.feed_format import digest, pack_entries, unpack_entries
+from notifications.models import Feed, LegacyFeedEntry
+from social import services
+from tests.delivery.helpers import assert_exactly_once, create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def post(user, body="Hello", parent=None):
+    return services.comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
+
+
+def test_a_reply_hidden_after_it_was_notified_is_shown_as_removed(make_user, api):
+    ann, bob = make_user("ann"), make_user("bob")
+    comment = post(ann)
+    reply = post(bob, "a rude reply", parent=comment)
+    [entry] = api.as_user(ann).get("/api/feed/").json()["results"]
+    assert (entry["body"], entry["removed"]) == ("a rude reply", False)
+    assert entry["url"] == f"/c/{comment.comment_id}/#c-{reply.comment_id}"
+    assert entry["rollup_key"] == f"reply#{comment.comment_id}"
+    services.comment_set_hidden(comment_id=reply.comment_id, hidden=True)
+    [entry] = api.as_user(ann).get("/api/feed/").json()["results"]
+    assert entry["removed"] is True
+    assert "rude" not in entry["body"]
+    inbox = api.as_user(ann).get("/api/notifications/").json()["results"]
+    assert all("rude" not in (item.get("excerpt") or "") + item["text"] for item in inbox)
+
+
+def test_the_feed_stores_no_text_of_replies_or_deliveries(make_user):
+    ann, bob = make_user("ann"), make_user("bob")
+    comment = post(ann)
+    post(bob, "x" * 1000, parent=comment)
+    item = Feed.get(str(ann.pk), consistent_read=True)
+    assert b"xxxx" not in item.packed_entries
+    assert item.entries[0].body == "" and item.entries[0].object_id
+
+
+def test_a_feed_in_the_old_format_reads_the_same_and_is_rewritten_compact_at_its_next_write(make_user, api):
+    ann = make_user("ann")
+    old_entry = LegacyFeedEntry(
+        entry_id=feed.feed_entry_id("old-1"),
+        kind="message",
+        title="Welcome",
+        body="Old text kept inline",
+        url="/welcome/",
+        created_at="2026-11-01T10:00:00.000000Z",
+        updated_at="2026-11-01T10:00:00.000000Z",
+    )
+    # The item as feeds were written before issue 10: a list of maps and the event ids.
+    Feed._get_connection().put_item(
+        str(ann.pk),
+        attributes={
+            "entries": {"L": [{"M": old_entry.serialize(old_entry)}]},
+            "event_ids": {"L": [{"S": "old-1"}]},
+            "version": {"N": "1"},
+        },
+    )
+    [entry] = api.as_user(ann).get("/api/feed/").json()["results"]
+    assert (entry["title"], entry["body"], entry["url"]) == ("Welcome", "Old text kept inline", "/welcome/")
+    # Applying the old event again is still recognised; a new one rewrites the item compact.
+    assert feed.feed_append(user_id=str(ann.pk), event=FeedEvent("old-1", "message", None, None)).status == (
+        feed.ALREADY_APPLIED
+    )
+    feed.feed_append(user_id=str(ann.pk), event=FeedEvent("new-1", "message", None, None, title="New"))
+    item = Feed.get(str(ann.pk), consistent_read=True)
+    assert item.legacy_entries is None and item.legacy_event_ids is None
+    assert [e.title for e in item.entries] == ["New", "Welcome"]
+    assert item.applied == [digest("old-1"), digest("new-1")]
+
+
+def test_a_full_feed_of_replies_is_a_few_kilobytes():
+    entries = []
+    for n in range(100):
+        event = FeedEvent(
+            f"reply:{n}", "reply", str(1000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
+        )
+        entries.append(feed.feed_write_compute(feed=feed._feed_empty("1"), event=event).feed.entries[0])
+    packed = pack_entries(entries)
+    assert unpack_entries(packed) == entries
+    assert len(packed) < 6_000  # the whole list of 100 entries (about 55 bytes each)
+
+
+def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings):
+    staff = make_user("boss", is_staff=True)
+    users = [make_user() for _ in range(9)]
+    targets = [str(staff.pk)] + [str(u.pk) for u in users]
+    delivery = create(staff)
+    delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+    calls = []
+    real = BaseClient._make_api_call
+
+    def spy(self, operation, params):
+        tables = params.get("RequestItems", {}).keys() if operation == "BatchGetItem" else [params.get("TableName")]
+        calls.extend((operation, table) for table in tables)
+        return real(self, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        delivery_services.delivery_dispatch(
+            delivery_id=delivery.delivery_id, owner="one", batch_size=10, lease_seconds=60
+        )
+    assert_exactly_once(delivery.delivery_id, targets)
+    feed_reads = [operation for operation, table in calls if table == Feed.Meta.table_name]
+    assert "GetItem" not in feed_reads
+    assert feed_reads.count("BatchGetItem") >= 1
