@@ -12,6 +12,7 @@ import contextlib
 import os
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -57,11 +58,83 @@ def timed(call, repeat: int) -> list[float]:
     return samples
 
 
-def row(label: str, samples: list[float], floor: list[float] | None = None) -> str:
+def row(
+    label: str, samples: list[float], floor: list[float] | None = None, capacity: tuple[float, float] | None = None
+) -> str:
+    """Rate, p50, p99 of `samples`; the ratio to the floor's p50; units of one operation (read, write)."""
     stats = percentiles(samples)
     rate = len(samples) / sum(samples) if sum(samples) else float("inf")
     text = f"{label:<44} {rate:8.0f}/s  p50 {stats['p50']:7.2f} ms  p99 {stats['p99']:7.2f} ms"
     if floor:
         floor_stats = percentiles(floor)
         text += f"  ({stats['p50'] / floor_stats['p50']:.2f}x floor p50)"
+    if capacity is not None:
+        text += f"  {units(*capacity)}"
     return text
+
+
+# --- capacity units ----------------------------------------------------------------
+# On-demand prices, USD per million request units, us-east-1 (since November 2024).
+PRICE_PER_MILLION_WRITES = 0.625
+PRICE_PER_MILLION_READS = 0.125
+READ_OPERATIONS = {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"}
+WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+
+
+class Capacity:
+    """Read and write units DynamoDB reported (ReturnConsumedCapacity) while metering."""
+
+    def __init__(self):
+        self.read = 0.0
+        self.write = 0.0
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def add(self, operation: str, units: float) -> None:
+        with self._lock:
+            self.calls += 1
+            if operation in READ_OPERATIONS:
+                self.read += units
+            else:
+                self.write += units
+
+    def per(self, operations: int) -> tuple[float, float]:
+        return self.read / max(1, operations), self.write / max(1, operations)
+
+
+@contextlib.contextmanager
+def capacity_meter():
+    """Ask every read and write for its ConsumedCapacity (all threads) and add it up."""
+    from unittest import mock
+
+    from botocore.client import BaseClient
+
+    meter = Capacity()
+    real = BaseClient._make_api_call
+
+    def metered(self, operation, params):
+        if operation not in READ_OPERATIONS | WRITE_OPERATIONS:
+            return real(self, operation, params)
+        answer = real(self, operation, {**params, "ReturnConsumedCapacity": "TOTAL"})
+        consumed = answer.get("ConsumedCapacity") or []
+        for entry in consumed if isinstance(consumed, list) else [consumed]:
+            meter.add(operation, float(entry.get("CapacityUnits", 0.0)))
+        return answer
+
+    with mock.patch.object(BaseClient, "_make_api_call", metered):
+        yield meter
+
+
+def measured(call) -> tuple[float, float, float]:
+    """Run `call()` once: (seconds, read units, write units)."""
+    with capacity_meter() as meter:
+        start = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - start
+    return seconds, meter.read, meter.write
+
+
+def units(read: float, write: float) -> str:
+    """`1.0 RCU  14.0 WCU  $8.88/M`: units of one operation and what a million of them cost on demand."""
+    dollars = read * PRICE_PER_MILLION_READS + write * PRICE_PER_MILLION_WRITES
+    return f"{read:5.1f} RCU {write:5.1f} WCU  ${dollars:7.2f}/M ops"

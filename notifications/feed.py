@@ -96,7 +96,7 @@ def feed_max_entries() -> int:
 def _applied_kept() -> int:
     """Event digests kept (6 bytes each): an event re-applied after this many others is
     still found by its entry while that entry is in the feed."""
-    return max(128, feed_max_entries() + 28)
+    return feed_max_entries()
 
 
 @dataclass(frozen=True)
@@ -166,8 +166,8 @@ def feed_entry_id(event_id: str) -> str:
 
 
 def feed_entry_size(entry: FeedEntry) -> int:
-    """Bytes the entry takes in the item (its packed record and length prefix)."""
-    return len(pack_entry(entry)) + 2
+    """Bytes the entry takes in the item (its packed record)."""
+    return len(pack_entry(entry))
 
 
 @dataclass
@@ -398,8 +398,8 @@ def feed_outbox_add(transaction: TransactWrite, *, user_id: str, event: FeedEven
     """Add the event to `feed_retry` inside a producer's own transaction (an outbox).
 
     The producer then calls `feed_append(..., outbox=True)`, which deletes the retry
-    item in the same transaction that applies the event; if the producer dies first, the
-    drainer applies it after FEED_REPLY_OUTBOX_DELAY_MS.
+    item once the event is applied; if the producer dies first, the drainer applies it
+    after FEED_REPLY_OUTBOX_DELAY_MS (or finds it applied, by its digest, and deletes it).
     """
     transaction.save(feed_retry_item(user_id=user_id, event=event, delay_ms=FEED_REPLY_OUTBOX_DELAY_MS))
 
@@ -442,7 +442,7 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
     QUEUED) unless `queue=False`, in which case Conflict/Throttled is raised.
 
     `outbox=True`: the event is already in `feed_retry` (put by `feed_outbox_add` or by an
-    earlier failure); its deletion joins the transaction that applies it.
+    earlier failure); it is deleted once the event is applied (or found applied).
 
     Twice, or concurrently with itself: the second finds the event id in the feed and
     writes nothing (ALREADY_APPLIED). Dies half way: the transaction either happened or
@@ -458,14 +458,13 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                     _outbox_done(user_id=user_id, event=event)
                 return FeedAppendResult(ALREADY_APPLIED, version=write.read_version, conflicts=conflicts)
 
-            def build(transaction: TransactWrite, write: FeedWrite = write) -> None:
-                if outbox:
-                    shard, retry_id = _retry_key(user_id, event)
-                    transaction.delete(FeedRetry(shard, retry_id), condition=FeedRetry.retry_id.exists())
-                write.add_to(transaction)
-
-            codes = transact(build, what="feed_append")
+            codes = transact(write.add_to, what="feed_append")
             if not codes:
+                if outbox:
+                    # After the write, not in its transaction (a transactional delete of an
+                    # item with an index costs 4 units): if we die first, the drainer finds
+                    # the event applied (its digest) and deletes the item then.
+                    _outbox_done(user_id=user_id, event=event)
                 return FeedAppendResult(
                     APPLIED,
                     entry_id=write.entry_id,
@@ -473,10 +472,6 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                     version=write.feed.version,
                     conflicts=conflicts,
                 )
-            if outbox and codes[0] == "ConditionalCheckFailed":
-                # The retry item is gone: another worker applied the event (in the
-                # transaction that deleted it) after we read the feed.
-                return FeedAppendResult(ALREADY_APPLIED, conflicts=conflicts)
             conflicts += 1
             logger.info("feed_append: feed of user %s changed under us (conflict %d)", user_id, conflicts)
             # A feed write takes tens of milliseconds: spread the retries over that scale.
@@ -631,8 +626,8 @@ class ReplyNotification:
     """The feed event telling a comment's author about a reply, written through an outbox.
 
     `add_outbox_to(transaction)` joins the reply's own transaction, so the reply and the
-    promise to notify commit together; `send()` then applies the event (deleting the
-    outbox item in the same transaction). If `send()` fails or the process dies before
+    promise to notify commit together; `send()` then applies the event and deletes the
+    outbox item. If `send()` fails or the process dies before
     it, `process_feed_retries` applies the event later: the reply never fails for it.
     """
 

@@ -8,8 +8,8 @@ and the read flag. About 55 bytes; a full feed of 100 entries is about 6 KB. The
 shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
 where it lives (notifications/feed_selectors.py), so a hidden reply is shown as such.
 
-Record layout (big-endian), records joined in one binary attribute, each preceded by
-its length (2 bytes):
+Record layout (big-endian), records joined in one binary attribute (each record says
+how long it is through its flags and length bytes, so nothing separates them):
 
     flags       1   READ | ROLLUP | OBJECT | OBJECT_UUID | TEXT | HEX_UUID
     kind        1   a code from KIND_CODES, or 0 followed by a short string
@@ -159,8 +159,12 @@ class _Reader:
 
 
 def unpack_entry(data: bytes) -> FeedEntry:
-    flags, code, entry_id, created, updated, actor_count, event_count = _HEAD.unpack_from(data)
-    reader = _Reader(data, _HEAD.size)
+    return _read_entry(_Reader(data))
+
+
+def _read_entry(reader: _Reader) -> FeedEntry:
+    flags, code, entry_id, created, updated, actor_count, event_count = _HEAD.unpack_from(reader.data, reader.offset)
+    reader.offset += _HEAD.size
     kind = KIND_NAMES.get(code) or reader.short()
     rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
     object_id = None
@@ -191,16 +195,13 @@ def unpack_entry(data: bytes) -> FeedEntry:
 
 
 def pack_entries(entries: list[FeedEntry]) -> bytes:
-    records = [pack_entry(entry) for entry in entries]
-    return b"".join(struct.pack(">H", len(record)) + record for record in records)
+    return b"".join(pack_entry(entry) for entry in entries)
 
 
 def unpack_entries(data: bytes | None) -> list[FeedEntry]:
-    entries, offset = [], 0
-    while data and offset < len(data):
-        (size,) = struct.unpack_from(">H", data, offset)
-        entries.append(unpack_entry(data[offset + 2 : offset + 2 + size]))
-        offset += 2 + size
+    reader, entries = _Reader(data or b""), []
+    while reader.offset < len(reader.data):
+        entries.append(_read_entry(reader))
     return entries
 
 

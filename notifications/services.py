@@ -70,25 +70,6 @@ def read_key(*, read_ns: int, comment_id: str) -> str:
     return f"{read_ns:020d}#{comment_id}"
 
 
-# --- comment posted --------------------------------------------------------
-
-
-def like_unread_create(transaction: TransactWrite, *, author_id: str, comment_id: str, at: str) -> None:
-    """Add to the comment's own transaction: its author's empty unread notification and count.
-
-    Created with the comment so that a like is always an update of existing items,
-    never an upsert (seed 000).
-    """
-    transaction.save(
-        LikeUnread(author_id, comment_id, liker_ids=[], num_likes=0, updated_at=at),
-        condition=LikeUnread.comment_id.does_not_exist(),
-    )
-    transaction.save(
-        UnreadCount(author_id, like_source(comment_id), count=0),
-        condition=UnreadCount.source.does_not_exist(),
-    )
-
-
 # --- like / unlike ---------------------------------------------------------
 
 

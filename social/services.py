@@ -23,7 +23,6 @@ from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_events
-from notifications import services as notification_services
 from notifications.feed import feed_reply_notification
 from project.errors import ApplicationError, NotFound
 from project.transactions import sent_actions, transact
@@ -183,7 +182,6 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     def build(transaction: TransactWrite) -> None:
         transaction.save(comment, condition=Comment.comment_id.does_not_exist())
         activity_put(transaction, user_id=author_id, action="reply" if parent_id else "comment", object_id=comment_id)
-        notification_services.like_unread_create(transaction, author_id=author_id, comment_id=comment_id, at=created_at)
         if notification:
             notification.add_outbox_to(transaction)
 

@@ -10,7 +10,7 @@ from botocore.client import BaseClient
 
 from notifications import like_events, selectors
 from notifications import services as notification_services
-from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount
+from notifications.models import LikeEvent, LikeRead, LikeUnread
 from social.models import Like
 from tests.notifications.helpers import (
     count_items,
@@ -35,13 +35,19 @@ def badge(user) -> int:
     return selectors.unread_count(user_id=uid(user))
 
 
-def test_posting_a_comment_creates_its_empty_unread_notification(people):
+def test_posting_a_comment_writes_no_notification_item_until_someone_likes_it(people):
+    """Since likes are folded (issue 9), the fold creates the notification at the first like;
+    a post no longer pays for two empty items (8 write units) that most comments never use."""
     comment_id = post(people["author"])
-    item = unread_item(people["author"], comment_id)
-    assert (list(item.liker_ids), item.num_likes) == ([], 0)
-    assert count_items(people["author"]) == {f"like#{comment_id}": 0}
+    with pytest.raises(LikeUnread.DoesNotExist):
+        unread_item(people["author"], comment_id)
+    assert count_items(people["author"]) == {}
     assert inbox(people["author"]).results == []
     assert badge(people["author"]) == 0
+    like(people["alice"], comment_id)
+    item = unread_item(people["author"], comment_id)
+    assert (list(item.liker_ids), item.num_likes) == ([str(people["alice"].pk)], 1)
+    assert count_items(people["author"]) == {f"like#{comment_id}": 1}
 
 
 def test_likes_gather_into_one_unread_notification_with_the_right_text(people):
@@ -101,7 +107,7 @@ def test_self_like_counts_but_notifies_nobody(people):
     assert badge(author) == 0
     assert inbox(author).results == []
     assert unlike(author, comment_id).like_count == 0
-    assert count_items(author) == {f"like#{comment_id}": 0}
+    assert count_items(author) == {}  # a self-like never creates the author's notification items
 
 
 def test_liking_twice_notifies_once(people):
@@ -161,11 +167,11 @@ def test_unlike_then_like_again_before_read_is_one_like_in_the_notification(peop
     assert badge(author) == 1
 
 
-def test_comment_posted_before_notifications_existed_still_notifies(people):
+def test_a_comment_without_notification_items_is_notified_at_its_first_like(people):
+    """Posting writes no notification item (and comments posted before notifications existed
+    have none): the fold creates them, conditionally, at the first like."""
     author = people["author"]
     comment_id = post(author)
-    unread_item(author, comment_id).delete()
-    UnreadCount(uid(author), f"like#{comment_id}").delete()
     assert like(people["alice"], comment_id).like_count == 1
     assert list(unread_item(author, comment_id).liker_ids) == [uid(people["alice"])]
     assert badge(author) == 1
@@ -395,4 +401,5 @@ def test_unread_like_items_and_counts_stay_in_step(people):
     unread = list(LikeUnread.by_num_likes.query(uid(author), LikeUnread.num_likes > 0, consistent_read=True))
     assert [item.comment_id for item in unread] == [liked]
     assert selectors.unread_count_sources(user_id=uid(author)) == {f"like#{liked}": 1}
-    assert len(count_items(author)) == len(quiet) + 1
+    assert len(count_items(author)) == 1  # the quiet comments have no items at all
+    assert all(comment_id not in str(count_items(author)) for comment_id in quiet)

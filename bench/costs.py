@@ -1,0 +1,146 @@
+"""What each user-facing operation costs in DynamoDB capacity units, as DynamoDB Local reports them.
+
+    .venv/bin/python bench/costs.py [--repeat 20]
+
+Every operation runs `--repeat` times against realistic state (the recipient's feed full
+with 100 entries, comments with likes and replies), through the same services, pages
+and endpoints users reach; each line gives the mean read and write units of one
+operation (ReturnConsumedCapacity), its median latency, and what a million of them
+cost at on-demand prices. The README's cost table is this output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import uuid
+
+from _setup import bench_environment, capacity_meter, units
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    repeat = args.repeat
+
+    with bench_environment():
+        from django.contrib.auth import get_user_model
+        from django.core.cache import cache
+        from django.test import Client
+
+        from delivery import services as delivery_services
+        from notifications import feed
+        from notifications.feed import FeedEvent
+        from notifications.like_events import like_events_fold_until_idle
+        from social import services
+
+        User = get_user_model()
+        author = User.objects.create_user(username="author", password="!", display_name="Author")
+        people = [User.objects.create_user(username=f"p{n}", password="!") for n in range(repeat + 5)]
+        staff = User.objects.create_user(username="staff", password="!", is_staff=True)
+
+        def fill_feed(user_id: str) -> None:
+            for n in range(feed.feed_max_entries()):
+                parent = services.comment_create(author_id=user_id, body=f"Comment {n}")
+                replier = str(people[n % len(people)].pk)
+                reply = services.comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
+                del reply
+
+        author_id = str(author.pk)
+        fill_feed(author_id)  # 100 reply entries, unread
+        comment = services.comment_create(author_id=author_id, body="The comment people like and read")
+        for person in people[:5]:
+            services.like_add(comment_id=comment.comment_id, user_id=str(person.pk))
+        like_events_fold_until_idle()
+        browser = Client()
+        browser.force_login(author)
+
+        results: list[tuple[str, float, float, float]] = []
+
+        def run(label: str, operation, *, per: int = 1) -> None:
+            latencies = []
+            with capacity_meter() as meter:
+                for n in range(repeat):
+                    start = time.perf_counter()
+                    operation(n)
+                    latencies.append(time.perf_counter() - start)
+            read, write = meter.per(repeat * per)
+            results.append((label, read, write, statistics.median(latencies) * 1000 / per))
+
+        run("post a comment", lambda n: services.comment_create(author_id=author_id, body=f"Post {n}"))
+        run(
+            "reply (the parent's author has a full feed)",
+            lambda n: services.comment_create(
+                author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id
+            ),
+        )
+        others = [services.comment_create(author_id=author_id, body=f"Likeable {n}") for n in range(repeat)]
+        run(
+            "like (with the fold right after it)",
+            lambda n: services.like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)),
+        )
+        run("unlike", lambda n: services.like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        like_events_fold_until_idle()
+
+        def view(n):
+            cache.clear()  # a new viewer this hour: the view is counted
+            assert browser.get(f"/c/{comment.comment_id}/").status_code == 200
+
+        run("comment page view (counted)", view)
+        run("timeline page", lambda n: browser.get("/"))
+        run("inbox (API, a full feed)", lambda n: browser.get("/api/notifications/"))
+        run("badge (API unread count)", lambda n: browser.get("/api/notifications/unread-count/"))
+
+        def mark_read(n):
+            feed.feed_append(user_id=author_id, event=FeedEvent(f"m{n}", "message", None, None, title="Hi"))
+            browser.post("/api/notifications/read-all/")
+
+        run("mark all read (after one new entry)", mark_read)
+        run(
+            "feed event into a full feed",
+            lambda n: feed.feed_append(
+                user_id=author_id,
+                event=FeedEvent(
+                    f"e{n}", "reply", str(people[n].pk), f"reply#{uuid.uuid4()}", object_id=str(uuid.uuid4())
+                ),
+            ),
+        )
+
+        # Delivered targets: a delivery to `repeat` users whose feeds are full.
+        audience = people[:repeat]
+        for person in audience:
+            for n in range(feed.feed_max_entries()):
+                feed.feed_append(
+                    user_id=str(person.pk),
+                    event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex),
+                )
+        delivery = delivery_services.delivery_create(
+            title="Hello",
+            body="A broadcast",
+            url=None,
+            audience=delivery_services.Audience(kind="usernames", usernames=[p.username for p in audience]),
+            created_by=staff,
+        )
+        delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+        with capacity_meter() as meter:
+            start = time.perf_counter()
+            report = delivery_services.delivery_dispatch(
+                delivery_id=delivery.delivery_id,
+                owner="costs",
+                batch_size=delivery_services.BATCH_SIZE_MAX,
+                lease_seconds=60,
+            )
+            seconds = time.perf_counter() - start
+        assert report.delivered == repeat, report
+        read, write = meter.per(repeat)
+        results.append(("delivered target (a full feed; dispatch only)", read, write, seconds * 1000 / repeat))
+
+        print(f"{'operation':<48} {'p50 ms':>7}  units of one operation, on-demand price")
+        for label, read, write, ms in results:
+            print(f"{label:<48} {ms:7.1f}  {units(read, write)}")
+
+
+if __name__ == "__main__":
+    main()
