@@ -3,12 +3,15 @@
     .venv/bin/python bench/delivery.py                     # 3,000 targets (about 3 minutes on 2 shared cores)
     .venv/bin/python bench/delivery.py --targets 100000    # the issue's size
 
-For 1, 2 and 4 dispatcher threads (what `dispatch_deliveries --workers N` runs):
-wall time and targets per second of prepare and of dispatch. Beside them the floor:
-raw `transact_write_items` of the same actions per target (delete the target item
-on condition it exists, put a feed item, update the unread count) in the same batch
-size, one thread, no reads. And the peak Python memory of prepare at a tenth of the
-audience and at the full audience (tracemalloc): streaming means it does not grow.
+Every target's feed is full (FEED_MAX_ENTRIES entries) before dispatch, as on a
+site in use. For 1, 2 and 4 dispatcher threads (what `dispatch_deliveries --workers N`
+runs): wall time and targets per second of prepare and of dispatch, and the read and
+write capacity units per delivered target (ReturnConsumedCapacity). Beside them the
+floor: the raw calls the operation needs, one thread, same batch size: a consistent
+BatchGetItem of the batch's feeds, then one transact_write_items with per target the
+delete of its target item (condition: exists), the put of its full feed (condition:
+the version read) and the unread count update. And the peak Python memory of prepare
+at a tenth of the audience and at the full audience (tracemalloc).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import threading
 import time
 import tracemalloc
 
-from _setup import bench_environment
+from _setup import bench_environment, capacity_meter, units
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
@@ -57,6 +60,31 @@ def prepare_memory(staff, group_name: str | None) -> tuple[float, int, int]:
     return elapsed, peak, int(Delivery.get(delivery_id, consistent_read=True).total_targets)
 
 
+def fill_feeds(user_ids: list[str]) -> dict:
+    """Give every user a full feed (FEED_MAX_ENTRIES message entries); returns one such item (raw)."""
+    import uuid
+
+    from notifications import feed
+    from notifications.feed import FeedEvent
+
+    feed.feed_append(user_id="template", event=FeedEvent("seed", "message", None, None, delivery_id=uuid.uuid4().hex))
+    for n in range(feed.feed_max_entries() - 1):
+        feed.feed_append(
+            user_id="template", event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex)
+        )
+    client = dynamo.client()
+    table = dynamo.table_name("feed")
+    template = client.get_item(TableName=table, Key={"user_id": {"S": "template"}}, ConsistentRead=True)["Item"]
+    for start in range(0, len(user_ids), 25):
+        requests = [
+            {"PutRequest": {"Item": {**template, "user_id": {"S": uid}}}} for uid in user_ids[start : start + 25]
+        ]
+        while requests:
+            answer = client.batch_write_item(RequestItems={table: requests})
+            requests = answer.get("UnprocessedItems", {}).get(table, [])
+    return template
+
+
 def dispatch(delivery_id: str, workers: int, batch_size: int) -> tuple[float, int]:
     delivered = []
     lock = threading.Lock()
@@ -77,12 +105,13 @@ def dispatch(delivery_id: str, workers: int, batch_size: int) -> tuple[float, in
     return time.perf_counter() - started, sum(delivered)
 
 
-def floor(user_ids: list[str], batch_size: int) -> float:
-    """Raw TransactWriteItems: per target delete (condition exists) + feed put (condition) + count update."""
+def floor(user_ids: list[str], batch_size: int, template: dict) -> tuple[float, tuple[float, float]]:
+    """The raw calls a delivered batch needs: a consistent BatchGetItem of the feeds, then one
+    transaction of delete target (condition exists) + put the full feed (condition on the
+    version read) + unread count update per target."""
     client = dynamo.client()
     targets = dynamo.table_name("delivery_targets")
     feed = dynamo.table_name("feed")
-    counts = dynamo.table_name("unread_counts")
     floor_id = "f" * 32
     for start in range(0, len(user_ids), 25):
         client.batch_write_item(
@@ -97,21 +126,31 @@ def floor(user_ids: list[str], batch_size: int) -> float:
                 ]
             }
         )
-    entry = {
-        "M": {
-            "entry_id": {"S": "0123456789abcdef"},
-            "kind": {"S": "message"},
-            "title": {"S": "Bench"},
-            "body": {"S": "Benchmark message"},
-            "created_at": {"S": "2026-11-22T00:00:00.000000Z"},
-            "updated_at": {"S": "2026-11-22T00:00:00.000000Z"},
-            "read": {"BOOL": False},
-        }
-    }
-    started = time.perf_counter()
+        feeds = [
+            {"PutRequest": {"Item": {**template, "user_id": {"S": f"floor{uid}"}}}}
+            for uid in user_ids[start : start + 25]
+        ]
+        client.batch_write_item(RequestItems={feed: feeds})
+    with capacity_meter() as meter:
+        started = time.perf_counter()
+        _floor_batches(client, user_ids, batch_size, template, floor_id)
+        seconds = time.perf_counter() - started
+    return seconds, meter.per(len(user_ids))
+
+
+def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict, floor_id: str) -> None:
+    targets = dynamo.table_name("delivery_targets")
+    feed = dynamo.table_name("feed")
+    counts = dynamo.table_name("unread_counts")
     for start in range(0, len(user_ids), batch_size):
+        batch = user_ids[start : start + batch_size]
+        read = client.batch_get_item(
+            RequestItems={feed: {"Keys": [{"user_id": {"S": f"floor{uid}"}} for uid in batch], "ConsistentRead": True}}
+        )
+        versions = {item["user_id"]["S"]: item["version"]["N"] for item in read["Responses"][feed]}
         actions = []
-        for uid in user_ids[start : start + batch_size]:
+        for uid in batch:
+            version = versions[f"floor{uid}"]
             actions.append(
                 {
                     "Delete": {
@@ -125,8 +164,10 @@ def floor(user_ids: list[str], batch_size: int) -> float:
                 {
                     "Put": {
                         "TableName": feed,
-                        "Item": {"user_id": {"S": f"floor{uid}"}, "entries": {"L": [entry]}, "version": {"N": "1"}},
-                        "ConditionExpression": "attribute_not_exists(version)",
+                        "Item": {**template, "user_id": {"S": f"floor{uid}"}, "version": {"N": str(int(version) + 1)}},
+                        "ConditionExpression": "#v = :v",
+                        "ExpressionAttributeNames": {"#v": "version"},
+                        "ExpressionAttributeValues": {":v": {"N": version}},
                     }
                 }
             )
@@ -142,7 +183,6 @@ def floor(user_ids: list[str], batch_size: int) -> float:
                 }
             )
         client.transact_write_items(TransactItems=actions)
-    return time.perf_counter() - started
 
 
 def main():
@@ -172,24 +212,38 @@ def main():
                 f"  {label:<26} {total:>8,} targets  {elapsed:7.1f}s  {total / elapsed:7.0f} targets/s  peak {peak / 1e6:6.2f} MB"
             )
         print()
-        print(f"{'workers':<8} {'prepare':>9} {'prep/s':>8} {'dispatch':>9} {'targets/s':>10}  check")
+        user_ids = [str(pk) for pk in get_user_model().objects.order_by("pk").values_list("pk", flat=True)]
+        started = time.perf_counter()
+        template = fill_feeds(user_ids)
+        print(
+            f"every target's feed filled with {settings.FEED_MAX_ENTRIES} entries "
+            f"({len(template['p']['B']):,} bytes of entries) in {time.perf_counter() - started:.1f}s"
+        )
+        print()
+        print(
+            f"{'workers':<8} {'prepare':>9} {'prep/s':>8} {'dispatch':>9} {'targets/s':>10}  check   units per delivered target"
+        )
         for count in workers:
             delivery_id = create(staff)
             started = time.perf_counter()
             services.delivery_prepare(delivery_id=delivery_id)
             prepare_seconds = time.perf_counter() - started
-            seconds, delivered = dispatch(delivery_id, count, args.batch_size)
+            with capacity_meter() as meter:
+                seconds, delivered = dispatch(delivery_id, count, args.batch_size)
             stored = Delivery.get(delivery_id, consistent_read=True)
             ok = stored.status == "done" and stored.delivered_count == stored.total_targets == delivered == args.targets
             print(
                 f"{count:<8} {prepare_seconds:8.1f}s {args.targets / prepare_seconds:8.0f} {seconds:8.1f}s "
                 f"{delivered / seconds:10.0f}  {'exact' if ok else f'MISMATCH {stored.status} {stored.delivered_count}/{stored.total_targets} ran {delivered}'}"
+                f"   {units(*meter.per(delivered))}"
             )
-        user_ids = [str(pk) for pk in get_user_model().objects.order_by("pk").values_list("pk", flat=True)]
-        seconds = floor(user_ids, args.batch_size)
+        seconds, capacity = floor(user_ids, args.batch_size, template)
         print(
-            f"{'floor':<8} {'':>9} {'':>8} {seconds:8.1f}s {len(user_ids) / seconds:10.0f}  "
-            "(raw transact_write_items, same 3 actions a target, same batch size, 1 thread, no reads)"
+            f"{'floor':<8} {'':>9} {'':>8} {seconds:8.1f}s {len(user_ids) / seconds:10.0f}          {units(*capacity)}"
+        )
+        print(
+            "  (floor: consistent BatchGetItem of the batch's feeds + one transaction of delete target, "
+            "put full feed, count update per target; same batch size, 1 thread)"
         )
         print()
         ids_bytes = sum(len(uid) + 1 for uid in user_ids) + 3

@@ -94,9 +94,9 @@ def feed_max_entries() -> int:
 
 
 def _applied_kept() -> int:
-    """Event digests kept (6 bytes each): an event re-applied after this many others is
-    still found by its entry while that entry is in the feed."""
-    return feed_max_entries()
+    """Event digests kept (6 bytes each). Only events merged into an existing entry need
+    theirs: an event that made an entry is also found by that entry while it is in the feed."""
+    return 64
 
 
 @dataclass(frozen=True)
