@@ -3,7 +3,10 @@
 The floor is what any optimistic-locking feed write needs at least: a consistent
 GetItem of the feed item and a PutItem conditioned on its version, as raw botocore
 calls on an item of the same size. feed_append adds the merge/cap in Python, the
-unread_counts update in the same TransactWriteItems, and the retries.
+unread_counts update in the same TransactWriteItems, and the retries. Read and write
+units per operation (ReturnConsumedCapacity) beside each latency; then the inbox of
+a full feed read from today's compact item and from the same feed in the format
+written before issue 10 (entries with their text inline).
 
     .venv/bin/python bench/feed.py
 """
@@ -13,8 +16,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 
-from _setup import bench_environment, percentiles, row
+from _setup import bench_environment, capacity_meter, percentiles, row
 
 logging.getLogger("notifications").setLevel(logging.ERROR)  # queued events are counted below
 
@@ -31,14 +35,13 @@ def main() -> None:
         from project.dynamo import client
 
         def event(tag: str, n: int) -> FeedEvent:
+            """A reply notification: each a new entry (its own parent), the text left in the reply."""
             return FeedEvent(
                 event_id=f"{tag}-{n}",
-                kind="message",
-                actor_id=None,
-                rollup_key=None,
-                title=f"Ward meeting moved ({n})",
-                body="申し送りは午前3時までに準備してください。" * 4,
-                url="/c/00000000-0000-0000-0000-000000000000/",
+                kind="reply",
+                actor_id=str(1000 + n % 50),
+                rollup_key=f"reply#{uuid.uuid4()}",
+                object_id=str(uuid.uuid4()),
             )
 
         raw = client()
@@ -64,10 +67,13 @@ def main() -> None:
 
         # --- one writer -------------------------------------------------------------
         samples = []
+        meters = []
         for n in range(SINGLE_APPENDS):
-            start = time.perf_counter()
-            result = feed.feed_append(user_id="single", event=event("single", n))
-            samples.append(time.perf_counter() - start)
+            with capacity_meter() as meter:
+                start = time.perf_counter()
+                result = feed.feed_append(user_id="single", event=event("single", n))
+                samples.append(time.perf_counter() - start)
+            meters.append((meter.read, meter.write))
             assert result.status == feed.APPLIED
         size = len(Feed.get("single", consistent_read=True).entries)
         # The floor works on a copy of the full (capped) feed item.
@@ -75,16 +81,23 @@ def main() -> None:
         copy["user_id"] = {"S": "floor"}
         raw.put_item(TableName=table, Item=copy)
         floor = []
-        for _ in range(SINGLE_APPENDS):
-            start = time.perf_counter()
-            floor_write("floor", [])
-            floor.append(time.perf_counter() - start)
-        item_bytes = len(str(copy).encode())
-        print(f"feed item: {size} entries (cap), about {item_bytes / 1024:.0f} KB")
-        print(row("floor: GetItem + conditional PutItem", floor))
-        print(row("feed_append, one writer", samples, floor))
-        print(row("feed_append, one writer, first 100 (growing)", samples[:100]))
-        print(row("feed_append, one writer, at the cap", samples[100:], floor))
+        with capacity_meter() as floor_meter:
+            for _ in range(SINGLE_APPENDS):
+                start = time.perf_counter()
+                floor_write("floor", [])
+                floor.append(time.perf_counter() - start)
+        item_bytes = sum(len(value.get("B", b"")) for value in copy.values()) + 100
+        print(f"feed item: {size} entries (cap), about {item_bytes / 1024:.1f} KB")
+
+        def mean_units(pairs):
+            return sum(r for r, _ in pairs) / len(pairs), sum(w for _, w in pairs) / len(pairs)
+
+        print(row("floor: GetItem + conditional PutItem", floor, capacity=floor_meter.per(SINGLE_APPENDS)))
+        print(row("feed_append into an empty feed (first)", samples[:1], capacity=meters[0]))
+        print(row("feed_append into a feed of 50 entries", samples[50:51], capacity=meters[50]))
+        print(row("feed_append, one writer, first 100 (growing)", samples[:100], capacity=mean_units(meters[:100])))
+        print(row("feed_append, one writer, at the cap (100)", samples[100:], floor, capacity=mean_units(meters[100:])))
+        inbox_compare(author_count=size)
 
         # --- 8 writers on one feed -------------------------------------------------------
         def concurrent(work) -> tuple[list[float], float]:
@@ -152,6 +165,56 @@ def main() -> None:
         applied = statuses.count(feed.APPLIED) + drained.applied + drained.already_applied
         kept = len(Feed.get("shared", consistent_read=True).entries)
         print(f"check: {applied}/{writes} events applied exactly once, {kept} entries kept (cap)")
+
+
+def inbox_compare(*, author_count: int) -> None:
+    """The inbox of a full feed of replies, compact (today) vs the pre-issue-10 format (text inline)."""
+    from django.contrib.auth import get_user_model
+
+    from notifications.feed import feed_entry_id
+    from notifications.models import Feed, LegacyFeedEntry
+    from notifications.selectors import notification_inbox
+    from social import services
+
+    User = get_user_model()
+    owner = User.objects.create_user(username="inbox-owner", password="!")
+    replier = User.objects.create_user(username="inbox-replier", password="!", display_name="Replier")
+    legacy_owner = User.objects.create_user(username="inbox-legacy", password="!")
+    legacy = []
+    for n in range(author_count):
+        parent = services.comment_create(author_id=str(owner.pk), body=f"Comment {n}")
+        reply = services.comment_create(
+            author_id=str(replier.pk), body="返信ありがとう。" * 15, parent_id=parent.comment_id
+        )
+        at = reply.created_at
+        legacy.append(
+            LegacyFeedEntry(
+                entry_id=feed_entry_id(f"reply:{reply.comment_id}"),
+                kind="reply",
+                rollup_key=f"reply#{parent.comment_id}",
+                actor_ids=[str(replier.pk)],
+                actor_count=1,
+                body=reply.body[:140],
+                url=f"/c/{parent.comment_id}/#c-{reply.comment_id}",
+                created_at=at,
+                updated_at=at,
+            )
+        )
+    Feed._get_connection().put_item(
+        str(legacy_owner.pk),
+        attributes={"entries": {"L": [{"M": entry.serialize(entry)} for entry in legacy]}, "version": {"N": "1"}},
+    )
+    for label, user in (("inbox page, compact feed (today)", owner), ("inbox page, old format", legacy_owner)):
+        samples, pairs = [], []
+        for _ in range(30):
+            with capacity_meter() as meter:
+                start = time.perf_counter()
+                page = notification_inbox(user_id=str(user.pk), excerpts=True)
+                samples.append(time.perf_counter() - start)
+            pairs.append((meter.read, meter.write))
+            assert len(page.results) > 0
+        read = sum(r for r, _ in pairs) / len(pairs)
+        print(row(label, samples, capacity=(read, 0.0)))
 
 
 if __name__ == "__main__":

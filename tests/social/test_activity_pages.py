@@ -91,7 +91,8 @@ def test_my_activity_pages_newest_first_over_two_months(client, make_user):
     october = datetime(2026, 10, 31, 23, 0, tzinfo=TOKYO).timestamp()
     for n in range(3):
         activity.activity_record(user_id=str(user.pk), action="view", object_id=f"old{n}", at=october + n)
-    activity.activity_record(user_id="999", action="like", object_id="someone-else", at=october)
+    other = "another-user"  # not a Django pk: no test order can make it the reader's own id
+    activity.activity_record(user_id=other, action="like", object_id="someone-else", at=october)
     client.force_login(user)  # logs a login at NOW, after the sign-up: the newest lines
     first = client.get("/me/activity/")
     assert first.status_code == 200
@@ -105,7 +106,7 @@ def test_my_activity_pages_newest_first_over_two_months(client, make_user):
     assert "someone-else" not in first.content.decode()
     # A cursor is signed and bound to its user.
     with pytest.raises(Exception, match="Invalid cursor"):
-        selectors.activity_of_user(user_id="999", limit=2, now=NOW, cursor=page.next_cursor)
+        selectors.activity_of_user(user_id=other, limit=2, now=NOW, cursor=page.next_cursor)
     assert client.get("/me/activity/", {"cursor": "forged"}).status_code == 200
 
 

@@ -9,6 +9,7 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from notifications.models import LikeEvent
+from project.errors import Conflict
 from social import selectors, services
 from social.counters import LIKES, counter_key
 from social.models import CounterShard, Like
@@ -83,9 +84,11 @@ def test_comment_hidden_between_read_and_transaction_is_never_notified(comment, 
     with mock.patch.object(services, "comment_get_visible", get_then_hide):
         services.like_add(comment_id=comment.comment_id, user_id="7")
     fold_likes()
-    unread = LikeUnread.get(comment.author_id, comment.comment_id, consistent_read=True)
-    assert (list(unread.liker_ids), int(unread.num_likes)) == ([], 0)
-    assert int(UnreadCount.get(comment.author_id, f"like#{comment.comment_id}").count) == 0
+    # The fold wrote no notification item at all (posting a comment writes none either).
+    with pytest.raises(LikeUnread.DoesNotExist):
+        LikeUnread.get(comment.author_id, comment.comment_id, consistent_read=True)
+    with pytest.raises(UnreadCount.DoesNotExist):
+        UnreadCount.get(comment.author_id, f"like#{comment.comment_id}", consistent_read=True)
     assert list(LikeEvent.query(comment.comment_id, consistent_read=True)) == []
 
 
@@ -168,9 +171,10 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
     """Under AWS's conflict rules. Each answer says what its own request did (`liked`) with
     a count read after it: a like counts itself (>= 1) even when the same user's unlike in
     another thread landed before that read; the final count is exact."""
-    users = [str(n) for n in range(1, 13)]
+    users = [f"liker{n}" for n in range(1, 13)]  # never the author's pk, whatever the test order
     errors = []
     answers = []
+    conflicts = []
 
     def worker(seed):
         rng = random.Random(seed)
@@ -183,6 +187,11 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
                 else:
                     state = services.like_remove(comment_id=comment.comment_id, user_id=user)
                     answers.append((state, False))
+            except Conflict:
+                # Only 12 people: one person's like and unlike from two threads meet on their
+                # own like row; on AWS that may still be cancelled after every retry when the
+                # machine is slow. The answer is then a 409 and nothing was written.
+                conflicts.append(1)
             except Exception as error:
                 errors.append(error)
 
@@ -192,7 +201,7 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
     for thread in threads:
         thread.join()
     assert errors == []
-    assert len(answers) == 320
+    assert len(answers) + len(conflicts) == 320
     for state, liking in answers:
         assert state.liked is liking
         assert 0 <= state.like_count <= len(users)
