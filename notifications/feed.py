@@ -96,7 +96,7 @@ def feed_max_entries() -> int:
 def _applied_kept() -> int:
     """Event digests kept (6 bytes each). Only events merged into an existing entry need
     theirs: an event that made an entry is also found by that entry while it is in the feed."""
-    return 64
+    return 32
 
 
 @dataclass(frozen=True)

@@ -4,26 +4,28 @@ A feed item is rewritten whole on every event, and DynamoDB bills a write by the
 size (one unit per KB, two in a transaction). So an entry keeps only what ordering,
 capping, roll-up and counting need: its id, kind, a digest of its roll-up key, the id
 of what it points at (the newest reply, or the delivery), actor ids and counts, times
-and the read flag. About 50 bytes; a full feed of 100 entries is about 5.5 KB. The text
+and the read flag. About 43 bytes; a full feed of 100 entries is about 4.5 KB. The text
 shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
 where it lives (notifications/feed_selectors.py), so a hidden reply is shown as such.
 
-Record layout (big-endian), records joined in one binary attribute (each record says
-how long it is through its flags and length bytes, so nothing separates them):
+Record layout, records joined in one binary attribute (each record's flags and
+lengths say where it ends, so nothing separates them):
 
-    flags       1   READ | ROLLUP | OBJECT | OBJECT_UUID | TEXT | HEX_UUID
-    kind        1   a code from KIND_CODES, or 0 followed by a short string
+    flags       1   READ | ROLLUP | OBJECT | OBJECT_UUID | TEXT | HEX_UUID, and the kind's
+                    code from KIND_CODES in the top two bits (0: a short string follows)
     entry_id    8   the 16 hex digits of `feed_entry_id`
-    updated_at  6   epoch milliseconds
-    created_at  4   seconds before updated_at (so created_at is kept to the second)
-    actor_count 2   distinct actors (saturating at 65,535)
-    event_count 2   events merged (saturating at 65,535)
+    updated_at  6   epoch milliseconds, big-endian
+    created_at  v   seconds before updated_at (so created_at is kept to the second)
+    actor_count v   distinct actors
+    event_count v   events merged
     rollup      6   digest of the roll-up key                  (ROLLUP)
     object      16  a UUID (comment or delivery id), or a short string   (OBJECT)
-    actors      1 + short strings: the newest actor ids kept
+    actors      v   2 x the number of actor ids kept, + 1 when they are all plain numbers
+                    (Django pks), then each as v, or else each as a short string
     text        title, body, url as long strings, for events that point at nothing (TEXT)
 
-A short string is 1 byte of length then UTF-8; a long one 2 bytes of length.
+`v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
+length then UTF-8, a long one 2 bytes of length. A reply entry takes about 43 bytes.
 
 Feeds written before this format (a list of maps under `entries`, and `event_ids`) are
 read through `legacy_entry` and written in this format at their next write.
@@ -40,11 +42,11 @@ from datetime import UTC, datetime
 DIGEST_BYTES = 6
 KIND_CODES = {"reply": 1, "message": 2}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
-COUNT_MAX = 0xFFFF
+KIND_SHIFT = 6
 
 READ, ROLLUP, OBJECT, OBJECT_UUID, TEXT = 1, 2, 4, 8, 16
 HEX_UUID = 32  # an OBJECT_UUID whose text is 32 hex digits (delivery ids), not the dashed form
-_HEAD = struct.Struct(">BB8s6sIHH")
+_HEAD = struct.Struct(">B8s6s")
 
 
 def digest(text: str) -> bytes:
@@ -115,10 +117,25 @@ def _object_bytes(object_id: str) -> tuple[int, bytes]:
     return OBJECT, _short(object_id)
 
 
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _numeric(actor_ids: list[str]) -> bool:
+    return all(actor.isascii() and actor.isdigit() and (actor == "0" or actor[0] != "0") for actor in actor_ids)
+
+
 def pack_entry(entry: FeedEntry) -> bytes:
-    flags = READ if entry.read else 0
     code = KIND_CODES.get(entry.kind, 0)
+    flags = (READ if entry.read else 0) | (code << KIND_SHIFT)
     tail = b"" if code else _short(entry.kind)
+    tail += _varint(max(0, entry.updated_ms - entry.created_ms) // 1000)
+    tail += _varint(entry.actor_count) + _varint(entry.event_count)
     if entry.rollup is not None:
         flags |= ROLLUP
         tail += entry.rollup
@@ -126,20 +143,13 @@ def pack_entry(entry: FeedEntry) -> bytes:
         object_flags, data = _object_bytes(entry.object_id)
         flags |= object_flags
         tail += data
-    tail += bytes([len(entry.actor_ids)]) + b"".join(_short(actor) for actor in entry.actor_ids)
+    numeric = _numeric(entry.actor_ids)
+    tail += _varint(2 * len(entry.actor_ids) + numeric)
+    tail += b"".join(_varint(int(actor)) if numeric else _short(actor) for actor in entry.actor_ids)
     if entry.title or entry.body or entry.url:
         flags |= TEXT
         tail += _long(entry.title) + _long(entry.body) + _long(entry.url)
-    head = _HEAD.pack(
-        flags,
-        code,
-        bytes.fromhex(entry.entry_id),
-        entry.updated_ms.to_bytes(6, "big"),
-        max(0, entry.updated_ms - entry.created_ms) // 1000,
-        min(entry.actor_count, COUNT_MAX),
-        min(entry.event_count, COUNT_MAX),
-    )
-    return head + tail
+    return _HEAD.pack(flags, bytes.fromhex(entry.entry_id), entry.updated_ms.to_bytes(6, "big")) + tail
 
 
 class _Reader:
@@ -150,6 +160,15 @@ class _Reader:
         chunk = self.data[self.offset : self.offset + size]
         self.offset += size
         return chunk
+
+    def varint(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.take(1)[0]
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                return value
 
     def short(self) -> str:
         return self.take(self.take(1)[0]).decode()
@@ -163,11 +182,12 @@ def unpack_entry(data: bytes) -> FeedEntry:
 
 
 def _read_entry(reader: _Reader) -> FeedEntry:
-    flags, code, entry_id, updated, created_before, actor_count, event_count = _HEAD.unpack_from(
-        reader.data, reader.offset
-    )
+    flags, entry_id, updated = _HEAD.unpack_from(reader.data, reader.offset)
     reader.offset += _HEAD.size
-    kind = KIND_NAMES.get(code) or reader.short()
+    kind = KIND_NAMES.get(flags >> KIND_SHIFT) or reader.short()
+    updated_ms = int.from_bytes(updated, "big")
+    created_ms = updated_ms - reader.varint() * 1000
+    actor_count, event_count = reader.varint(), reader.varint()
     rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
     object_id = None
     if flags & OBJECT_UUID:
@@ -175,15 +195,19 @@ def _read_entry(reader: _Reader) -> FeedEntry:
         object_id = parsed.hex if flags & HEX_UUID else str(parsed)
     elif flags & OBJECT:
         object_id = reader.short()
-    actor_ids = [reader.short() for _ in range(reader.take(1)[0])]
+    actors = reader.varint()
+    if actors & 1:
+        actor_ids = [str(reader.varint()) for _ in range(actors // 2)]
+    else:
+        actor_ids = [reader.short() for _ in range(actors // 2)]
     title = body = url = ""
     if flags & TEXT:
         title, body, url = reader.long(), reader.long(), reader.long()
     return FeedEntry(
         entry_id=entry_id.hex(),
         kind=kind,
-        created_ms=int.from_bytes(updated, "big") - created_before * 1000,
-        updated_ms=int.from_bytes(updated, "big"),
+        created_ms=created_ms,
+        updated_ms=updated_ms,
         rollup=rollup,
         object_id=object_id,
         actor_ids=actor_ids,
