@@ -35,7 +35,7 @@ from django.core.exceptions import ImproperlyConfigured
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, PynamoDBException, UpdateError
 from pynamodb.transactions import TransactWrite
 
-from notifications.feed_format import FeedEntry, digest, iso_to_ms, pack_entry
+from notifications.feed_format import FeedEntry, Record, digest, iso_to_ms, pack_entry
 from notifications.models import Feed, FeedRetry, UnreadCount
 from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
@@ -234,8 +234,11 @@ def feed_unread_entries(feed: Feed) -> int:
     return sum(1 for entry in feed.entries if not entry.read)
 
 
-def _sort_and_cap(entries: list[FeedEntry], limit: int) -> list[FeedEntry]:
-    """Newest first; beyond `limit`, drop the oldest read entries first, then the oldest unread."""
+def _sort_and_cap(entries: list[FeedEntry] | list[Record], limit: int) -> list:
+    """Newest first; beyond `limit`, drop the oldest read entries first, then the oldest unread.
+
+    Works on entries and on records alike (both have `updated_ms`, `entry_id`, `read`).
+    """
     entries.sort(key=lambda entry: (entry.updated_ms, entry.entry_id), reverse=True)
     excess = len(entries) - limit
     if excess <= 0:
@@ -288,23 +291,31 @@ def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
 
 
 def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
-    """`feed` with `event` applied, as `feed_write_prepare` does, from a feed already read."""
+    """`feed` with `event` applied, as `feed_write_prepare` does, from a feed already read.
+
+    Works on the packed records (`Feed.records`): only the entry the event rolls into is
+    decoded; the others are ordered, capped and copied by their heads.
+    """
     user_id = feed.user_id
     read_version = feed.version
     applied = list(feed.applied)
     event_digest = digest(event.event_id)
-    entries = list(feed.entries)
+    records = list(feed.records)
     entry_id = feed_entry_id(event.event_id)
-    if event_digest in applied or any(entry.entry_id == entry_id for entry in entries):
+    if event_digest in applied or any(record.entry_id == entry_id for record in records):
         return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
-    unread_before = feed_unread_entries(feed)
+    unread_before = sum(1 for record in records if not record.read)
     created_ms = iso_to_ms(event.created_at) if event.created_at else int(time.time() * 1000)
     rollup = digest(event.rollup_key) if event.rollup_key is not None else None
-    target = None
+    position = None
     if rollup is not None:
-        target = next((entry for entry in entries if not entry.read and entry.rollup == rollup), None)
-    if target is not None:
+        position = next(
+            (index for index, record in enumerate(records) if not record.read and record.rollup == rollup), None
+        )
+    if position is not None:
+        target = records[position].entry()
         _merge(target, event, created_ms)
+        records[position] = Record.of(target)
         entry_id, merged = target.entry_id, True
     else:
         merged = False
@@ -322,14 +333,14 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
             body=body,
             url=url,
         )
-        entries.append(target)
+        records.append(Record.of(target))
     size = feed_entry_size(target)
     if size > FEED_ENTRY_MAX_BYTES:  # the field bounds make this unreachable; a guard, not a path
         raise FeedEventTooLarge(f"A feed entry would take {size} bytes; at most {FEED_ENTRY_MAX_BYTES}.")
-    feed.entries = _sort_and_cap(entries, feed_max_entries())
+    feed.records = _sort_and_cap(records, feed_max_entries())
     feed.applied = [*applied, event_digest][-_applied_kept() :]
     feed.updated_at = now_iso()
-    unread_count = feed_unread_entries(feed)
+    unread_count = sum(1 for record in feed.records if not record.read)
     return FeedWrite(
         user_id=user_id,
         already_applied=False,

@@ -8,24 +8,26 @@ and the read flag. About 43 bytes; a full feed of 100 entries is about 4.5 KB. T
 shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
 where it lives (notifications/feed_selectors.py), so a hidden reply is shown as such.
 
-Record layout, records joined in one binary attribute (each record's flags and
-lengths say where it ends, so nothing separates them):
+Record layout, records joined in one binary attribute, each preceded by its length
+(v). The head is fixed so that the write path reads what it orders, caps and rolls up
+by without decoding the rest (`Record`), and copies untouched records as they are:
 
     flags       1   READ | ROLLUP | OBJECT | OBJECT_UUID | TEXT | HEX_UUID, and the kind's
                     code from KIND_CODES in the top two bits (0: a short string follows)
     entry_id    8   the 16 hex digits of `feed_entry_id`
     updated_at  6   epoch milliseconds, big-endian
+    rollup      6   digest of the roll-up key                  (ROLLUP)
+    kind        s   only when its code is 0
     created_at  v   seconds before updated_at (so created_at is kept to the second)
     actor_count v   distinct actors
     event_count v   events merged
-    rollup      6   digest of the roll-up key                  (ROLLUP)
     object      16  a UUID (comment or delivery id), or a short string   (OBJECT)
     actors      v   2 x the number of actor ids kept, + 1 when they are all plain numbers
                     (Django pks), then each as v, or else each as a short string
     text        title, body, url as long strings, for events that point at nothing (TEXT)
 
 `v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
-length then UTF-8, a long one 2 bytes of length. A reply entry takes about 43 bytes.
+length then UTF-8, a long one 2 bytes of length. A reply entry takes about 44 bytes.
 
 Feeds written before this format (a list of maps under `entries`, and `event_ids`) are
 read through `legacy_entry` and written in this format at their next write.
@@ -131,14 +133,16 @@ def _numeric(actor_ids: list[str]) -> bool:
 
 
 def pack_entry(entry: FeedEntry) -> bytes:
+    """The entry's record, its length prefix included."""
     code = KIND_CODES.get(entry.kind, 0)
     flags = (READ if entry.read else 0) | (code << KIND_SHIFT)
-    tail = b"" if code else _short(entry.kind)
-    tail += _varint(max(0, entry.updated_ms - entry.created_ms) // 1000)
-    tail += _varint(entry.actor_count) + _varint(entry.event_count)
+    tail = b""
     if entry.rollup is not None:
         flags |= ROLLUP
         tail += entry.rollup
+    tail += b"" if code else _short(entry.kind)
+    tail += _varint(max(0, entry.updated_ms - entry.created_ms) // 1000)
+    tail += _varint(entry.actor_count) + _varint(entry.event_count)
     if entry.object_id is not None:
         object_flags, data = _object_bytes(entry.object_id)
         flags |= object_flags
@@ -149,7 +153,8 @@ def pack_entry(entry: FeedEntry) -> bytes:
     if entry.title or entry.body or entry.url:
         flags |= TEXT
         tail += _long(entry.title) + _long(entry.body) + _long(entry.url)
-    return _HEAD.pack(flags, bytes.fromhex(entry.entry_id), entry.updated_ms.to_bytes(6, "big")) + tail
+    body = _HEAD.pack(flags, bytes.fromhex(entry.entry_id), entry.updated_ms.to_bytes(6, "big")) + tail
+    return _varint(len(body)) + body
 
 
 class _Reader:
@@ -177,18 +182,58 @@ class _Reader:
         return self.take(struct.unpack(">H", self.take(2))[0]).decode()
 
 
-def unpack_entry(data: bytes) -> FeedEntry:
-    return _read_entry(_Reader(data))
+def unpack_entry(record: bytes) -> FeedEntry:
+    """The entry of one record (as `pack_entry` made it, length prefix included)."""
+    reader = _Reader(record)
+    reader.varint()
+    return _read_entry(reader)
+
+
+@dataclass
+class Record:
+    """One packed entry, with the head the write path orders, caps and rolls up by."""
+
+    entry_id: str
+    updated_ms: int
+    read: bool
+    rollup: bytes | None
+    raw: bytes  # the whole record, length prefix included
+
+    def entry(self) -> FeedEntry:
+        return unpack_entry(self.raw)
+
+    @classmethod
+    def of(cls, entry: FeedEntry) -> Record:
+        return cls(entry.entry_id, entry.updated_ms, entry.read, entry.rollup, pack_entry(entry))
+
+
+def scan_records(data: bytes | None) -> list[Record]:
+    """The records of a packed list, reading only their heads."""
+    data = data or b""
+    reader, records = _Reader(data), []
+    while reader.offset < len(data):
+        start = reader.offset
+        size = reader.varint()
+        flags, entry_id, updated = _HEAD.unpack_from(data, reader.offset)
+        rollup_at = reader.offset + _HEAD.size
+        rollup = data[rollup_at : rollup_at + DIGEST_BYTES] if flags & ROLLUP else None
+        reader.offset += size
+        records.append(
+            Record(
+                entry_id.hex(), int.from_bytes(updated, "big"), bool(flags & READ), rollup, data[start : reader.offset]
+            )
+        )
+    return records
 
 
 def _read_entry(reader: _Reader) -> FeedEntry:
     flags, entry_id, updated = _HEAD.unpack_from(reader.data, reader.offset)
     reader.offset += _HEAD.size
+    rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
     kind = KIND_NAMES.get(flags >> KIND_SHIFT) or reader.short()
     updated_ms = int.from_bytes(updated, "big")
     created_ms = updated_ms - reader.varint() * 1000
     actor_count, event_count = reader.varint(), reader.varint()
-    rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
     object_id = None
     if flags & OBJECT_UUID:
         parsed = uuid.UUID(bytes=reader.take(16))
@@ -225,10 +270,7 @@ def pack_entries(entries: list[FeedEntry]) -> bytes:
 
 
 def unpack_entries(data: bytes | None) -> list[FeedEntry]:
-    reader, entries = _Reader(data or b""), []
-    while reader.offset < len(reader.data):
-        entries.append(_read_entry(reader))
-    return entries
+    return [record.entry() for record in scan_records(data)]
 
 
 def legacy_entry(entry) -> FeedEntry:

@@ -139,9 +139,11 @@ from pynamodb.attributes import BinaryAttribute, BooleanAttribute, MapAttribute,
 from notifications.feed_format import (  # noqa: E402
     DIGEST_BYTES,
     FeedEntry,
+    Record,
     digest,
     legacy_entry,
     pack_entries,
+    scan_records,
     unpack_entries,
 )
 
@@ -189,20 +191,40 @@ class Feed(Model):
     version = VersionAttribute()
 
     _entries: list[FeedEntry] | None = None
+    _records: list[Record] | None = None
     _applied: list[bytes] | None = None
 
     @property
     def entries(self) -> list[FeedEntry]:
+        """The entries decoded (every field); `records` when only their heads are needed."""
         if self._entries is None:
-            if self.legacy_entries is not None:
+            if self._records is not None:
+                self._entries = [record.entry() for record in self._records]
+            elif self.legacy_entries is not None:
                 self._entries = [legacy_entry(entry) for entry in self.legacy_entries]
             else:
                 self._entries = unpack_entries(self.packed_entries)
+            self._records = None
         return self._entries
 
     @entries.setter
     def entries(self, value: list[FeedEntry]) -> None:
-        self._entries = list(value)
+        self._entries, self._records = list(value), None
+
+    @property
+    def records(self) -> list[Record]:
+        """The entries as packed records with their heads (id, update time, read, roll-up)."""
+        if self._records is None:
+            if self._entries is not None or self.legacy_entries is not None:
+                self._records = [Record.of(entry) for entry in self.entries]
+            else:
+                self._records = scan_records(self.packed_entries)
+            self._entries = None
+        return self._records
+
+    @records.setter
+    def records(self, value: list[Record]) -> None:
+        self._records, self._entries = list(value), None
 
     @property
     def applied(self) -> list[bytes]:
@@ -222,12 +244,15 @@ class Feed(Model):
     def serialize(self, null_check: bool = True):
         if self._entries is not None:
             self.packed_entries, self.legacy_entries = pack_entries(self._entries), None
+        elif self._records is not None:
+            self.packed_entries = b"".join(record.raw for record in self._records)
+            self.legacy_entries = None
         if self._applied is not None:
             self.packed_applied, self.legacy_event_ids = b"".join(self._applied), None
         return super().serialize(null_check=null_check)
 
     def deserialize(self, attribute_values):
-        self._entries = self._applied = None
+        self._entries = self._records = self._applied = None
         return super().deserialize(attribute_values)
 
 
