@@ -10,7 +10,8 @@ write capacity units per delivered target (ReturnConsumedCapacity). Beside them 
 floor: the raw calls the operation needs, one thread, same batch size: a consistent
 BatchGetItem of the batch's feeds, then one transact_write_items with per target the
 delete of its target item (condition: exists), the put of its full feed (condition:
-the version read) and the unread count update. And the peak Python memory of prepare
+the version read) and the unread count update, then the batch's `delivery_received`
+activity lines (BatchWriteItem). And the peak Python memory of prepare
 at a tenth of the audience and at the full audience (tracemalloc).
 """
 
@@ -108,7 +109,7 @@ def dispatch(delivery_id: str, workers: int, batch_size: int) -> tuple[float, in
 def floor(user_ids: list[str], batch_size: int, template: dict) -> tuple[float, tuple[float, float]]:
     """The raw calls a delivered batch needs: a consistent BatchGetItem of the feeds, then one
     transaction of delete target (condition exists) + put the full feed (condition on the
-    version read) + unread count update per target."""
+    version read) + unread count update per target, then the batch's activity log lines."""
     client = dynamo.client()
     targets = dynamo.table_name("delivery_targets")
     feed = dynamo.table_name("feed")
@@ -136,6 +137,13 @@ def floor(user_ids: list[str], batch_size: int, template: dict) -> tuple[float, 
         _floor_batches(client, user_ids, batch_size, template, floor_id)
         seconds = time.perf_counter() - started
     return seconds, meter.per(len(user_ids))
+
+
+def _activity_item(user_id: str, delivery_id: str) -> tuple[str, dict]:
+    from social.activity.services import _item
+
+    item = _item(user_id=user_id, action="delivery_received", object_id=delivery_id, at=time.time())
+    return item.Meta.table_name, item.serialize()
 
 
 def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict, floor_id: str) -> None:
@@ -183,6 +191,13 @@ def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict,
                 }
             )
         client.transact_write_items(TransactItems=actions)
+        # The activity log's delivery_received lines (issue 11), BatchWriteItem 25 a request.
+        lines = [_activity_item(uid, floor_id) for uid in batch]
+        for part in range(0, len(lines), 25):
+            table = lines[0][0]
+            client.batch_write_item(
+                RequestItems={table: [{"PutRequest": {"Item": item}} for _, item in lines[part : part + 25]]}
+            )
 
 
 def main():
@@ -243,7 +258,7 @@ def main():
         )
         print(
             "  (floor: consistent BatchGetItem of the batch's feeds + one transaction of delete target, "
-            "put full feed, count update per target; same batch size, 1 thread)"
+            "put full feed, count update per target + the activity lines; same batch size, 1 thread)"
         )
         print()
         ids_bytes = sum(len(uid) + 1 for uid in user_ids) + 3
