@@ -16,7 +16,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from _setup import bench_environment, percentiles, row, timed
+from _setup import bench_environment, capacity_meter, measured, percentiles, row, timed, units
 from django.conf import settings
 
 from project import transactions
@@ -131,14 +131,15 @@ def main():
                 key = counter_key(kind=LIKES, object_id=comment.comment_id)
                 counters.counter_set_shards(key=key, shards=shards)
                 operation = make(key) if make else like(comment.comment_id)
-                with aws_conflict_model() as stats:
+                with aws_conflict_model() as stats, capacity_meter() as meter:
                     rate, failures = hammer(operation)
                 done = WRITERS * OPS_PER_WRITER - len(failures)
+                per_op = meter.per(done)
                 assert counters.counter_value(key=key) == done, (counters.counter_value(key=key), done)
                 print(
                     f"    {f'{shards} shard(s)':<42} {rate:8.0f}/s  ({rate / floor_tx:.2f}x floor)  "
                     f"conflicts {stats.cancelled:4d} of {stats.transactions:4d} attempts, "
-                    f"gave up {len(failures)}"
+                    f"gave up {len(failures)}  {units(*per_op)}"
                 )
         print()
 
@@ -199,7 +200,8 @@ def main():
                 200,
             )
             samples = timed(lambda key=key: counters.counter_value(key=key), 200)
-            print("  " + row(f"counter_value, {shards} shard(s)", samples, floor))
+            value_units = measured(lambda key=key: counters.counter_value(key=key))[1:]
+            print("  " + row(f"counter_value, {shards} shard(s)", samples, floor, capacity=value_units))
             print("  " + row(f"floor: raw Query, {shards} shard(s)", floor))
 
 

@@ -18,7 +18,7 @@ import time
 import uuid
 from unittest import mock
 
-from _setup import bench_environment, percentiles, row, timed
+from _setup import bench_environment, capacity_meter, measured, percentiles, row, timed
 
 UNREAD_REPEAT = 200
 INBOX_REPEAT = 30
@@ -75,8 +75,11 @@ def bench_unread_count(client) -> None:
     p50s = {}
     for comments in sizes:
         p50s[comments] = percentiles(samples[comments])["p50"]
-        print(row(f"unread_count, {comments:>6} comments", samples[comments], floors[comments]))
-        print(row(f"  floor: 1 LSI Query, {comments:>6} comments", floors[comments]))
+        author_id = f"badge-{comments}"
+        units_of = measured(lambda author_id=author_id: selectors.unread_count(user_id=author_id))[1:]
+        floor_units = measured(lambda author_id=author_id: floor_call(author_id))[1:]
+        print(row(f"unread_count, {comments:>6} comments", samples[comments], floors[comments], capacity=units_of))
+        print(row(f"  floor: 1 LSI Query, {comments:>6} comments", floors[comments], capacity=floor_units))
     print(f"ratio p50 10,000 / 10 comments: {p50s[10_000] / p50s[10]:.2f}")
 
 
@@ -122,8 +125,9 @@ def bench_inbox(client) -> None:
     for _ in range(INBOX_REPEAT):  # interleaved, so load on the machine hits both alike
         floor += timed(floor_call, 1)
         samples += timed(lambda: api.get("/api/notifications/", {"limit": 100}), 1)
-    print(row("GET /api/notifications/ (100 unread)", samples, floor))
-    print(row("  floor: 3 Queries (unread LSI, read, counts LSI)", floor))
+    inbox_units = measured(lambda: api.get("/api/notifications/", {"limit": 100}))[1:]
+    print(row("GET /api/notifications/ (100 unread)", samples, floor, capacity=inbox_units))
+    print(row("  floor: 3 Queries (unread LSI, read, counts LSI)", floor, capacity=measured(floor_call)[1:]))
 
 
 def bench_mark_read(client) -> None:
@@ -187,15 +191,20 @@ def bench_mark_read(client) -> None:
                 client.batch_get_item(**params)
 
     floor, samples = [], []
+    with capacity_meter() as floor_meter:
+        floor += timed(floor_call, 1)  # units of one replay
+    mark_units = (0.0, 0.0)
     for liker in likers[:MARK_READ_REPEAT]:
         floor += timed(floor_call, 1)  # (its unconditional resets come before the new likes)
         like_all(liker)
-        started = time.perf_counter()
-        marked = notification_services.like_notifications_mark_read(user_id=author_id, comment_ids=comment_ids)
-        samples.append(time.perf_counter() - started)
+        with capacity_meter() as meter:
+            started = time.perf_counter()
+            marked = notification_services.like_notifications_mark_read(user_id=author_id, comment_ids=comment_ids)
+            samples.append(time.perf_counter() - started)
+        mark_units = (meter.read, meter.write)
         assert marked == 50
-    print(row("like_notifications_mark_read, 50 comments", samples, floor))
-    print(row("  floor: the same calls, raw", floor))
+    print(row("like_notifications_mark_read, 50 comments", samples, floor, capacity=mark_units))
+    print(row("  floor: the same calls, raw", floor, capacity=(floor_meter.read, floor_meter.write)))
 
 
 def raw_badge_query(client, author_id: str) -> None:
