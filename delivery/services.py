@@ -33,7 +33,6 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -702,31 +701,7 @@ def chunk_dispatch(
     of ours is harmless, see the module doc). Stops between batches when asked,
     releasing the lease. A chunk is done only when a consistent read shows none of
     its targets left.
-
-    The activity log's `delivery_received` lines of a batch are written by a helper
-    thread while the next batch is delivered (at most once, as documented for that
-    log; all written before this returns).
     """
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="delivery-activity") as activity_log:
-        return _chunk_dispatch(
-            lease=lease,
-            event=event,
-            batch_size=batch_size,
-            should_stop=should_stop,
-            on_delivered=on_delivered,
-            activity_log=activity_log,
-        )
-
-
-def _chunk_dispatch(
-    *,
-    lease: ChunkLease,
-    event: FeedEvent,
-    batch_size: int,
-    should_stop: Callable[[], bool],
-    on_delivered: Callable[[int], None],
-    activity_log: ThreadPoolExecutor,
-) -> ChunkOutcome:
     outcome = ChunkOutcome(seq=lease.seq)
     for _round in range(3):
         pending = targets_pending(delivery_id=lease.delivery_id, user_ids=lease.user_ids)
@@ -746,12 +721,7 @@ def _chunk_dispatch(
             )
             if result.delivered:
                 outcome.delivered += len(result.delivered)
-                activity_log.submit(
-                    activity_record_many,
-                    user_ids=result.delivered,
-                    action="delivery_received",
-                    object_id=lease.delivery_id,
-                )
+                activity_record_many(user_ids=result.delivered, action="delivery_received", object_id=lease.delivery_id)
                 on_delivered(len(result.delivered))
             if result.cancelled:
                 outcome.cancelled = True
