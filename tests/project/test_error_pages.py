@@ -1,0 +1,51 @@
+"""Friendly error pages with DEBUG off (the test settings are the production ones)."""
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.test import RequestFactory
+
+from project import views
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_unknown_page_is_a_friendly_404_without_the_url_patterns(client):
+    answer = client.get("/no-such-page/")
+    assert answer.status_code == 404
+    page = answer.content.decode()
+    assert "Page not found" in page and "Back to the timeline" in page
+    assert "URLconf" not in page and "api/schema" not in page
+
+
+def test_an_unknown_comment_is_the_same_friendly_404(client):
+    answer = client.get("/c/00000000-0000-0000-0000-000000000000/")
+    assert answer.status_code == 404
+    assert "Page not found" in answer.content.decode()
+
+
+def test_an_unknown_api_path_still_answers_json(client):
+    answer = client.get("/api/no-such-thing/")
+    assert answer.status_code == 404
+    assert answer.json() == {"detail": "Not found.", "code": "not_found"}
+
+
+@pytest.mark.parametrize(
+    ("handler", "status", "text"),
+    [
+        (lambda request: views.permission_denied(request, PermissionDenied()), 403, "You can't open this page"),
+        (lambda request: views.bad_request(request, SuspiciousOperation()), 400, "could not be understood"),
+        (views.server_error, 500, "Something went wrong on our side"),
+    ],
+)
+def test_403_400_and_500_pages_are_the_sites_own(handler, status, text):
+    request = RequestFactory().get("/somewhere/")
+    request.user = AnonymousUser()
+    answer = handler(request)
+    assert answer.status_code == status
+    assert text in answer.content.decode()
+
+
+def test_every_page_names_its_favicon(client):
+    page = client.get("/").content.decode()
+    assert 'rel="icon"' in page and "favicon.svg" in page
