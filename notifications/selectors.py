@@ -263,12 +263,13 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
     """The feed's entries (replies, messages), unread ones first, each by its latest update.
 
     One consistent GetItem (the whole feed is one item of at most FEED_MAX_ENTRIES small
-    entries); the text of the page's entries only is then read from its sources.
+    entries), ordered by the records' heads; only the page's entries are decoded, and
+    their text read from its sources.
     """
     positioned = sorted(
         (
-            ((1 if not entry.read else 0, entry.updated_ms * 1_000_000, f"feed:{entry.entry_id}"), entry)
-            for entry in feed_read(user_id=user_id).entries
+            ((1 if not record.read else 0, record.updated_ms * 1_000_000, f"feed:{record.entry_id}"), record)
+            for record in feed_read(user_id=user_id).records
         ),
         key=lambda pair: pair[0],
         reverse=True,
@@ -276,7 +277,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
     if before is not None:
         positioned = [pair for pair in positioned if pair[0] < before]
     page = positioned[:limit]
-    views = feed_entry_views([entry for _, entry in page])
+    views = feed_entry_views([record.entry() for _, record in page])
     return [
         Notification(
             id=position[2],
