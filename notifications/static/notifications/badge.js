@@ -12,7 +12,9 @@
 
   function show(count) {
     badges.forEach(function (badge) {
+      var label = badge.querySelector(".visually-hidden"); // " unread", for screen readers
       badge.textContent = String(count);
+      if (label) badge.appendChild(label);
       badge.hidden = !(count > 0);
     });
   }
