@@ -48,11 +48,11 @@ def test_every_page_has_the_unread_badge(client, people, liked):
     client.force_login(people["author"])
     html = client.get("/").content.decode()
     assert 'data-unread-badge data-count-url="/api/notifications/unread-count/"' in html
-    assert 'aria-label="unread notifications">2</span>' in html
+    assert '>2<span class="visually-hidden"> unread</span></span>' in html
     assert "notifications/badge.js" in html
     client.force_login(people["carol"])
     html = client.get(f"/c/{liked}/").content.decode()
-    assert 'aria-label="unread notifications" hidden>0</span>' in html
+    assert ' hidden>0<span class="visually-hidden"> unread</span></span>' in html
 
 
 def test_staff_page_shows_a_users_notifications_and_badge(client, people, make_user, liked):
