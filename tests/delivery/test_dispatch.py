@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth.models import Group
+from django.db import transaction as db_transaction
 
 from delivery import selectors, services
 from delivery.models import Delivery, DeliveryChunk, DeliveryQueueEntry, DeliveryTarget
@@ -171,6 +172,24 @@ def test_target_who_deleted_their_account_is_skipped(staff, make_user, small_chu
     assert leaver_id not in pending_targets(delivery.delivery_id)
     dispatch(delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, ids, skipped=[leaver_id])
+
+
+def test_an_account_deletion_rolled_back_drops_no_target(staff, make_user, small_chunks):
+    users = [make_user() for _ in range(3)]
+    ids = [staff.pk] + [u.pk for u in users]
+    delivery = create(staff)
+    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    stayer_id = str(users[1].pk)
+
+    class Abandon(Exception):
+        pass
+
+    with pytest.raises(Abandon), db_transaction.atomic():
+        users[1].delete()
+        raise Abandon  # the deletion is rolled back: the account still exists
+    assert stayer_id in pending_targets(delivery.delivery_id)
+    dispatch(delivery.delivery_id)
+    assert_exactly_once(delivery.delivery_id, ids)
 
 
 def test_prepare_twice_gives_the_same_chunks_and_targets(staff, make_user, small_chunks):

@@ -166,3 +166,21 @@ def test_feed_api_unread_filter(people, api):
     assert body["unread_count"] == 1
     assert [entry["id"] for entry in body["results"]] != [newest]
     assert len(body["results"]) == 1
+
+
+def test_process_feed_retries_exits_1_when_an_event_fails_again(make_user):
+    from django.core.management.base import CommandError
+
+    from project.errors import Throttled
+
+    ann = make_user("ann")
+    event = feed.FeedEvent("stuck-1", "message", None, None, title="Hi")
+    feed.feed_retry_item(user_id=str(ann.pk), event=event).save()
+    with (
+        mock.patch.object(feed, "feed_append", side_effect=Throttled("busy")),
+        pytest.raises(CommandError, match="failed again") as failure,
+    ):
+        call_command("process_feed_retries")
+    assert failure.value.returncode == 1
+    [left] = retries()  # still queued, due later
+    assert left.user_id == str(ann.pk)

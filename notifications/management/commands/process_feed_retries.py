@@ -2,7 +2,7 @@
 
 import logging
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from notifications import feed
@@ -54,4 +54,4 @@ class Command(BaseCommand):
         logger.info(summary)
         self.stdout.write(summary)
         if totals.postponed and not loop:
-            raise SystemExit(1)
+            raise CommandError(f"{totals.postponed} event(s) failed again; they stay queued, due later.", returncode=1)

@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from project.dynamo import tables_check, tables_create
 
@@ -23,8 +23,7 @@ class Command(BaseCommand):
                 for line in report.drift:
                     self.stdout.write(self.style.ERROR(f"  - {line}"))
             if drifted:
-                self.stderr.write(self.style.ERROR(f"{len(drifted)} table(s) differ from the models."))
-                raise SystemExit(1)
+                raise CommandError(f"{len(drifted)} table(s) differ from the models.", returncode=1)
             self.stdout.write(self.style.SUCCESS(f"All {len(reports)} tables match the models."))
             return
         reports = tables_create()
