@@ -22,7 +22,11 @@
       return response.ok ? response.json() : null;
     })
     .then(function (data) {
-      if (data) document.dispatchEvent(new CustomEvent("notifications:count", { detail: data }));
+      if (!data) return;
+      document.dispatchEvent(new CustomEvent("notifications:count", { detail: data }));
+      // Nothing unread is left to mark: the button would do nothing.
+      var button = document.querySelector("#mark-all-read button");
+      if (button && data.unread_count === 0) button.disabled = true;
     })
     .catch(function () {});
 })();
