@@ -83,14 +83,26 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def feed_max_entries() -> int:
-    limit = int(settings.FEED_MAX_ENTRIES)
-    if limit < 1 or limit * FEED_ENTRY_MAX_BYTES > FEED_ITEM_BUDGET_BYTES:
-        raise ImproperlyConfigured(
-            f"FEED_MAX_ENTRIES={limit}: must be between 1 and {FEED_ITEM_BUDGET_BYTES // FEED_ENTRY_MAX_BYTES} "
+FEED_MAX_ENTRIES_LIMIT = FEED_ITEM_BUDGET_BYTES // FEED_ENTRY_MAX_BYTES
+
+
+def feed_settings_errors() -> list[str]:
+    """What is wrong with the feed's settings (a system check reports it at start-up)."""
+    limit = settings.FEED_MAX_ENTRIES
+    if not isinstance(limit, int) or not 1 <= limit <= FEED_MAX_ENTRIES_LIMIT:
+        return [
+            f"FEED_MAX_ENTRIES={limit!r}: must be an integer between 1 and {FEED_MAX_ENTRIES_LIMIT} "
             "so that a full feed stays far below DynamoDB's 400 KB item limit."
-        )
-    return limit
+        ]
+    return []
+
+
+def feed_max_entries() -> int:
+    """FEED_MAX_ENTRIES, checked at start-up by `notifications.checks` (and here, for safety)."""
+    errors = feed_settings_errors()
+    if errors:
+        raise ImproperlyConfigured(errors[0])
+    return settings.FEED_MAX_ENTRIES
 
 
 def _applied_kept() -> int:

@@ -229,3 +229,14 @@ def test_mark_all_read():
     version = stored().version
     assert feed.feed_mark_read(user_id="1") == 0  # nothing to do: nothing written
     assert stored().version == version
+
+
+@pytest.mark.parametrize("value", [0, 108, "100"])
+def test_a_bad_feed_cap_is_reported_at_start_up_by_a_system_check(settings, value):
+    from django.core import checks
+
+    settings.FEED_MAX_ENTRIES = value
+    errors = [error for error in checks.run_checks() if error.id == "notifications.E001"]
+    assert len(errors) == 1 and "FEED_MAX_ENTRIES" in errors[0].msg
+    settings.FEED_MAX_ENTRIES = 100
+    assert not [error for error in checks.run_checks() if error.id == "notifications.E001"]
