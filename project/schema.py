@@ -55,7 +55,7 @@ class AutoSchema(SpectacularAutoSchema):
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         """Request bodies say what the server enforces beyond the fields' own rules.
 
-        A serializer with `rejects_unknown_fields` (social.apis.StrictSerializer) gets
+        A serializer with `rejects_unknown_fields` (project.serializers.StrictSerializer) gets
         `additionalProperties: false`; `schema_extra` (e.g. "comment_ids or entry_ids")
         is merged in as is.
         """

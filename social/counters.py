@@ -352,7 +352,7 @@ def counter_compact(*, key: str) -> bool:
 
     from project.transactions import transact
 
-    compacted = not transact(build, what="counter_compact", attempts=1)
+    compacted = transact(build, what="counter_compact", attempts=1).ok
     if compacted:
         logger.info("counter %s: %d shard items compacted into its base item", key, len(items))
     return compacted
