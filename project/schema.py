@@ -51,6 +51,10 @@ def page_parameters(*, size_max: int, size_default: int) -> list[OpenApiParamete
     ]
 
 
+# `_map_serializer` and `_get_response_bodies` are drf-spectacular's private hooks (pinned
+# in requirements.txt): its public extension points (OpenApiSerializerExtension,
+# @extend_schema) work per serializer or per view, and these two rules hold for every
+# request body and every operation, so one override beats an annotation on each API.
 class AutoSchema(SpectacularAutoSchema):
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         """Request bodies say what the server enforces beyond the fields' own rules.

@@ -105,6 +105,8 @@ def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
     token = uuid.uuid4().hex
     now = time.time()
     try:
+        # The connection's update_item (PynamoDB's private accessor): Model.update has no
+        # ReturnValues=ALL_OLD, which tells whether this claim won.
         old = CounterTotal._get_connection().update_item(
             key,
             actions=[
@@ -151,6 +153,8 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
         ]
     else:
         actions += [CounterTotal.rank_part.remove(), CounterTotal.rank_sort.remove()]
+    # The private connection (as in the claim above): an update by key without reading the
+    # item first, which Model.update (an instance method) would need.
     connection = CounterTotal._get_connection()
     try:
         connection.update_item(
