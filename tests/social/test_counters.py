@@ -9,6 +9,7 @@ from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
+from project.clock import ManualClock, clock_override
 from social import counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
 from social.models import CounterShard, CounterTotal
@@ -80,11 +81,12 @@ def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
 
 def test_not_yet_due_counters_wait_for_the_loop_but_not_for_a_one_off_run(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    like_add(comment_id=comment.comment_id, user_id="1")
-    assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
-    assert pending_keys() == [key]
-    time.sleep(0.25)
-    assert ranking.counters_aggregate_pending(due_only=True) == 1
+    with clock_override(ManualClock()) as clock:
+        like_add(comment_id=comment.comment_id, user_id="1")
+        assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
+        assert pending_keys() == [key]
+        clock.advance(0.25)
+        assert ranking.counters_aggregate_pending(due_only=True) == 1
     assert total_of(key) == 1
 
 
@@ -200,24 +202,25 @@ def _kill_after_shards_are_read():
 
 
 def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(comment, settings):
-    key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    for user in ("1", "2", "3"):
-        like_add(comment_id=comment.comment_id, user_id=user)
-    ranking.counters_aggregate_pending(due_only=False)
-    like_add(comment_id=comment.comment_id, user_id="4")
-
-    settings.COUNTER_AGGREGATION_LEASE = 0.5
-    patcher, state = _kill_after_shards_are_read()
-    with patcher, pytest.raises(SystemExit):
+    with clock_override(ManualClock()) as clock:
+        key = counter_key(kind=LIKES, object_id=comment.comment_id)
+        for user in ("1", "2", "3"):
+            like_add(comment_id=comment.comment_id, user_id=user)
         ranking.counters_aggregate_pending(due_only=False)
-    assert state["killed"] == 1
-    assert total_of(key) == 3  # the dead aggregator wrote nothing
-    assert pending_keys() == [key]  # its claim stays in the due index
-    assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
-    time.sleep(0.55)
-    assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
-    assert total_of(key) == 4
-    assert pending_keys() == []
+        like_add(comment_id=comment.comment_id, user_id="4")
+
+        settings.COUNTER_AGGREGATION_LEASE = 0.5
+        patcher, state = _kill_after_shards_are_read()
+        with patcher, pytest.raises(SystemExit):
+            ranking.counters_aggregate_pending(due_only=False)
+        assert state["killed"] == 1
+        assert total_of(key) == 3  # the dead aggregator wrote nothing
+        assert pending_keys() == [key]  # its claim stays in the due index
+        assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
+        clock.advance(0.55)
+        assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
+        assert total_of(key) == 4
+        assert pending_keys() == []
 
 
 def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
