@@ -26,6 +26,7 @@ import zlib
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
+from cachetools import TTLCache
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
@@ -48,7 +49,9 @@ _CACHE_MAX = 10_000
 
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
 _lock = threading.Lock()
-_shard_overrides: OrderedDict[str, tuple[int | None, float]] = OrderedDict()
+# The shard override read per counter (None: none stored), forgotten after SHARD_OVERRIDE_CACHE_SECONDS.
+_shard_overrides: TTLCache = TTLCache(maxsize=_CACHE_MAX, ttl=SHARD_OVERRIDE_CACHE_SECONDS)
+_NOT_CACHED = object()
 _flag_seen: OrderedDict[str, float] = OrderedDict()
 
 
@@ -69,6 +72,11 @@ def _remember(cache: OrderedDict, key: str, value) -> None:
             cache.popitem(last=False)
 
 
+def _override_remember(key: str, shards: int | None) -> None:
+    with _lock:
+        _shard_overrides[key] = shards
+
+
 def counters_forget_caches() -> None:
     """Drop this process's cached shard overrides and seen due flags (tests, benchmarks)."""
     with _lock:
@@ -82,15 +90,16 @@ def _kind_shards(kind: str) -> int:
 
 
 def _shard_override(key: str) -> int | None:
-    cached = _shard_overrides.get(key)
-    if cached is not None and clock.monotonic() - cached[1] < SHARD_OVERRIDE_CACHE_SECONDS:
-        return cached[0]
+    with _lock:  # cachetools' caches are not thread-safe
+        cached = _shard_overrides.get(key, _NOT_CACHED)
+    if cached is not _NOT_CACHED:
+        return cached
     try:
         item = CounterTotal.get(key, attributes_to_get=["counter_key", "shards"])
         shards = int(item.shards) if item.shards else None
     except DoesNotExist:
         shards = None
-    _remember(_shard_overrides, key, (shards, clock.monotonic()))
+    _override_remember(key, shards)
     return shards
 
 
@@ -249,7 +258,7 @@ def counter_contended(*, key: str, at_least: int = 0) -> int:
     _remember(_grown_at, key, now)
     grown = min(settings.COUNTER_SHARDS_MAX, max(current * SHARD_GROWTH_FACTOR, at_least))
     # This process spreads at once (every thread retrying right now), before the write lands.
-    _remember(_shard_overrides, key, (grown, clock.monotonic()))
+    _override_remember(key, grown)
     kind, object_id = counter_key_parts(key)
     try:
         CounterTotal(key).update(
@@ -316,7 +325,7 @@ def counter_set_shards(*, key: str, shards: int) -> int:
     CounterTotal(key).update(
         actions=[CounterTotal.shards.set(shards), CounterTotal.kind.set(kind), CounterTotal.object_id.set(object_id)]
     )
-    _remember(_shard_overrides, key, (shards, clock.monotonic()))
+    _override_remember(key, shards)
     logger.info("counter %s now spreads new writes over %d shards", key, shards)
     return shards
 

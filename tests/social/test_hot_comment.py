@@ -80,7 +80,7 @@ def test_a_contended_counter_never_shrinks_a_larger_count_another_process_stored
     key = counter_key(kind=LIKES, object_id="hot")
     counters.counter_contended(key=key)  # this process: 4
     counters.counter_set_shards(key=key, shards=32)  # another process grew it further
-    counters._shard_overrides[key] = (4, counters._shard_overrides[key][1])  # this process still believes 4
+    counters._override_remember(key, 4)  # this process still believes 4
     counters._grown_at.clear()
     # its write (16) is refused; it re-reads and writes with the stored, larger count
     assert counters.counter_contended(key=key) == 32 == counters.counter_shard_count(key=key)
