@@ -40,6 +40,8 @@ def consumed_capacity_of_like(services, comment_id: str, user_id: str) -> dict[s
     """Capacity units of one like's TransactWriteItems, per table, as DynamoDB reports them."""
     from botocore.client import BaseClient
 
+    from actions.likes import like_add
+
     reported: dict[str, float] = {}
     real = BaseClient._make_api_call
 
@@ -53,30 +55,32 @@ def consumed_capacity_of_like(services, comment_id: str, user_id: str) -> dict[s
         return real(self, operation, params)
 
     with mock.patch.object(BaseClient, "_make_api_call", spy):
-        services.like_add(comment_id=comment_id, user_id=user_id)
+        like_add(comment_id=comment_id, user_id=user_id)
     return reported
 
 
 def bench_like(count: int) -> None:
     from django.contrib.auth import get_user_model
 
+    from actions.comments import comment_create
+    from actions.likes import like_add
     from social import services
 
     author = get_user_model().objects.create_user(username="author", password="x")
-    comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(count)]
+    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(count)]
     with_log, without_log = [], []
-    no_log = mock.patch.object(services, "activity_put", lambda *args, **kwargs: None)
+    no_log = mock.patch("actions.likes.activity_put", lambda *args, **kwargs: None)
     for _ in range(20):  # warm-up
-        services.like_add(comment_id=random.choice(comments), user_id=uuid.uuid4().hex)
+        like_add(comment_id=random.choice(comments), user_id=uuid.uuid4().hex)
     for n in range(count):
         for logged in (True, False) if n % 2 else (False, True):
             user_id, comment_id = uuid.uuid4().hex, random.choice(comments)
             started = time.perf_counter()
             if logged:
-                services.like_add(comment_id=comment_id, user_id=user_id)
+                like_add(comment_id=comment_id, user_id=user_id)
             else:
                 with no_log:
-                    services.like_add(comment_id=comment_id, user_id=user_id)
+                    like_add(comment_id=comment_id, user_id=user_id)
             (with_log if logged else without_log).append(time.perf_counter() - started)
     a, b = percentiles(with_log), percentiles(without_log)
     print(f"1. Like latency, {count} likes each way, interleaved (DynamoDB Local, one process)")

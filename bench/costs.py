@@ -30,11 +30,12 @@ def main() -> None:
         from django.core.cache import cache
         from django.test import Client
 
+        from actions.comments import comment_create
+        from actions.likes import like_add, like_remove
         from delivery import services as delivery_services
         from notifications import feed
         from notifications.feed import FeedEvent
         from notifications.like_events import like_events_fold_until_idle
-        from social import services
 
         User = get_user_model()
         author = User.objects.create_user(username="author", password="!", display_name="Author")
@@ -43,16 +44,16 @@ def main() -> None:
 
         def fill_feed(user_id: str) -> None:
             for n in range(feed.feed_max_entries()):
-                parent = services.comment_create(author_id=user_id, body=f"Comment {n}")
+                parent = comment_create(author_id=user_id, body=f"Comment {n}")
                 replier = str(people[n % len(people)].pk)
-                reply = services.comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
+                reply = comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
                 del reply
 
         author_id = str(author.pk)
         fill_feed(author_id)  # 100 reply entries, unread
-        comment = services.comment_create(author_id=author_id, body="The comment people like and read")
+        comment = comment_create(author_id=author_id, body="The comment people like and read")
         for person in people[:5]:
-            services.like_add(comment_id=comment.comment_id, user_id=str(person.pk))
+            like_add(comment_id=comment.comment_id, user_id=str(person.pk))
         like_events_fold_until_idle()
         browser = Client()
         browser.force_login(author)
@@ -69,19 +70,17 @@ def main() -> None:
             read, write = meter.per(repeat * per)
             results.append((label, read, write, statistics.median(latencies) * 1000 / per))
 
-        run("post a comment", lambda n: services.comment_create(author_id=author_id, body=f"Post {n}"))
+        run("post a comment", lambda n: comment_create(author_id=author_id, body=f"Post {n}"))
         run(
             "reply (the parent's author has a full feed)",
-            lambda n: services.comment_create(
-                author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id
-            ),
+            lambda n: comment_create(author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id),
         )
-        others = [services.comment_create(author_id=author_id, body=f"Likeable {n}") for n in range(repeat)]
+        others = [comment_create(author_id=author_id, body=f"Likeable {n}") for n in range(repeat)]
         run(
             "like (with the fold right after it)",
-            lambda n: services.like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)),
+            lambda n: like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)),
         )
-        run("unlike", lambda n: services.like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        run("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
         like_events_fold_until_idle()
 
         def view(n):

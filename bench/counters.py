@@ -47,9 +47,11 @@ def hammer(operation, writers=WRITERS, ops=OPS_PER_WRITER):
 
 def main():
     with bench_environment():
+        from actions.comments import comment_create
+        from actions.likes import like_add
         from project.dynamo import client
         from project.transactions import transact
-        from social import counters, ranking, services
+        from social import counters, ranking
         from social.counters import LIKES, VIEWS, counter_key
         from social.models import CounterShard, User
 
@@ -71,7 +73,7 @@ def main():
         print(f"  {'raw UpdateItem':<44} {floor_rate:8.0f}/s")
         print("views (counter_increment: UpdateItem on a random shard, the due flag reused per process)")
         for shards in SHARD_COUNTS:
-            comment = services.comment_create(author_id=str(author.pk), body=f"views {shards}")
+            comment = comment_create(author_id=str(author.pk), body=f"views {shards}")
             key = counter_key(kind=VIEWS, object_id=comment.comment_id)
             counters.counter_set_shards(key=key, shards=shards)
             rate, failures = hammer(lambda w, n, key=key: counters.counter_increment(key=key))
@@ -118,7 +120,7 @@ def main():
             )
 
         def like(comment_id):
-            return lambda w, n: services.like_add(comment_id=comment_id, user_id=f"{w}-{n}")
+            return lambda w, n: like_add(comment_id=comment_id, user_id=f"{w}-{n}")
 
         for label, make in (
             ("shard ADD only", shard_only),
@@ -127,7 +129,7 @@ def main():
         ):
             print(f"  {label}")
             for shards in SHARD_COUNTS:
-                comment = services.comment_create(author_id=str(author.pk), body=f"{label} {shards}")
+                comment = comment_create(author_id=str(author.pk), body=f"{label} {shards}")
                 key = counter_key(kind=LIKES, object_id=comment.comment_id)
                 counters.counter_set_shards(key=key, shards=shards)
                 operation = make(key) if make else like(comment.comment_id)
@@ -150,13 +152,13 @@ def main():
         stop = threading.Event()
         aggregator = threading.Thread(target=Command()._loop, args=(0.5, stop.is_set), daemon=True)
         aggregator.start()
-        targets = [services.comment_create(author_id=str(author.pk), body=f"lag {n}") for n in range(20)]
+        targets = [comment_create(author_id=str(author.pk), body=f"lag {n}") for n in range(20)]
         lags = []
         for round_number in range(3):
             expected, changed = {}, {}
             for n, comment in enumerate(targets):
                 for extra in range(n % 3 + 1):
-                    services.like_add(comment_id=comment.comment_id, user_id=f"r{round_number}-{extra}")
+                    like_add(comment_id=comment.comment_id, user_id=f"r{round_number}-{extra}")
                 expected[comment.comment_id] = (round_number + 1) * (n % 3 + 1)
                 changed[comment.comment_id] = time.perf_counter()
                 time.sleep(0.05)

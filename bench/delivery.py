@@ -267,7 +267,7 @@ def main():
             f"({'over' if ids_bytes > 400 * 1024 else 'under'} the 400 KB item limit), and every progress write "
             f"rewrites the whole item (~{ids_bytes / 1024:.0f} WCU a write on AWS, all on one partition)."
         )
-        print(f"DYNAMODB_HOST={settings.DYNAMODB_HOST}")
+        print(f"DYNAMODB_HOST={dynamo.endpoint().host}")
 
 
 if __name__ == "__main__":

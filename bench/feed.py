@@ -171,10 +171,10 @@ def inbox_compare(*, author_count: int) -> None:
     """The inbox of a full feed of replies, compact (today) vs the pre-issue-10 format (text inline)."""
     from django.contrib.auth import get_user_model
 
+    from actions.comments import comment_create
     from notifications.feed import feed_entry_id
     from notifications.models import Feed, LegacyFeedEntry
     from notifications.selectors import notification_inbox
-    from social import services
 
     User = get_user_model()
     owner = User.objects.create_user(username="inbox-owner", password="!")
@@ -182,10 +182,8 @@ def inbox_compare(*, author_count: int) -> None:
     legacy_owner = User.objects.create_user(username="inbox-legacy", password="!")
     legacy = []
     for n in range(author_count):
-        parent = services.comment_create(author_id=str(owner.pk), body=f"Comment {n}")
-        reply = services.comment_create(
-            author_id=str(replier.pk), body="返信ありがとう。" * 15, parent_id=parent.comment_id
-        )
+        parent = comment_create(author_id=str(owner.pk), body=f"Comment {n}")
+        reply = comment_create(author_id=str(replier.pk), body="返信ありがとう。" * 15, parent_id=parent.comment_id)
         at = reply.created_at
         legacy.append(
             LegacyFeedEntry(

@@ -38,7 +38,7 @@ def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -
     from botocore.client import BaseClient
     from django.test import override_settings
 
-    from social import services
+    from actions.likes import like_add
 
     captured = []
     real = BaseClient._make_api_call
@@ -49,7 +49,7 @@ def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -
         return real(self, operation_name, api_params)
 
     with override_settings(LIKE_FOLD_IN_REQUEST=False), mock.patch.object(BaseClient, "_make_api_call", spy):
-        services.like_add(comment_id=comment_id, user_id=user_id)
+        like_add(comment_id=comment_id, user_id=user_id)
     return {"TransactItems": captured[0]["TransactItems"], "comment_id": comment_id}
 
 
@@ -112,9 +112,9 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
     under the modelled AWS conflict rules, with `fold_like_events --loop` running in its own
     process. Fold lag: from a like's answer to the moment the author's notifications count
     that many likes (polled every 20 ms). Returns rate, latencies, lags, given up, capacity."""
+    from actions.likes import like_add
     from notifications.models import LikeUnread
     from project.testing.aws_conflicts import aws_conflict_model
-    from social import services
 
     latencies, failures, answered = [], [], []
     seen: list[tuple[float, int]] = []
@@ -134,7 +134,7 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
             comment_id = comment_ids[n % len(comment_ids)]
             started = time.perf_counter()
             try:
-                services.like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
+                like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
                 answered.append(time.perf_counter())
             except Exception as error:
                 failures.append(type(error).__name__)
@@ -171,13 +171,14 @@ def fold_cost(*, author_id: str) -> str:
     """Write capacity of folding 45 likes of one comment (one fold transaction), per like."""
     from django.test import override_settings
 
+    from actions.comments import comment_create
+    from actions.likes import like_add
     from notifications import like_events
-    from social import services
 
-    comment_id = services.comment_create(author_id=author_id, body="fold cost").comment_id
+    comment_id = comment_create(author_id=author_id, body="fold cost").comment_id
     with override_settings(LIKE_FOLD_IN_REQUEST=False):
         for n in range(like_events.FOLD_EVENTS_MAX):
-            services.like_add(comment_id=comment_id, user_id=f"fold-{n}")
+            like_add(comment_id=comment_id, user_id=f"fold-{n}")
     with capacity_meter() as capacity:
         folded = like_events.like_events_fold(comment_id=comment_id)
     return (
@@ -250,12 +251,12 @@ def main() -> None:
 def hot_vs_spread(options) -> None:
     from django.contrib.auth import get_user_model
 
-    from social import services
+    from actions.comments import comment_create
 
     author = get_user_model().objects.create_user(username="storm-author", password="x")
     print(f"Like storm, 32 people, {options.storm} likes, modelled AWS conflict rules, folder running")
-    hot = [services.comment_create(author_id=str(author.pk), body="hot").comment_id]
-    spread = [services.comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
+    hot = [comment_create(author_id=str(author.pk), body="hot").comment_id]
+    spread = [comment_create(author_id=str(author.pk), body=f"s{i}").comment_id for i in range(32)]
     hot_result = storm(comment_ids=hot, author_id=str(author.pk), likes=options.storm)
     spread_result = storm(comment_ids=spread, author_id=str(author.pk), likes=options.storm)
     print_storm("one hot comment", hot_result)
@@ -276,14 +277,16 @@ def single_likes(options) -> None:
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
-    from social import selectors, services
+    from actions.comments import comment_create
+    from actions.likes import like_add
+    from social import selectors
 
     client = dynamo.client()
     author = get_user_model().objects.create_user(username="author", password="x")
     liker = get_user_model().objects.create_user(username="liker", password="x")
     token = Token.objects.create(user=liker)
     n = options.likes
-    comments = [services.comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
+    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
     users = iter(str(uuid.uuid4()) for _ in range(10 * n))
 
     print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
@@ -295,7 +298,7 @@ def single_likes(options) -> None:
     floor_all = timed(
         lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
     )
-    service = timed(lambda: services.like_add(comment_id=random.choice(comments), user_id=next(users)), n)
+    service = timed(lambda: like_add(comment_id=random.choice(comments), user_id=next(users)), n)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     order = iter(comments)
@@ -312,8 +315,8 @@ def single_likes(options) -> None:
     print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
 
     print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
-    small = services.comment_create(author_id=str(author.pk), body="small").comment_id
-    big = services.comment_create(author_id=str(author.pk), body="big").comment_id
+    small = comment_create(author_id=str(author.pk), body="small").comment_id
+    big = comment_create(author_id=str(author.pk), body="big").comment_id
     started = time.perf_counter()
     load_likes(small, 100)
     load_likes(big, options.big)

@@ -87,16 +87,17 @@ def bench_inbox(client) -> None:
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from actions.comments import comment_create
+    from actions.likes import like_add
     from notifications.models import LikeRead, LikeUnread
-    from social import services
 
     print("== inbox API: GET /api/notifications/?limit=100 with 100 unread notifications")
     author, *likers = make_users("inbox", 3)
     author_id = str(author.pk)
     for n in range(100):
-        comment_id = services.comment_create(author_id=author_id, body=f"comment {n}").comment_id
+        comment_id = comment_create(author_id=author_id, body=f"comment {n}").comment_id
         for liker in likers:
-            services.like_add(comment_id=comment_id, user_id=str(liker.pk))
+            like_add(comment_id=comment_id, user_id=str(liker.pk))
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=author).key}")
     answer = api.get("/api/notifications/", {"limit": 100}).json()
@@ -133,17 +134,18 @@ def bench_inbox(client) -> None:
 def bench_mark_read(client) -> None:
     from botocore.client import BaseClient
 
+    from actions.comments import comment_create
+    from actions.likes import like_add
     from notifications import services as notification_services
-    from social import services
 
     print("== mark read of 50 notifications (BatchGet + 2 TransactWriteItems)")
     author, *likers = make_users("reader", 1 + MARK_READ_REPEAT + 1)
     author_id = str(author.pk)
-    comment_ids = [services.comment_create(author_id=author_id, body=f"c{n}").comment_id for n in range(50)]
+    comment_ids = [comment_create(author_id=author_id, body=f"c{n}").comment_id for n in range(50)]
 
     def like_all(liker):
         for comment_id in comment_ids:
-            services.like_add(comment_id=comment_id, user_id=str(liker.pk))
+            like_add(comment_id=comment_id, user_id=str(liker.pk))
 
     # Warm-up run, recording the calls the service makes: the floor replays them raw.
     like_all(likers[-1])

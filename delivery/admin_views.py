@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from delivery import selectors, services
 from delivery.apis import USERNAMES_MAX
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, PREPARING
-from project.admin_site import AdminPage
+from project.admin_pages import AdminPage, dynamo_admin
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
 
@@ -190,3 +190,6 @@ def urls(site):
         path("deliveries/<str:delivery_id>/cancel/", site.admin_view(cancel), name="dynamo-delivery-cancel"),
         path("deliveries/<str:delivery_id>/prepare/", site.admin_view(prepare), name="dynamo-delivery-prepare"),
     ]
+
+
+dynamo_admin.register(pages=PAGES, urls=urls)

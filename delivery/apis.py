@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
 from project.schema import page_parameters
-from social.apis import StrictSerializer
+from project.serializers import StrictSerializer, page_query_serializer
 
 USERNAMES_MAX = 100_000
 
@@ -142,9 +142,7 @@ class DeliveryListCreateApi(APIView):
         return Response(_output(delivery, live=False), status=status.HTTP_201_CREATED)
 
 
-class _PageQuery(serializers.Serializer):
-    cursor = serializers.CharField(required=False, max_length=2000)
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.PAGE_SIZE_MAX)
+_PageQuery = page_query_serializer(size_max=selectors.PAGE_SIZE_MAX, name="_PageQuery")
 
 
 class DeliveryDetailApi(APIView):

@@ -63,7 +63,8 @@ from delivery.models import (
 from notifications.feed import FeedEvent, FeedWrite, feed_read_many, feed_write_compute
 from project.errors import ApplicationError, Conflict, NotFound, Throttled
 from project.retry import backoff_sleep
-from project.transactions import ACTION_GROUPS, transact, write_retrying
+from project.transactions import ACTION_GROUPS, write_retrying
+from project.transactions import transact_codes as transact  # positions until the split (issue 14, phase B)
 from social.activity.services import activity_record_many
 
 logger = logging.getLogger(__name__)

@@ -5,7 +5,7 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from notifications import selectors
-from project.admin_site import AdminPage
+from project.admin_pages import AdminPage, dynamo_admin
 
 PAGES = [AdminPage("User notifications", "dynamo-user-notifications")]
 
@@ -33,3 +33,6 @@ def urls(site):
         return TemplateResponse(request, "admin/dynamo/user_notifications.html", context)
 
     return [path("notifications/", site.admin_view(user_notifications), name="dynamo-user-notifications")]
+
+
+dynamo_admin.register(pages=PAGES, urls=urls)

@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from notifications import selectors, services
 from project.schema import page_parameters
-from social.apis import StrictSerializer
+from project.serializers import StrictSerializer, page_query_serializer
 
 
 class ActorSerializer(serializers.Serializer):
@@ -60,9 +60,7 @@ class NotificationListApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    class QuerySerializer(serializers.Serializer):
-        cursor = serializers.CharField(required=False, max_length=2000)
-        limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.INBOX_PAGE_SIZE_MAX)
+    QuerySerializer = page_query_serializer(size_max=selectors.INBOX_PAGE_SIZE_MAX, name="QuerySerializer")
 
     class OutputSerializer(serializers.Serializer):
         unread_count = serializers.IntegerField()

@@ -39,7 +39,7 @@ from notifications.feed_format import FeedEntry, Record, digest, iso_to_ms, pack
 from notifications.models import Feed, FeedRetry, UnreadCount
 from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
-from project.transactions import transact
+from project.transactions import transact_codes as transact  # positions until the split (issue 14, phase B)
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import feed_selectors
-from social.apis import StrictSerializer
+from project.serializers import StrictSerializer
 
 
 class FeedActorSerializer(serializers.Serializer):

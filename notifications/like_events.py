@@ -34,7 +34,6 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 import uuid
 from collections import deque
 from collections.abc import Callable
@@ -47,6 +46,7 @@ from pynamodb.transactions import TransactWrite
 
 from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount
 from notifications.services import like_source, likers_max, now_iso
+from project.clock import clock
 from project.transactions import transact
 from social.counters import LIKES, counter_compact, counter_due_flag_add, counter_key
 from social.selectors import comment_find
@@ -65,7 +65,7 @@ PENDING_QUERY_LIMIT = 200
 
 def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, kind: str) -> None:
     """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition."""
-    event_id = f"{time.time_ns():020d}#{uuid.uuid4().hex[:12]}"
+    event_id = f"{int(clock.now() * 1e9):020d}#{uuid.uuid4().hex[:12]}"
     transaction.save(
         LikeEvent(
             comment_id,
@@ -73,7 +73,7 @@ def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: st
             author_id=author_id,
             liker_id=liker_id,
             kind=kind,
-            created_at=time.time(),
+            created_at=clock.now(),
             pending_part=str(random.randrange(settings.LIKE_EVENT_PARTS)),
         )
     )
@@ -182,28 +182,45 @@ def _fold_actions(transaction: TransactWrite, fold: _Fold) -> None:
     counter_due_flag_add(transaction, key=counter_key(kind=LIKES, object_id=comment_id))
 
 
+def _fold_read(comment_id: str) -> _Fold | None:
+    """Read a batch of pending events of one comment and plan its fold (None: nothing pending)."""
+    events = list(LikeEvent.query(comment_id, consistent_read=True, limit=FOLD_EVENTS_MAX))
+    return _plan(comment_id=comment_id, events=events) if events else None
+
+
 def _fold_batch(*, comment_id: str, attempts: int) -> int:
-    """Fold up to FOLD_EVENTS_MAX pending events of one comment; returns how many (0: none pending)."""
-    for attempt in range(attempts):
-        events = list(LikeEvent.query(comment_id, consistent_read=True, limit=FOLD_EVENTS_MAX))
-        if not events:
-            return 0
-        fold = _plan(comment_id=comment_id, events=events)
-        codes = transact(
-            lambda transaction, fold=fold: _fold_actions(transaction, fold), what="like_events_fold", attempts=attempts
+    """Fold up to FOLD_EVENTS_MAX pending events of one comment; returns how many (0: none pending).
+
+    One retry loop (`transact`'s) for conflicts and for state that changed since it was
+    read: a failed condition re-reads the events and plans again.
+    """
+    current = {"fold": _fold_read(comment_id)}
+    if current["fold"] is None:
+        return 0
+
+    def replan(outcome) -> bool:
+        logger.info("fold of %s: state changed meanwhile, re-read", comment_id)
+        current["fold"] = _fold_read(comment_id)
+        return current["fold"] is not None
+
+    outcome = transact(
+        lambda transaction: _fold_actions(transaction, current["fold"]),
+        what="like_events_fold",
+        attempts=attempts,
+        on_failed=replan,
+    )
+    fold = current["fold"]
+    if not outcome.ok or fold is None:
+        return 0
+    if fold.notify or fold.withdraw:
+        logger.info(
+            "folded %d like event(s) of %s: +%d notified, -%d withdrawn",
+            len(fold.events),
+            comment_id,
+            len(fold.notify),
+            len(fold.withdraw),
         )
-        if not codes:
-            if fold.notify or fold.withdraw:
-                logger.info(
-                    "folded %d like event(s) of %s: +%d notified, -%d withdrawn",
-                    len(events),
-                    comment_id,
-                    len(fold.notify),
-                    len(fold.withdraw),
-                )
-            return len(events)
-        logger.info("fold of %s: state changed meanwhile, re-read (attempt %d)", comment_id, attempt + 1)
-    return 0
+    return len(fold.events)
 
 
 def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
@@ -258,7 +275,7 @@ def like_events_fold_after_request(*, comment_id: str) -> None:
     if not settings.LIKE_FOLD_IN_REQUEST:
         return
     with _folding_lock:
-        if _hot(comment_id, time.monotonic()) or comment_id in _folding_here:
+        if _hot(comment_id, clock.monotonic()) or comment_id in _folding_here:
             return
         _folding_here.add(comment_id)
     try:
@@ -314,5 +331,5 @@ def like_events_fold_until_idle(*, stop: Callable[[], bool] = lambda: False, idl
         if not like_events_pending_comments(limit_per_part=1):
             break
         idle += 1
-        time.sleep(0.1)
+        clock.sleep(0.1)
     return folded

@@ -27,7 +27,6 @@ are folded:
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
@@ -36,9 +35,9 @@ from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount
+from project.clock import clock
 from project.errors import Conflict
-from project.retry import backoff_sleep
-from project.transactions import failed_actions, transact
+from project.transactions import TransactOutcome, transact
 from social.activity.services import activity_put
 
 logger = logging.getLogger(__name__)
@@ -58,7 +57,12 @@ def like_source(comment_id: str) -> str:
 
 
 def now_iso(at: datetime | None = None) -> str:
-    return (at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return (at or clock.utcnow()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def clock_ns() -> int:
+    """Now in nanoseconds (the `like_read` sort key's unit), from the one clock."""
+    return int(clock.now() * 1e9)
 
 
 def read_key(*, read_ns: int, comment_id: str) -> str:
@@ -112,6 +116,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
         # landed after the read fails this, and the comment is re-read and retried.
         # An overflow like changes `num_likes` only, which is enough to fail it.
         condition=(LikeUnread.num_likes == int(copy.num_likes)) & (LikeUnread.liker_ids == liker_ids),
+        label=copy.comment_id,
     )
     transaction.update(UnreadCount(user_id, like_source(copy.comment_id)), actions=[UnreadCount.count.set(0)])
     transaction.save(
@@ -130,30 +135,26 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
 
 
 def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
-    """Mark up to MARK_READ_COMMENTS_PER_TRANSACTION notifications read in one transaction."""
+    """Mark up to MARK_READ_COMMENTS_PER_TRANSACTION notifications read in one transaction.
+
+    One retry loop (`transact`'s): a notification that changed since it was read fails
+    its condition, is re-read, and the transaction is built again from the fresh copies.
+    """
     copies = {item.comment_id: item for item in batch}
-    last: dict[str, TransactWrite] = {}
-    for attempt in range(MARK_READ_ATTEMPTS):
-        pending = [item for item in copies.values() if _unread(item)]
-        if not pending:
-            return 0
-        read_ns = time.time_ns()
+
+    def pending() -> list[LikeUnread]:
+        return [item for item in copies.values() if _unread(item)]
+
+    def build(transaction: TransactWrite) -> None:
+        read_ns = clock_ns()
         read_at = datetime.fromtimestamp(read_ns / 1e9, tz=UTC)
+        marked = pending()
+        for copy in marked:
+            _mark_read_actions(transaction, user_id=user_id, copy=copy, read_at=read_at, read_ns=read_ns)
+        activity_put(transaction, user_id=user_id, action="read", object_id=",".join(c.comment_id for c in marked))
 
-        def build(transaction: TransactWrite, pending=pending, read_ns=read_ns, read_at=read_at) -> None:
-            last["transaction"] = transaction
-            for copy in pending:
-                _mark_read_actions(transaction, user_id=user_id, copy=copy, read_at=read_at, read_ns=read_ns)
-            activity_put(transaction, user_id=user_id, action="read", object_id=",".join(c.comment_id for c in pending))
-
-        codes = transact(build, what="notifications_mark_read")
-        if not codes:
-            return len(pending)
-        stale = [
-            item["Key"]["comment_id"]["S"]
-            for item in failed_actions(last["transaction"], codes)
-            if item["TableName"] == LikeUnread.Meta.table_name
-        ]
+    def reread(outcome: TransactOutcome) -> bool:
+        stale = [label for label in outcome.failed_labels if label is not None]
         logger.info("mark read for user %s: %d notifications changed meanwhile, re-read", user_id, len(stale))
         fresh = {item.comment_id: item for item in _like_unread_get(user_id=user_id, comment_ids=stale)}
         for comment_id in stale:
@@ -161,7 +162,14 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
                 copies[comment_id] = fresh[comment_id]
             else:
                 copies.pop(comment_id, None)
-        backoff_sleep(attempt)
+        return bool(pending())
+
+    if not pending():
+        return 0
+    if transact(build, what="notifications_mark_read", attempts=MARK_READ_ATTEMPTS, on_failed=reread).ok:
+        return len(pending())
+    if not pending():
+        return 0
     raise Conflict("notifications_mark_read: notifications kept changing, retry shortly.")
 
 

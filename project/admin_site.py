@@ -1,41 +1,19 @@
 """The admin site, with a "DynamoDB" section for data that has no ORM model.
 
-Each table app may have an `admin_views` module exposing
-
-    PAGES: list[AdminPage]          # links on the admin index
-    def urls(site) -> list[URLPattern]   # views wrapped in site.admin_view(...)
-
+Each installed app may have an `admin_views` module that registers its pages with
+`project.admin_pages.dynamo_admin` (found by `autodiscover_modules`, see there).
 Views build their context with `site.each_context(request)` and their templates
 extend `admin/base_site.html`. No fake ORM models.
 """
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 from django.urls import include, path, reverse
+from django.utils.module_loading import autodiscover_modules
 
-from project.dynamo import TABLE_APPS
-
-
-@dataclass(frozen=True)
-class AdminPage:
-    title: str
-    url_name: str  # resolved inside the admin namespace
-
-
-def _admin_view_modules():
-    modules = [importlib.import_module("project.admin_views")]
-    for app in TABLE_APPS:
-        try:
-            modules.append(importlib.import_module(f"{app}.admin_views"))
-        except ModuleNotFoundError as error:
-            if error.name != f"{app}.admin_views":
-                raise
-    return modules
+from project.admin_pages import AdminPage, dynamo_admin
 
 
 class SocialAdminSite(admin.AdminSite):
@@ -44,16 +22,10 @@ class SocialAdminSite(admin.AdminSite):
     index_title = "Administration"
 
     def get_urls(self):
-        dynamo_urls = []
-        for module in _admin_view_modules():
-            dynamo_urls += module.urls(self)
-        return [path("dynamo/", include(dynamo_urls)), *super().get_urls()]
+        return [path("dynamo/", include(dynamo_admin.urls(self))), *super().get_urls()]
 
     def dynamo_pages(self) -> list[AdminPage]:
-        pages = []
-        for module in _admin_view_modules():
-            pages += module.PAGES
-        return pages
+        return dynamo_admin.pages()
 
     def get_app_list(self, request, app_label=None):
         app_list = super().get_app_list(request, app_label)
@@ -82,6 +54,10 @@ class SocialAdminSite(admin.AdminSite):
 
 class ProjectAdminConfig(AdminConfig):
     default_site = "project.admin_site.SocialAdminSite"
+
+    def ready(self):
+        super().ready()
+        autodiscover_modules("admin_views")
 
 
 admin_site = admin.site

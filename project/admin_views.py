@@ -3,7 +3,7 @@
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from project.admin_site import AdminPage
+from project.admin_pages import AdminPage, dynamo_admin
 from project.dynamo import tables_check
 
 PAGES = [AdminPage("Tables", "dynamo-tables")]
@@ -19,3 +19,6 @@ def urls(site):
         return TemplateResponse(request, "admin/dynamo/tables.html", context)
 
     return [path("tables/", site.admin_view(tables), name="dynamo-tables")]
+
+
+dynamo_admin.register(pages=PAGES, urls=urls)

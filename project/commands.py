@@ -6,7 +6,7 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 
 @contextlib.contextmanager
@@ -30,3 +30,31 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threa
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def worker_loop(
+    run_pass: Callable[[], bool],
+    *,
+    stop: threading.Event,
+    interval: float,
+    logger: logging.Logger,
+    name: str,
+    keep_going_on: Callable[[Exception], bool] | None = None,
+) -> None:
+    """The `--loop` of a polling command: run passes until `stop` is set.
+
+    `run_pass()` returns True when more work may be waiting (the next pass starts at
+    once), False to wait `interval` seconds first; a signal cuts the wait short. An
+    exception for which `keep_going_on(error)` is True (e.g. the table unreachable for a
+    moment) is logged and the loop polls again after `interval`; any other propagates.
+    """
+    while not stop.is_set():
+        try:
+            busy = run_pass()
+        except Exception as error:
+            if keep_going_on is None or not keep_going_on(error):
+                raise
+            logger.exception("%s: a pass failed, polling again", name)
+            busy = False
+        if not busy and not stop.is_set():
+            stop.wait(interval)

@@ -31,8 +31,23 @@ TABLE_APPS = ("social", "notifications", "delivery")
 LOCAL_ACCESS_KEY = "local"  # DynamoDB Local accepts any credentials; -sharedDb ignores them.
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    host: str | None
+    prefix: str
+
+
+# Set by `point_models_at` (tests, benchmarks) instead of writing to `settings` at run time.
+_endpoint_override: Endpoint | None = None
+
+
+def endpoint() -> Endpoint:
+    """Where the tables are: DYNAMODB_HOST and DYNAMODB_TABLE_PREFIX, unless re-pointed."""
+    return _endpoint_override or Endpoint(settings.DYNAMODB_HOST, settings.DYNAMODB_TABLE_PREFIX)
+
+
 def table_name(logical_name: str) -> str:
-    return settings.DYNAMODB_TABLE_PREFIX + logical_name
+    return endpoint().prefix + logical_name
 
 
 def table_meta(logical_name: str, **extra) -> type:
@@ -40,7 +55,7 @@ def table_meta(logical_name: str, **extra) -> type:
     attributes = {
         "table_name": table_name(logical_name),
         "logical_name": logical_name,
-        "host": settings.DYNAMODB_HOST,
+        "host": endpoint().host,
         "region": settings.DYNAMODB_REGION,
         "billing_mode": "PAY_PER_REQUEST",
         "connect_timeout_seconds": 5,
@@ -81,7 +96,7 @@ def _connection(host: str | None, region: str, local: bool) -> Connection:
 
 def connection() -> Connection:
     """The connection PynamoDB transactions (TransactWrite/TransactGet) run on."""
-    return _connection(settings.DYNAMODB_HOST, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS)
+    return _connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS)
 
 
 def client():
@@ -95,13 +110,12 @@ def point_models_at(host: str | None, prefix: str | None = None) -> None:
     Settings are read when the models are imported; tests and benchmarks start their
     own DynamoDB Local afterwards and call this with its address.
     """
-    settings.DYNAMODB_HOST = host
-    if prefix is not None:
-        settings.DYNAMODB_TABLE_PREFIX = prefix
+    global _endpoint_override
+    _endpoint_override = Endpoint(host, endpoint().prefix if prefix is None else prefix)
     for model in registered_models():
         model.Meta.host = host
         model.Meta.table_name = table_name(model.Meta.logical_name)
-        model._connection = None
+        model._connection = None  # PynamoDB caches it privately; no public way to re-point a model
     _connection.cache_clear()
 
 
@@ -120,6 +134,9 @@ class TableReport:
     item_count: int | None = None
 
 
+# `Model._get_schema()` and `_ttl_attribute()` are PynamoDB's private (pinned 6.1.0): the
+# same declarations `Model.create_table` sends, which PynamoDB has no public reader of;
+# comparing against them is how `create_tables --check` finds drift.
 def _declared_indexes(model: type[Model]) -> dict[str, dict]:
     schema = model._get_schema()
     declared = {}

@@ -1,7 +1,8 @@
 """Jittered exponential backoff for the retry loops around conditional writes."""
 
 import random
-import time
+
+from project.clock import clock
 
 
 def backoff_delay(attempt: int, *, base: float = 0.01, cap: float = 0.5) -> float:
@@ -10,4 +11,4 @@ def backoff_delay(attempt: int, *, base: float = 0.01, cap: float = 0.5) -> floa
 
 
 def backoff_sleep(attempt: int, *, base: float = 0.01, cap: float = 0.5) -> None:
-    time.sleep(backoff_delay(attempt, base=base, cap=cap))
+    clock.sleep(backoff_delay(attempt, base=base, cap=cap))

@@ -51,11 +51,15 @@ def page_parameters(*, size_max: int, size_default: int) -> list[OpenApiParamete
     ]
 
 
+# `_map_serializer` and `_get_response_bodies` are drf-spectacular's private hooks (pinned
+# in requirements.txt): its public extension points (OpenApiSerializerExtension,
+# @extend_schema) work per serializer or per view, and these two rules hold for every
+# request body and every operation, so one override beats an annotation on each API.
 class AutoSchema(SpectacularAutoSchema):
     def _map_serializer(self, serializer, direction, bypass_extensions=False):
         """Request bodies say what the server enforces beyond the fields' own rules.
 
-        A serializer with `rejects_unknown_fields` (social.apis.StrictSerializer) gets
+        A serializer with `rejects_unknown_fields` (project.serializers.StrictSerializer) gets
         `additionalProperties: false`; `schema_extra` (e.g. "comment_ids or entry_ids")
         is merged in as is.
         """

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -24,20 +25,85 @@ THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 
 # PynamoDB's TransactWrite sends its actions grouped by kind, each group in the order
 # added, and DynamoDB answers cancellation reasons in that (request) order. This is the
-# one place that knows the grouping; callers map reasons to actions through it.
+# one place that knows the grouping (it reads TransactWrite's private per-kind lists,
+# pinned pynamodb==6.1.0: PynamoDB has no public accessor for the sent order);
+# callers name their actions with `label=` and read the outcome by label.
 ACTION_GROUPS = ("_condition_check_items", "_delete_items", "_put_items", "_update_items")
+CONDITION_FAILED = "ConditionalCheckFailed"
 
 
-def sent_actions(transaction: TransactWrite) -> list[dict]:
-    """The actions of `transaction` in the order sent, as `{"TableName", "Key", ...}` dicts."""
-    return [item for group in ACTION_GROUPS for item in getattr(transaction, group)]
+class LabelledTransactWrite(TransactWrite):
+    """A TransactWrite whose actions may carry a `label=` (any value) to find them in the outcome."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._labels: dict[str, list] = {group: [] for group in ACTION_GROUPS}
+
+    def condition_check(self, model_cls, hash_key, range_key=None, condition=None, *, label=None):
+        super().condition_check(model_cls, hash_key, range_key=range_key, condition=condition)
+        self._labels["_condition_check_items"].append(label)
+
+    def delete(self, model, condition=None, *, add_version_condition: bool = True, label=None) -> None:
+        super().delete(model, condition, add_version_condition=add_version_condition)
+        self._labels["_delete_items"].append(label)
+
+    def save(self, model, condition=None, return_values=None, *, label=None) -> None:
+        super().save(model, condition, return_values)
+        self._labels["_put_items"].append(label)
+
+    def update(self, model, actions, condition=None, return_values=None, *, add_version_condition=True, label=None):
+        super().update(model, actions, condition, return_values, add_version_condition=add_version_condition)
+        self._labels["_update_items"].append(label)
+
+    def sent(self) -> list[tuple[object, dict]]:
+        """(label, action) pairs in the order sent; an action is `{"TableName", "Key", ...}`."""
+        return [pair for group in ACTION_GROUPS for pair in zip(self._labels[group], getattr(self, group), strict=True)]
 
 
-def failed_actions(transaction: TransactWrite, codes: list[str | None]) -> list[dict]:
-    """The actions of `transaction` whose condition failed, given `transact`'s codes."""
-    return [
-        item for item, code in zip(sent_actions(transaction), codes, strict=False) if code == "ConditionalCheckFailed"
-    ]
+@dataclass(frozen=True)
+class SentAction:
+    label: object
+    table: str
+    key: dict  # DynamoDB JSON: {"comment_id": {"S": "..."}} (a put: its whole item)
+    code: str | None  # its cancellation reason ("None" / None: it was fine)
+
+
+@dataclass(frozen=True)
+class TransactOutcome:
+    """What became of one transaction: committed, or which of its actions' conditions failed.
+
+    `failed` lists the actions whose condition failed; `failed_labels` their labels.
+    `codes` are the raw cancellation reasons in the order sent ([] when committed).
+    """
+
+    actions: tuple[SentAction, ...] = ()
+    codes: tuple[str | None, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return CONDITION_FAILED not in self.codes
+
+    @property
+    def failed(self) -> list[SentAction]:
+        return [action for action in self.actions if action.code == CONDITION_FAILED]
+
+    @property
+    def failed_labels(self) -> list[object]:
+        return [action.label for action in self.failed]
+
+    @property
+    def cancelled_actions(self) -> list[SentAction]:
+        """The actions DynamoDB named a reason for (conflict, throttling, condition)."""
+        return [action for action in self.actions if action.code not in (None, "None")]
+
+
+def _outcome(transaction: LabelledTransactWrite, codes: list[str | None]) -> TransactOutcome:
+    sent = transaction.sent()
+    actions = tuple(
+        SentAction(label=label, table=item["TableName"], key=item.get("Key") or item["Item"], code=code)
+        for (label, item), code in zip(sent, codes + [None] * (len(sent) - len(codes)), strict=False)
+    )
+    return TransactOutcome(actions=actions, codes=tuple(codes))
 
 
 def cancellation_codes(error: TransactWriteError) -> list[str | None]:
@@ -45,37 +111,47 @@ def cancellation_codes(error: TransactWriteError) -> list[str | None]:
 
 
 def transact(
-    build: Callable[[TransactWrite], None],
+    build: Callable[[LabelledTransactWrite], None],
     *,
     what: str,
     attempts: int = TRANSACTION_ATTEMPTS,
-    on_retry: Callable[[TransactWrite, list[str | None]], None] | None = None,
-) -> list[str | None]:
+    on_retry: Callable[[TransactOutcome], None] | None = None,
+    on_failed: Callable[[TransactOutcome], bool] | None = None,
+) -> TransactOutcome:
     """Run the TransactWriteItems that `build(transaction)` describes, retrying conflicts.
 
-    Returns [] on success, or the per-action cancellation codes when a condition
-    failed (the caller decides what that means). Transaction conflicts and
-    throttling are retried with jittered backoff; when they persist the caller
-    gets `Conflict` / `Throttled` and nothing was written. `on_retry(transaction,
-    codes)` hears of every cancelled attempt (a hot counter grows its shards from it).
+    One retry loop of `attempts` for the whole operation. Returns the outcome: `ok`, or
+    the actions whose condition failed (the caller decides what that means). When
+    `on_failed(outcome)` is given it hears of a failed condition and returns True to
+    try again (it re-read what changed; `build` is called afresh), within the same
+    attempts; False, or no attempts left, returns the failed outcome. Transaction
+    conflicts and throttling are retried with jittered backoff; when they persist the
+    caller gets `Conflict` / `Throttled` and nothing was written. `on_retry(outcome)`
+    hears of every attempt cancelled by a conflict or throttling (a hot counter grows its
+    shards from it; `codes` is empty when the whole request was throttled).
     """
     throttled = False
     for attempt in range(attempts):
-        transaction = TransactWrite(connection=connection())
+        transaction = LabelledTransactWrite(connection=connection())
         try:
             with transaction:
                 build(transaction)
-            return []
+            return TransactOutcome(actions=_outcome(transaction, []).actions)
         except TransactWriteError as error:
             codes = cancellation_codes(error)
-            if "ConditionalCheckFailed" in codes:
-                return codes
+            outcome = _outcome(transaction, codes)
+            if not outcome.ok:
+                if on_failed is None or attempt + 1 == attempts or not on_failed(outcome):
+                    return outcome
+                logger.info("%s: a condition failed, re-read, retry %d", what, attempt + 1)
+                backoff_sleep(attempt)
+                continue
             throttled = is_throttling(error) or any(code in THROTTLING_REASONS for code in codes)
             conflicted = "TransactionConflict" in codes or error_code(error) == "TransactionInProgressException"
             if not (throttled or conflicted):
                 raise
             if on_retry:
-                on_retry(transaction, codes)
+                on_retry(outcome)
             if attempt + 1 == attempts:
                 break
             logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
@@ -83,6 +159,14 @@ def transact(
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")
     raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
+
+
+def transact_codes(build: Callable[[TransactWrite], None], *, what: str, attempts: int = TRANSACTION_ATTEMPTS):
+    """`transact` answering the raw codes ([] when committed), for the callers that still map
+    codes to actions by position (notifications/feed.py, delivery/services.py: to convert to
+    labels when those modules are split)."""
+    outcome = transact(build, what=what, attempts=attempts)
+    return [] if outcome.ok else list(outcome.codes)
 
 
 def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TRANSACTION_ATTEMPTS) -> object:

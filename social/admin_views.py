@@ -10,7 +10,7 @@ from django.urls import path, reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from project.admin_site import AdminPage
+from project.admin_pages import AdminPage, dynamo_admin
 from project.errors import ApplicationError, NotFound
 from social import counters, ranking, selectors, services
 from social.activity import admin_views as activity_admin
@@ -121,3 +121,6 @@ def urls(site):
         path("comments/<str:comment_id>/moderate/", site.admin_view(moderate), name="dynamo-comment-moderate"),
         *activity_admin.urls(site),
     ]
+
+
+dynamo_admin.register(pages=PAGES, urls=urls)

@@ -14,22 +14,13 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from actions.comments import comment_create
+from actions.likes import like_add, like_remove
 from project.errors import LockedOut, PermissionDenied
 from project.schema import page_parameters
+from project.serializers import StrictSerializer, page_query_serializer
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
-
-
-class StrictSerializer(serializers.Serializer):
-    """Rejects fields it does not know, so a typo is a 400 rather than silently ignored."""
-
-    rejects_unknown_fields = True  # the schema says so too (project.schema)
-
-    def validate(self, attrs):
-        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-        return attrs
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -63,9 +54,7 @@ def _page_response(request, page: selectors.CommentPage) -> Response:
     )
 
 
-class PageQuerySerializer(serializers.Serializer):
-    cursor = serializers.CharField(required=False, max_length=2000)
-    limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.PAGE_SIZE_MAX)
+PageQuerySerializer = page_query_serializer(size_max=selectors.PAGE_SIZE_MAX)
 
 
 PAGE_PARAMETERS = page_parameters(size_max=selectors.PAGE_SIZE_MAX, size_default=selectors.PAGE_SIZE)
@@ -155,7 +144,7 @@ class CommentListCreateApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         parent_id = serializer.validated_data.get("parent_id")
-        comment = services.comment_create(
+        comment = comment_create(
             author_id=str(request.user.pk),
             body=serializer.validated_data["body"],
             parent_id=str(parent_id) if parent_id else None,
@@ -190,12 +179,12 @@ class CommentLikeApi(APIView):
 
     @extend_schema(request=None, responses={200: OutputSerializer})
     def put(self, request, comment_id: str):
-        state = services.like_add(comment_id=comment_id, user_id=str(request.user.pk))
+        state = like_add(comment_id=comment_id, user_id=str(request.user.pk))
         return Response(self.OutputSerializer(state).data)
 
     @extend_schema(request=None, responses={200: OutputSerializer})
     def delete(self, request, comment_id: str):
-        state = services.like_remove(comment_id=comment_id, user_id=str(request.user.pk))
+        state = like_remove(comment_id=comment_id, user_id=str(request.user.pk))
         return Response(self.OutputSerializer(state).data)
 
 

@@ -22,15 +22,16 @@ from __future__ import annotations
 import logging
 import random
 import threading
-import time
 import zlib
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
+from cachetools import TTLCache
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
+from project.clock import clock
 from project.errors import ApplicationError
 from social.models import CounterShard, CounterTotal
 
@@ -48,7 +49,9 @@ _CACHE_MAX = 10_000
 
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
 _lock = threading.Lock()
-_shard_overrides: OrderedDict[str, tuple[int | None, float]] = OrderedDict()
+# The shard override read per counter (None: none stored), forgotten after SHARD_OVERRIDE_CACHE_SECONDS.
+_shard_overrides: TTLCache = TTLCache(maxsize=_CACHE_MAX, ttl=SHARD_OVERRIDE_CACHE_SECONDS)
+_NOT_CACHED = object()
 _flag_seen: OrderedDict[str, float] = OrderedDict()
 
 
@@ -69,6 +72,11 @@ def _remember(cache: OrderedDict, key: str, value) -> None:
             cache.popitem(last=False)
 
 
+def _override_remember(key: str, shards: int | None) -> None:
+    with _lock:
+        _shard_overrides[key] = shards
+
+
 def counters_forget_caches() -> None:
     """Drop this process's cached shard overrides and seen due flags (tests, benchmarks)."""
     with _lock:
@@ -82,15 +90,16 @@ def _kind_shards(kind: str) -> int:
 
 
 def _shard_override(key: str) -> int | None:
-    cached = _shard_overrides.get(key)
-    if cached is not None and time.monotonic() - cached[1] < SHARD_OVERRIDE_CACHE_SECONDS:
-        return cached[0]
+    with _lock:  # cachetools' caches are not thread-safe
+        cached = _shard_overrides.get(key, _NOT_CACHED)
+    if cached is not _NOT_CACHED:
+        return cached
     try:
         item = CounterTotal.get(key, attributes_to_get=["counter_key", "shards"])
         shards = int(item.shards) if item.shards else None
     except DoesNotExist:
         shards = None
-    _remember(_shard_overrides, key, (shards, time.monotonic()))
+    _override_remember(key, shards)
     return shards
 
 
@@ -216,7 +225,7 @@ def counter_add(
 
 def counter_due_flag_add(transaction: TransactWrite, *, key: str) -> None:
     """Raise the counter's due flag inside `transaction` (never fails a condition)."""
-    transaction.update(CounterTotal(key), actions=_due_flag_actions(key, time.time()))
+    transaction.update(CounterTotal(key), actions=_due_flag_actions(key, clock.now()))
 
 
 # A process grows one counter at most this often: the conflicts of one burst, seen by
@@ -241,7 +250,7 @@ def counter_contended(*, key: str, at_least: int = 0) -> int:
     process now writes with.
     """
     current = counter_shard_count(key=key)
-    now = time.monotonic()
+    now = clock.monotonic()
     last = _grown_at.get(key)
     recently = last is not None and now - last < SHARD_GROWTH_INTERVAL
     if current >= settings.COUNTER_SHARDS_MAX or (recently and current >= at_least):
@@ -249,7 +258,7 @@ def counter_contended(*, key: str, at_least: int = 0) -> int:
     _remember(_grown_at, key, now)
     grown = min(settings.COUNTER_SHARDS_MAX, max(current * SHARD_GROWTH_FACTOR, at_least))
     # This process spreads at once (every thread retrying right now), before the write lands.
-    _remember(_shard_overrides, key, (grown, time.monotonic()))
+    _override_remember(key, grown)
     kind, object_id = counter_key_parts(key)
     try:
         CounterTotal(key).update(
@@ -275,7 +284,7 @@ def counter_contended(*, key: str, at_least: int = 0) -> int:
 def _flag_raise(key: str) -> float:
     """Raise the due flag (one UpdateItem) and return the pending flag's `changed_at`."""
     item = CounterTotal(key)
-    item.update(actions=[*_due_flag_actions(key, time.time()), CounterTotal.relied_on.set(True)])
+    item.update(actions=[*_due_flag_actions(key, clock.now()), CounterTotal.relied_on.set(True)])
     changed_at = float(item.changed_at)
     _remember(_flag_seen, key, changed_at)
     return changed_at
@@ -297,7 +306,7 @@ def counter_increment(*, key: str) -> None:
     shard = CounterShard(counter_key=key, shard=random.randrange(counter_shard_count(key=key)))
     shard.update(actions=[CounterShard.count.add(1)])
     seen = _flag_seen.get(key)
-    if seen is None or time.time() >= seen + flag_reuse_seconds():
+    if seen is None or clock.now() >= seen + flag_reuse_seconds():
         _flag_raise(key)
 
 
@@ -316,7 +325,7 @@ def counter_set_shards(*, key: str, shards: int) -> int:
     CounterTotal(key).update(
         actions=[CounterTotal.shards.set(shards), CounterTotal.kind.set(kind), CounterTotal.object_id.set(object_id)]
     )
-    _remember(_shard_overrides, key, (shards, time.monotonic()))
+    _override_remember(key, shards)
     logger.info("counter %s now spreads new writes over %d shards", key, shards)
     return shards
 
@@ -352,7 +361,7 @@ def counter_compact(*, key: str) -> bool:
 
     from project.transactions import transact
 
-    compacted = not transact(build, what="counter_compact", attempts=1)
+    compacted = transact(build, what="counter_compact", attempts=1).ok
     if compacted:
         logger.info("counter %s: %d shard items compacted into its base item", key, len(items))
     return compacted

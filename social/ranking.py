@@ -30,7 +30,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import time
 import uuid
 import zlib
 from collections.abc import Iterator
@@ -41,6 +40,7 @@ from django.conf import settings
 from pynamodb.constants import ALL_OLD
 from pynamodb.exceptions import UpdateError
 
+from project.clock import clock
 from social.counters import KINDS, counter_key_parts, counter_value, flag_settle_seconds
 from social.models import Comment, CounterTotal
 from social.selectors import CommentView, comment_views
@@ -103,8 +103,10 @@ def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
     `changed_at`, so a change landing from now on raises the flag again.
     """
     token = uuid.uuid4().hex
-    now = time.time()
+    now = clock.now()
     try:
+        # The connection's update_item (PynamoDB's private accessor): Model.update has no
+        # ReturnValues=ALL_OLD, which tells whether this claim won.
         old = CounterTotal._get_connection().update_item(
             key,
             actions=[
@@ -139,7 +141,7 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
     kind, object_id = counter_key_parts(key)
     actions = [
         CounterTotal.total.set(total),
-        CounterTotal.aggregated_at.set(time.time()),
+        CounterTotal.aggregated_at.set(clock.now()),
         CounterTotal.kind.set(kind),
         CounterTotal.object_id.set(object_id),
         CounterTotal.claim.remove(),
@@ -151,6 +153,8 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
         ]
     else:
         actions += [CounterTotal.rank_part.remove(), CounterTotal.rank_sort.remove()]
+    # The private connection (as in the claim above): an update by key without reading the
+    # item first, which Model.update (an instance method) would need.
     connection = CounterTotal._get_connection()
     try:
         connection.update_item(
@@ -165,7 +169,7 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
     try:
         connection.update_item(
             key,
-            actions=[*actions, CounterTotal.due_at.set(time.time() + settings.COUNTER_AGGREGATION_DELAY)],
+            actions=[*actions, CounterTotal.due_at.set(clock.now() + settings.COUNTER_AGGREGATION_DELAY)],
             condition=CounterTotal.claim == claim.token,
         )
     except UpdateError as error:
@@ -176,7 +180,7 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
     return AggregateOutcome(key, total, still_due=True)
 
 
-def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> AggregateOutcome | None:
+def counter_aggregate(*, key: str, seen_due_at: float, sleep=clock.sleep) -> AggregateOutcome | None:
     """Claim, wait for the flag to settle, sum and write one counter (see the module doc).
 
     Twice or concurrently: only one claim succeeds per `due_at`, and only the claim
@@ -187,7 +191,7 @@ def counter_aggregate(*, key: str, seen_due_at: float, sleep=time.sleep) -> Aggr
     claim = counter_claim(key=key, seen_due_at=seen_due_at)
     if claim is None:
         return None
-    wait = claim.read_after - time.time()
+    wait = claim.read_after - clock.now()
     if wait > 0:
         sleep(wait)
     return counter_claim_finish(claim)
@@ -197,7 +201,7 @@ CLAIM_BATCH = 100
 
 
 def counters_aggregate_pending(
-    *, due_only: bool = True, stop=lambda: False, on_done=lambda outcome: None, sleep=time.sleep
+    *, due_only: bool = True, stop=lambda: False, on_done=lambda outcome: None, sleep=clock.sleep
 ) -> int:
     """Aggregate every counter with a due flag (only those due now when `due_only`).
 
@@ -216,7 +220,7 @@ def counters_aggregate_pending(
                 claims.append(claim)
         if not claims:
             break
-        wait = max(claim.read_after for claim in claims) - time.time()
+        wait = max(claim.read_after for claim in claims) - clock.now()
         if wait > 0:
             sleep(wait)
         for claim in claims:
@@ -234,7 +238,7 @@ def counters_aggregate_pending(
 
 def counters_pending(*, due_only: bool = True, now: float | None = None) -> Iterator[PendingCounter]:
     """Counters with a due flag, from one Query per `due` partition (never a Scan)."""
-    now = time.time() if now is None else now
+    now = clock.now() if now is None else now
     condition = CounterTotal.due_at <= now if due_only else None
     for part in range(settings.COUNTER_DUE_SHARDS):
         for item in CounterTotal.due_index.query(str(part), range_key_condition=condition):

@@ -13,6 +13,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from actions.comments import comment_create
+from actions.likes import like_add, like_remove
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
 from project.security import client_ip
@@ -60,7 +62,7 @@ def timeline(request):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                services.comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
+                comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
                 return redirect("timeline")
             except ApplicationError as error:
                 form.add_error("body", error.message)
@@ -82,9 +84,7 @@ def comment_detail(request, comment_id):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                services.comment_create(
-                    author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id
-                )
+                comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id)
                 return redirect("comment", comment_id=comment_id)
             except ApplicationError as error:
                 form.add_error("body", error.message)
@@ -120,9 +120,9 @@ def comment_like(request, comment_id):
     """The no-JavaScript like button: a form POST that redirects back."""
     try:
         if request.POST.get("action") == "unlike":
-            services.like_remove(comment_id=comment_id, user_id=str(request.user.pk))
+            like_remove(comment_id=comment_id, user_id=str(request.user.pk))
         else:
-            services.like_add(comment_id=comment_id, user_id=str(request.user.pk))
+            like_add(comment_id=comment_id, user_id=str(request.user.pk))
     except NotFound:
         raise Http404("No such comment.") from None
     except ApplicationError as error:

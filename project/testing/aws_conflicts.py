@@ -42,6 +42,7 @@ def _key_names() -> dict[str, list[str]]:
 
     names = {}
     for model in registered_models():
+        # PynamoDB's private key accessors (pinned 6.1.0): no public way to name a model's keys.
         attributes = [model._hash_key_attribute(), model._range_key_attribute()]
         names[model.Meta.table_name] = [attribute.attr_name for attribute in attributes if attribute]
     return names

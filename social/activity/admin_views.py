@@ -3,7 +3,7 @@
 from django.template.response import TemplateResponse
 from django.urls import path
 
-from project.admin_site import AdminPage
+from project.admin_pages import AdminPage
 from social.activity import selectors
 
 PAGES = [AdminPage("Activity", "dynamo-activity")]

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import threading
 
-from django.conf import settings
 from django.db import models
 from pynamodb.attributes import UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from project.dynamo import table_meta
+from project.dynamo import endpoint, table_meta
 
 ACTIVITY_TABLE_STEM = "activity_"
 
@@ -64,7 +63,7 @@ def _declare(month: str) -> type[Model]:
 
 def activity_model(month: str) -> type[Model]:
     """The model class of month `month` (`YYYYMM`) under the current endpoint and prefix."""
-    key = (settings.DYNAMODB_HOST, settings.DYNAMODB_TABLE_PREFIX, month)
+    key = (endpoint().host, endpoint().prefix, month)
     model = _models.get(key)
     if model is None:
         with _lock:

@@ -25,12 +25,12 @@ month began), the writer creates it and waits for it, so the line is not lost.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Iterable
 
 from pynamodb.transactions import TransactWrite
 
+from project.clock import clock as project_clock
 from social.activity.tables import activity_model_ready, day_key, local_time, month_of
 
 logger = logging.getLogger("social.activity")
@@ -50,8 +50,8 @@ BATCH_WRITE_MAX = 25
 
 
 def clock() -> float:
-    """Epoch seconds: the one clock of the activity log (tests move it, or pass `at`)."""
-    return time.time()
+    """Epoch seconds from the project's clock (project/clock.py); tests move it, or pass `at`."""
+    return project_clock.now()
 
 
 def at_key(millis: int) -> str:

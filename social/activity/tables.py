@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from pynamodb.models import Model
 
-from project.dynamo import client, table_name
+from project.dynamo import client, endpoint, table_name
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
 
 logger = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ def _wait_active(name: str) -> dict:
 
 
 def _ready_key(month: str) -> tuple[str | None, str, str]:
-    return (settings.DYNAMODB_HOST, settings.DYNAMODB_TABLE_PREFIX, month)
+    return (endpoint().host, endpoint().prefix, month)
 
 
 def activity_table_ensure(*, month: str) -> bool:

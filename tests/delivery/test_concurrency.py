@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 
 from delivery import services
 from delivery.models import Delivery
+from project import dynamo
 from tests.delivery.helpers import assert_exactly_once, create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -89,7 +89,7 @@ def _command(dynamodb, *args):
     env = {
         **os.environ,
         "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": django_settings.DYNAMODB_TABLE_PREFIX,
+        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
         "DATABASE_URL": "sqlite:///:memory:",  # the dispatch path must not need the relational DB
         "LOG_LEVEL": "INFO",
     }

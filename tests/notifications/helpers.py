@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from actions.comments import comment_create
+from actions.likes import like_add, like_remove
 from notifications.like_events import like_events_fold_until_idle
 from notifications.models import LikeRead, LikeUnread, UnreadCount
-from social import services
 
 
 def uid(user) -> str:
@@ -12,7 +13,7 @@ def uid(user) -> str:
 
 
 def post(author, body="A comment") -> str:
-    return services.comment_create(author_id=uid(author), body=body).comment_id
+    return comment_create(author_id=uid(author), body=body).comment_id
 
 
 def fold() -> int:
@@ -22,14 +23,14 @@ def fold() -> int:
 
 def like(user, comment_id, *, folded=True):
     """Like, then fold (notification tests turn the in-request fold off: the folder does it)."""
-    state = services.like_add(comment_id=comment_id, user_id=uid(user))
+    state = like_add(comment_id=comment_id, user_id=uid(user))
     if folded:
         fold()
     return state
 
 
 def unlike(user, comment_id, *, folded=True):
-    state = services.like_remove(comment_id=comment_id, user_id=uid(user))
+    state = like_remove(comment_id=comment_id, user_id=uid(user))
     if folded:
         fold()
     return state

@@ -209,11 +209,11 @@ def test_stale_prepared_write_is_cancelled_not_lost():
 
     first = feed.feed_write_prepare(user_id="1", event=message(1))
     second = feed.feed_write_prepare(user_id="1", event=message(2))
-    assert transact(first.add_to, what="test") == []
-    codes = transact(second.add_to, what="test")
-    assert codes[0] == "ConditionalCheckFailed"  # the feed put is the first action
+    assert transact(first.add_to, what="test").ok
+    outcome = transact(second.add_to, what="test")
+    assert outcome.failed[0] == outcome.actions[0]  # the feed put is the first action
     assert [entry.title for entry in stored().entries] == ["Message 1"]
-    assert transact(feed.feed_write_prepare(user_id="1", event=message(2)).add_to, what="test") == []
+    assert transact(feed.feed_write_prepare(user_id="1", event=message(2)).add_to, what="test").ok
     item = stored()
     assert [entry.title for entry in item.entries] == ["Message 2", "Message 1"]
     assert item.version == 2

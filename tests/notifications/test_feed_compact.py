@@ -6,6 +6,7 @@ from unittest import mock
 import pytest
 from botocore.client import BaseClient
 
+from actions.comments import comment_create
 from delivery import services as delivery_services
 from notifications import feed
 from notifications.feed import FeedEvent
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def post(user, body="Hello", parent=None):
-    return services.comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
+    return comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
 
 
 def test_a_reply_hidden_after_it_was_notified_is_shown_as_removed(make_user, api):

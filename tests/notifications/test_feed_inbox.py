@@ -2,8 +2,9 @@
 
 import pytest
 
+from actions.comments import comment_create
+from actions.likes import like_add
 from notifications import feed
-from social import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -13,7 +14,7 @@ def uid(user):
 
 
 def post(user, body="Hello", parent=None):
-    return services.comment_create(author_id=uid(user), body=body, parent_id=parent)
+    return comment_create(author_id=uid(user), body=body, parent_id=parent)
 
 
 @pytest.fixture
@@ -21,9 +22,9 @@ def inbox(people):
     """The author's inbox: a like (oldest), a reply, a newer like, and a read reply (newest)."""
     author, alice, bob = people["author"], people["alice"], people["bob"]
     first, second, third = post(author, "one"), post(author, "two"), post(author, "three")
-    services.like_add(comment_id=first.comment_id, user_id=uid(alice))
+    like_add(comment_id=first.comment_id, user_id=uid(alice))
     post(bob, "a reply", parent=second.comment_id)
-    services.like_add(comment_id=second.comment_id, user_id=uid(alice))
+    like_add(comment_id=second.comment_id, user_id=uid(alice))
     read_reply = post(alice, "read already", parent=third.comment_id)
     entry_id = feed.feed_entry_id(f"reply:{read_reply.comment_id}")
     assert feed.feed_mark_read(user_id=uid(author), entry_ids=[entry_id]) == 1

@@ -8,9 +8,9 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 from django.core.management import call_command
 
+from actions.comments import comment_create
 from notifications import feed
 from notifications.models import Feed, FeedRetry, UnreadCount
-from social import services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +38,7 @@ def people(make_user):
 
 
 def post(user, body="Hello", parent=None):
-    return services.comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
+    return comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
 
 
 def test_replies_roll_up_and_own_replies_notify_nobody(people, api):

@@ -10,9 +10,9 @@ import pytest
 from botocore.client import BaseClient
 from django.core.management import call_command
 
+from actions.likes import like_add, like_remove
 from notifications import like_events, selectors
 from notifications.models import LikeEvent, LikeNotified, LikeUnread
-from social import services
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
 
@@ -42,9 +42,9 @@ def _killed_after(calls: int, *, after_sending: bool):
 def _storm(rng, likers, comment_id):
     for liker in rng.sample(likers, 8):
         if rng.random() < 0.6:
-            services.like_add(comment_id=comment_id, user_id=liker)
+            like_add(comment_id=comment_id, user_id=liker)
         else:
-            services.like_remove(comment_id=comment_id, user_id=liker)
+            like_remove(comment_id=comment_id, user_id=liker)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -74,14 +74,14 @@ def test_a_folder_killed_five_times_then_one_clean_run_leaves_everything_exact(p
     assert selectors.unread_count(user_id=uid(author)) == len(current) == table_badge(uid(author))
     assert {row.user_id for row in LikeNotified.query(comment_id, consistent_read=True)} == current
     assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
-    assert services.like_add(comment_id=comment_id, user_id=likers[0]).like_count == len(current | {likers[0]})
+    assert like_add(comment_id=comment_id, user_id=likers[0]).like_count == len(current | {likers[0]})
 
 
 def test_the_command_folds_what_is_pending_and_says_how_much(people):
     author = people["author"]
     comment_id = post(author)
     for liker in ("1001", "1002", "1003"):
-        services.like_add(comment_id=comment_id, user_id=liker)
+        like_add(comment_id=comment_id, user_id=liker)
     out = StringIO()
     call_command("fold_like_events", stdout=out)
     assert out.getvalue().strip() == "Folded 3 like event(s)."

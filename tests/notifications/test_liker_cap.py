@@ -10,10 +10,10 @@ from unittest import mock
 import pytest
 from botocore.client import BaseClient
 
+from actions.likes import like_add
 from notifications import selectors
 from notifications import services as notification_services
 from notifications.models import LikeEvent
-from social import services as social_services
 from social.models import CounterShard, Like
 from tests.notifications.helpers import count_items, fold, like, post, read_items, table_badge, uid, unlike, unread_item
 
@@ -321,7 +321,7 @@ def test_a_viral_comment_keeps_a_small_notification_item(settings, make_user):
 
     def like_all(chunk):
         for liker_id in chunk:
-            social_services.like_add(comment_id=comment_id, user_id=liker_id)
+            like_add(comment_id=comment_id, user_id=liker_id)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         list(pool.map(like_all, [liker_ids[n::4] for n in range(4)]))

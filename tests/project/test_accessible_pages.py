@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from social import services
+from actions.comments import comment_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -17,13 +17,13 @@ def signed_in(client, make_user):
 
 
 def test_timeline_and_comment_pages_have_a_heading(client, signed_in):
-    comment = services.comment_create(author_id=str(signed_in.pk), body="Hello")
+    comment = comment_create(author_id=str(signed_in.pk), body="Hello")
     assert re.search(r"<h1[^>]*>Timeline</h1>", client.get("/").content.decode())
     assert re.search(r"<h1[^>]*>Comment by Reader</h1>", client.get(f"/c/{comment.comment_id}/").content.decode())
 
 
 def test_like_buttons_say_like_and_likes_and_the_heart_is_not_read(client, signed_in):
-    services.comment_create(author_id=str(signed_in.pk), body="Hello")
+    comment_create(author_id=str(signed_in.pk), body="Hello")
     page = client.get("/").content.decode()
     button = re.search(r'<button[^>]*class="like[^"]*"[^>]*>(.*?)</button>', page, re.S).group(1)
     assert '<span class="heart" aria-hidden="true">' in button

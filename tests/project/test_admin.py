@@ -2,7 +2,7 @@
 
 import pytest
 
-from social import services
+from actions.comments import comment_create
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db
@@ -35,7 +35,7 @@ def test_non_staff_never_see_the_dynamodb_pages(client, make_user, path):
 
 def test_non_staff_cannot_hide_a_comment(client, make_user):
     author = make_user("author")
-    comment = services.comment_create(author_id=str(author.pk), body="Keep me")
+    comment = comment_create(author_id=str(author.pk), body="Keep me")
     client.force_login(author)
     client.post(f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": "hide"})
     assert Comment.get(comment.comment_id).hidden is False
@@ -43,7 +43,7 @@ def test_non_staff_cannot_hide_a_comment(client, make_user):
 
 def test_staff_find_a_comment_by_id_and_by_author_and_hide_it(client, staff, make_user):
     author = make_user("author")
-    comment = services.comment_create(author_id=str(author.pk), body="Spam spam spam")
+    comment = comment_create(author_id=str(author.pk), body="Spam spam spam")
     client.force_login(staff)
     by_id = client.get("/admin/dynamo/comments/", {"q": comment.comment_id}).content.decode()
     assert "Spam spam spam" in by_id

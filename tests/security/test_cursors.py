@@ -5,11 +5,11 @@ import time
 import pytest
 from django.core import signing
 
+from actions.comments import comment_create
 from delivery import services as delivery_services
 from delivery.models import AUDIENCE_ALL
 from notifications import selectors as inbox
 from project.cursors import cursor_encode
-from social import services
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +25,7 @@ def alice(make_user):
 
 
 def posts(author, n, parent_id=None):
-    return [
-        services.comment_create(author_id=str(author.pk), body=f"c{i}", parent_id=parent_id).comment_id
-        for i in range(n)
-    ]
+    return [comment_create(author_id=str(author.pk), body=f"c{i}", parent_id=parent_id).comment_id for i in range(n)]
 
 
 def test_timeline_cursor_pages_and_a_forged_one_is_a_400(api, alice):

@@ -7,8 +7,8 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
 from pynamodb.exceptions import QueryError
 
+from actions.comments import comment_create
 from project.errors import dynamo_answer
-from social import services
 
 pytestmark = pytest.mark.django_db
 
@@ -123,7 +123,7 @@ def b64(payload) -> str:
 def test_old_style_unsigned_cursor_never_reaches_dynamodb(api, make_user):
     """The cursors the issue forged: base64 JSON with values DynamoDB refuses."""
     user = make_user()
-    comment = services.comment_create(author_id=str(user.pk), body="hi")
+    comment = comment_create(author_id=str(user.pk), body="hi")
     api.as_user(user)
     forged = {
         "/api/comments/": b64({"day": "x" * 1100, "before": "y"}),

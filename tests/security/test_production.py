@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from actions.comments import comment_create
+from project.clock import ManualClock, clock_override
 from social import counters, services
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +92,7 @@ def _views(comment_id):
 
 def test_a_comment_view_counts_once_per_viewer_per_hour(client, make_user):
     alice, bob = make_user("alice"), make_user("bob")
-    comment_id = services.comment_create(author_id=str(alice.pk), body="hi").comment_id
+    comment_id = comment_create(author_id=str(alice.pk), body="hi").comment_id
     for _ in range(5):
         client.get(f"/c/{comment_id}/", REMOTE_ADDR="10.0.0.1")
     assert _views(comment_id) == 1  # anonymous, one address
@@ -106,7 +108,7 @@ def test_a_comment_view_counts_once_per_viewer_per_hour(client, make_user):
 
 def test_a_reload_writes_nothing_to_dynamodb(client, make_user, monkeypatch):
     alice = make_user("alice")
-    comment_id = services.comment_create(author_id=str(alice.pk), body="hi").comment_id
+    comment_id = comment_create(author_id=str(alice.pk), body="hi").comment_id
     client.get(f"/c/{comment_id}/")
     writes = []
     monkeypatch.setattr(services, "counter_increment", lambda **kwargs: writes.append(kwargs))
@@ -119,10 +121,9 @@ def test_the_next_hour_counts_again(make_user, monkeypatch):
     comment_id = "c1"
     writes = []
     monkeypatch.setattr(services, "counter_increment", lambda **kwargs: writes.append(kwargs))
-    now = [1_000_000 * 3600.0]
-    monkeypatch.setattr(services.time, "time", lambda: now[0])
-    assert services.comment_view_record(comment_id=comment_id, viewer="user:1")
-    assert not services.comment_view_record(comment_id=comment_id, viewer="user:1")
-    now[0] += 3600
-    assert services.comment_view_record(comment_id=comment_id, viewer="user:1")
+    with clock_override(ManualClock(1_000_000 * 3600.0)) as clock:
+        assert services.comment_view_record(comment_id=comment_id, viewer="user:1")
+        assert not services.comment_view_record(comment_id=comment_id, viewer="user:1")
+        clock.advance(3600)
+        assert services.comment_view_record(comment_id=comment_id, viewer="user:1")
     assert len(writes) == 2

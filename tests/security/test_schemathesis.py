@@ -23,7 +23,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from social import services
+from actions.comments import comment_create
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +76,7 @@ def _fuzz(operation, headers: dict[str, str], failures: list[str], statuses: lis
 def test_no_server_error_and_answers_conform_to_the_schema(wsgi_app, make_user, who):
     user = {"anonymous": None, "user": make_user("member"), "staff": make_user("boss", is_staff=True)}[who]
     author = user or make_user("author")
-    services.comment_create(author_id=str(author.pk), body="Something to find")
+    comment_create(author_id=str(author.pk), body="Something to find")
     headers = _headers(user)
     schema = schemathesis.openapi.from_wsgi("/api/schema/", wsgi_app)
     failures: list[str] = []

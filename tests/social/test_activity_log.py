@@ -10,7 +10,8 @@ import pytest
 from botocore.client import BaseClient
 from django.core.cache import cache
 
-from social import services
+from actions.comments import comment_create
+from actions.likes import like_add, like_remove
 from social.activity import services as activity
 from social.activity.models import activity_model
 from social.activity.tables import (
@@ -56,15 +57,15 @@ def log_of(user_id: str, month: str = "202611") -> list:
 @pytest.fixture
 def comment(make_user):
     author = make_user("author")
-    return services.comment_create(author_id=str(author.pk), body="Hello")
+    return comment_create(author_id=str(author.pk), body="Hello")
 
 
 def test_actions_in_transactions_are_logged_once(comment):
-    services.like_add(comment_id=comment.comment_id, user_id="7")
-    services.like_add(comment_id=comment.comment_id, user_id="7")  # a no-op: not logged again
-    services.like_remove(comment_id=comment.comment_id, user_id="7")
-    services.like_remove(comment_id=comment.comment_id, user_id="7")
-    reply = services.comment_create(author_id="7", body="Hi", parent_id=comment.comment_id)
+    like_add(comment_id=comment.comment_id, user_id="7")
+    like_add(comment_id=comment.comment_id, user_id="7")  # a no-op: not logged again
+    like_remove(comment_id=comment.comment_id, user_id="7")
+    like_remove(comment_id=comment.comment_id, user_id="7")
+    reply = comment_create(author_id="7", body="Hi", parent_id=comment.comment_id)
     assert [(item.action, item.object_id) for item in log_of("7")] == [
         ("like", comment.comment_id),
         ("unlike", comment.comment_id),
@@ -91,13 +92,13 @@ def test_next_months_table_missing_at_write_time_is_created_and_nothing_lost(com
     first_of_december = datetime(2026, 12, 1, 0, 0, 0, 1000, tzinfo=TOKYO).timestamp()
     assert not activity_table_exists(month="202612")
     with mock.patch.object(activity, "clock", lambda: first_of_december):
-        assert services.like_add(comment_id=comment.comment_id, user_id="9").liked
+        assert like_add(comment_id=comment.comment_id, user_id="9").liked
     assert [item.action for item in log_of("9", "202612")] == ["like"]
 
 
 def test_logging_never_fails_the_action(comment, caplog):
     with mock.patch.object(activity, "activity_model_ready", side_effect=RuntimeError("DynamoDB says no")):
-        assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
+        assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
         assert not activity.activity_record(user_id="7", action="view", object_id=comment.comment_id)
     assert log_of("7") == []
     assert "activity like of user 7 not logged" in caplog.text
@@ -112,8 +113,8 @@ def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment):
         return real(self, operation, params)
 
     with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
-        services.like_add(comment_id=comment.comment_id, user_id="7")
-    assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1  # not liked before
+        like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1  # not liked before
     assert [item.action for item in log_of("7")] == ["like"]
 
 
@@ -141,7 +142,7 @@ def test_crash_between_a_non_transactional_action_and_its_line_loses_the_line(cl
 
 def test_login_and_read_are_logged(client, make_user, comment):
     liker = make_user("liker")
-    services.like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
+    like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
     from notifications import services as notification_services
 
     notification_services.like_notifications_mark_read(user_id=comment.author_id, comment_ids=[comment.comment_id])
@@ -183,7 +184,7 @@ def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
         did("signup", person)
     posts = []
     for person in people[:3]:
-        posts.append(services.comment_create(author_id=str(person.pk), body="post"))
+        posts.append(comment_create(author_id=str(person.pk), body="post"))
         did("comment", person)
     liked: set[tuple[str, int]] = set()  # what the test itself knows is liked
     generator = random.Random(5)
@@ -192,17 +193,17 @@ def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
         choice = generator.choice(["like", "like", "unlike", "reply", "view"])
         pair = (post.comment_id, person.pk)
         if choice == "like":
-            services.like_add(comment_id=post.comment_id, user_id=str(person.pk))
+            like_add(comment_id=post.comment_id, user_id=str(person.pk))
             if pair not in liked:  # liking again changes nothing and is not an action
                 liked.add(pair)
                 did("like", person)
         elif choice == "unlike":
-            services.like_remove(comment_id=post.comment_id, user_id=str(person.pk))
+            like_remove(comment_id=post.comment_id, user_id=str(person.pk))
             if pair in liked:
                 liked.discard(pair)
                 did("unlike", person)
         elif choice == "reply":
-            services.comment_create(author_id=str(person.pk), body="re", parent_id=post.comment_id)
+            comment_create(author_id=str(person.pk), body="re", parent_id=post.comment_id)
             did("reply", person)
         else:
             client.force_login(person)
@@ -251,6 +252,6 @@ def test_retried_transactions_log_once(comment):
         return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", flaky):
-        assert services.like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
+        assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
     assert state == {"conflicts": 0, "resent": 1}
     assert [item.action for item in log_of("7")] == ["like"]

@@ -5,6 +5,8 @@ from unittest import mock
 
 import pytest
 
+from actions.comments import comment_create
+from project.clock import ManualClock, clock_override
 from social import services
 from social.counters import LIKES, counter_key, counter_value
 from social.models import Like
@@ -168,7 +170,7 @@ def test_timeline_spans_days(api, alice):
     days = ["2026-11-20T10:00:00.000000Z", "2026-11-21T09:00:00.000000Z", "2026-11-22T08:00:00.000000Z"]
     ids = []
     for day in days:
-        with mock.patch.object(services, "now_iso", return_value=day):
+        with clock_override(ManualClock.at(day)):
             ids.append(post_comment(api, alice, day).json()["id"])
     first = api.get("/api/comments/", {"limit": 2}).json()
     assert [c["id"] for c in first["results"]] == [ids[2], ids[1]]
@@ -313,9 +315,9 @@ def test_first_comments_of_a_day_from_concurrent_processes_all_show(alice, bob):
 
     def post(user):
         barrier.wait()
-        posted.append(services.comment_create(author_id=str(user.pk), body=f"from {user.username}").comment_id)
+        posted.append(comment_create(author_id=str(user.pk), body=f"from {user.username}").comment_id)
 
-    with mock.patch.object(services, "now_iso", return_value="2026-11-23T09:00:00.000000Z"):
+    with clock_override(ManualClock.at("2026-11-23T09:00:00.000000Z")):
         threads = [threading.Thread(target=post, args=(user,)) for user in (alice, bob)]
         for thread in threads:
             thread.start()
@@ -340,11 +342,11 @@ def test_a_crash_after_recording_the_day_leaves_the_timeline_intact(api, alice):
         return real(self, operation_name, api_params)
 
     with (
-        mock.patch.object(services, "now_iso", return_value="2099-01-01T00:00:00.000000Z"),
+        clock_override(ManualClock.at("2099-01-01T00:00:00.000000Z")),
         mock.patch.object(BaseClient, "_make_api_call", crash_on_transaction),
         pytest.raises(ConnectionError),
     ):
-        services.comment_create(author_id=str(alice.pk), body="lost")
+        comment_create(author_id=str(alice.pk), body="lost")
     page = api.get("/api/comments/").json()
     assert [comment["id"] for comment in page["results"]] == [kept["id"]]
     assert page["next"] is None
@@ -358,7 +360,7 @@ def test_a_day_recorded_with_another_shard_count_keeps_its_count(api, alice, set
 
     TimelineDay(TIMELINE_BUCKET, "20261124", shards=2).save()
     settings.TIMELINE_DAY_SHARDS = 10
-    with mock.patch.object(services, "now_iso", return_value="2026-11-24T09:00:00.000000Z"):
+    with clock_override(ManualClock.at("2026-11-24T09:00:00.000000Z")):
         ids = {post_comment(api, alice, f"comment {n}").json()["id"] for n in range(12)}
     assert TimelineDay.get(TIMELINE_BUCKET, "20261124").shards == 2
     assert {c["id"] for c in api.get("/api/comments/", {"limit": 50}).json()["results"]} == ids

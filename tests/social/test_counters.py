@@ -7,7 +7,10 @@ from unittest import mock
 import pytest
 from botocore.client import BaseClient
 
-from social import counters, ranking, services
+from actions.comments import comment_create
+from actions.likes import like_add, like_remove
+from project.clock import ManualClock, clock_override
+from social import counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
 from social.models import CounterShard, CounterTotal
 
@@ -26,7 +29,7 @@ def quick_aggregation(settings):
 @pytest.fixture
 def comment(make_user):
     author = make_user("author")
-    return services.comment_create(author_id=str(author.pk), body="Hot take")
+    return comment_create(author_id=str(author.pk), body="Hot take")
 
 
 def pending_keys():
@@ -61,9 +64,9 @@ def run_threads(target, count):
 
 def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
+    like_add(comment_id=comment.comment_id, user_id="1")
     first = ranking.counter_total_get(key=key)
-    services.like_add(comment_id=comment.comment_id, user_id="2")
+    like_add(comment_id=comment.comment_id, user_id="2")
     second = ranking.counter_total_get(key=key)
     assert pending_keys() == [key]
     assert second.due_at == first.due_at and second.changed_at == first.changed_at  # not pushed back
@@ -78,11 +81,12 @@ def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
 
 def test_not_yet_due_counters_wait_for_the_loop_but_not_for_a_one_off_run(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
-    assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
-    assert pending_keys() == [key]
-    time.sleep(0.25)
-    assert ranking.counters_aggregate_pending(due_only=True) == 1
+    with clock_override(ManualClock()) as clock:
+        like_add(comment_id=comment.comment_id, user_id="1")
+        assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
+        assert pending_keys() == [key]
+        clock.advance(0.25)
+        assert ranking.counters_aggregate_pending(due_only=True) == 1
     assert total_of(key) == 1
 
 
@@ -105,7 +109,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
 
     def writer(index):
         for n in range(25):
-            services.like_add(comment_id=comment.comment_id, user_id=f"{index}-{n}")
+            like_add(comment_id=comment.comment_id, user_id=f"{index}-{n}")
             counters.counter_increment(key=views)
 
     run_threads(writer, 8)
@@ -198,29 +202,30 @@ def _kill_after_shards_are_read():
 
 
 def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(comment, settings):
-    key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    for user in ("1", "2", "3"):
-        services.like_add(comment_id=comment.comment_id, user_id=user)
-    ranking.counters_aggregate_pending(due_only=False)
-    services.like_add(comment_id=comment.comment_id, user_id="4")
-
-    settings.COUNTER_AGGREGATION_LEASE = 0.5
-    patcher, state = _kill_after_shards_are_read()
-    with patcher, pytest.raises(SystemExit):
+    with clock_override(ManualClock()) as clock:
+        key = counter_key(kind=LIKES, object_id=comment.comment_id)
+        for user in ("1", "2", "3"):
+            like_add(comment_id=comment.comment_id, user_id=user)
         ranking.counters_aggregate_pending(due_only=False)
-    assert state["killed"] == 1
-    assert total_of(key) == 3  # the dead aggregator wrote nothing
-    assert pending_keys() == [key]  # its claim stays in the due index
-    assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
-    time.sleep(0.55)
-    assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
-    assert total_of(key) == 4
-    assert pending_keys() == []
+        like_add(comment_id=comment.comment_id, user_id="4")
+
+        settings.COUNTER_AGGREGATION_LEASE = 0.5
+        patcher, state = _kill_after_shards_are_read()
+        with patcher, pytest.raises(SystemExit):
+            ranking.counters_aggregate_pending(due_only=False)
+        assert state["killed"] == 1
+        assert total_of(key) == 3  # the dead aggregator wrote nothing
+        assert pending_keys() == [key]  # its claim stays in the due index
+        assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
+        clock.advance(0.55)
+        assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
+        assert total_of(key) == 4
+        assert pending_keys() == []
 
 
 def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
+    like_add(comment_id=comment.comment_id, user_id="1")
     patcher, _ = _kill_after_shards_are_read()
     with patcher, pytest.raises(SystemExit):
         ranking.counters_aggregate_pending(due_only=False)
@@ -230,12 +235,12 @@ def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
 
 def test_change_during_aggregation_keeps_the_flag_up(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
+    like_add(comment_id=comment.comment_id, user_id="1")
     real_value = ranking.counter_value
 
     def value_with_a_like_landing_first(**kwargs):
         value = real_value(**kwargs)
-        services.like_add(comment_id=comment.comment_id, user_id="2")  # lands after the shard read
+        like_add(comment_id=comment.comment_id, user_id="2")  # lands after the shard read
         return value
 
     with mock.patch.object(ranking, "counter_value", value_with_a_like_landing_first):
@@ -251,9 +256,9 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
     author = make_user("author")
     keys = []
     for n in range(12):
-        comment = services.comment_create(author_id=str(author.pk), body=f"comment {n}")
+        comment = comment_create(author_id=str(author.pk), body=f"comment {n}")
         for user in range(n % 4 + 1):
-            services.like_add(comment_id=comment.comment_id, user_id=str(user))
+            like_add(comment_id=comment.comment_id, user_id=str(user))
         keys.append((counter_key(kind=LIKES, object_id=comment.comment_id), n % 4 + 1))
     done = []
     run_threads(lambda _: done.append(ranking.counters_aggregate_pending(due_only=False)), 3)
@@ -264,7 +269,7 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
 
 def test_a_stale_flag_seen_twice_is_claimed_once(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
+    like_add(comment_id=comment.comment_id, user_id="1")
     seen = next(ranking.counters_pending(due_only=False)).due_at
     assert ranking.counter_aggregate(key=key, seen_due_at=seen) is not None
     assert ranking.counter_aggregate(key=key, seen_due_at=seen) is None
@@ -273,15 +278,15 @@ def test_a_stale_flag_seen_twice_is_claimed_once(comment):
 def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     for user in range(1, 21):
-        services.like_add(comment_id=comment.comment_id, user_id=str(user))
+        like_add(comment_id=comment.comment_id, user_id=str(user))
     assert counters.counter_shard_count(key=key) == 1
     counters.counter_set_shards(key=key, shards=10)
     counters.counters_forget_caches()  # as another web process would, after its cache expired
     assert counters.counter_shard_count(key=key) == 10
     for user in range(21, 41):
-        services.like_add(comment_id=comment.comment_id, user_id=str(user))
+        like_add(comment_id=comment.comment_id, user_id=str(user))
     for user in range(1, 11):  # liked on shard 0, unliked on their new shard
-        assert not services.like_remove(comment_id=comment.comment_id, user_id=str(user)).liked
+        assert not like_remove(comment_id=comment.comment_id, user_id=str(user)).liked
     assert counters.counter_value(key=key) == 30
     assert len(shard_items(key)) > 1
     assert sum(int(item.count) for item in shard_items(key)) == 30
@@ -292,7 +297,7 @@ def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
     counters.counter_set_shards(key=key, shards=1)  # and back down: still nothing lost
     counters.counters_forget_caches()
     for user in range(11, 21):
-        services.like_remove(comment_id=comment.comment_id, user_id=str(user))
+        like_remove(comment_id=comment.comment_id, user_id=str(user))
     assert counters.counter_value(key=key) == 20
     fold_likes()  # the fold raises the due flag (here the requests left it to the folder: 10 likes a second)
     ranking.counters_aggregate_pending(due_only=False)
@@ -313,10 +318,10 @@ def test_shard_count_out_of_range_is_refused(comment):
 
 def test_count_back_to_zero_leaves_the_ranking(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    services.like_add(comment_id=comment.comment_id, user_id="1")
+    like_add(comment_id=comment.comment_id, user_id="1")
     ranking.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [comment.comment_id]
-    services.like_remove(comment_id=comment.comment_id, user_id="1")
+    like_remove(comment_id=comment.comment_id, user_id="1")
     ranking.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 0
     assert ranking.ranking_top(kind=LIKES, limit=10) == []

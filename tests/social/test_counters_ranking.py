@@ -6,6 +6,8 @@ import time
 import pytest
 from django.core.management import CommandError, call_command
 
+from actions.comments import comment_create
+from actions.likes import like_add
 from social import counters, ranking, services
 from social.counters import LIKES, VIEWS, counter_key
 from social.management.commands.aggregate_counters import Command as AggregateCommand
@@ -27,9 +29,9 @@ def author(make_user):
 
 
 def post_with_likes(author, body, likes):
-    comment = services.comment_create(author_id=str(author.pk), body=body)
+    comment = comment_create(author_id=str(author.pk), body=body)
     for user in range(likes):
-        services.like_add(comment_id=comment.comment_id, user_id=f"liker{user}")
+        like_add(comment_id=comment.comment_id, user_id=f"liker{user}")
     return comment
 
 
@@ -52,7 +54,7 @@ def test_ranking_follows_new_likes_after_aggregation(author):
     ranking.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [first.comment_id, second.comment_id]
     for user in ("a", "b"):
-        services.like_add(comment_id=second.comment_id, user_id=user)
+        like_add(comment_id=second.comment_id, user_id=user)
     ranking.counters_aggregate_pending(due_only=False)
     ranked = ranking.ranking_top(kind=LIKES, limit=10)
     assert [(r.comment.id, r.total) for r in ranked] == [(second.comment_id, 3), (first.comment_id, 2)]
@@ -85,7 +87,7 @@ def test_popular_api(author, api, make_user):
     assert body["results"][0]["comment"]["like_count"] == 3
     assert body["results"][0]["aggregated_at"]
     viewer = make_user("viewer")
-    services.like_add(comment_id=first.comment_id, user_id=str(viewer.pk))
+    like_add(comment_id=first.comment_id, user_id=str(viewer.pk))
     mine = api.as_user(viewer).get("/api/comments/popular/?kind=likes&limit=5").json()["results"]
     assert [r["comment"]["liked"] for r in mine] == [False, True]
     assert [r["comment"]["like_count"] for r in mine] == [3, 2]  # live count, before aggregation
@@ -103,8 +105,8 @@ def test_popular_api_rejects_bad_input(api, query, field):
 
 
 def test_comment_page_counts_views_and_popular_page_ranks_them(author, client):
-    viewed = services.comment_create(author_id=str(author.pk), body="Look at me")
-    other = services.comment_create(author_id=str(author.pk), body="Quiet one")
+    viewed = comment_create(author_id=str(author.pk), body="Look at me")
+    other = comment_create(author_id=str(author.pk), body="Quiet one")
     for viewer in range(3):  # three viewers: one viewer's reloads count once an hour
         assert client.get(f"/c/{viewed.comment_id}/", REMOTE_ADDR=f"10.0.0.{viewer}").status_code == 200
     page = client.get(f"/c/{other.comment_id}/")
@@ -123,7 +125,7 @@ def test_comment_page_counts_views_and_popular_page_ranks_them(author, client):
 
 
 def test_missing_or_hidden_comment_page_counts_no_view(author, client):
-    comment = services.comment_create(author_id=str(author.pk), body="soon hidden")
+    comment = comment_create(author_id=str(author.pk), body="soon hidden")
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     assert client.get(f"/c/{comment.comment_id}/").status_code == 404
     assert counters.counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 0
@@ -173,7 +175,7 @@ def test_aggregate_counters_loop_keeps_up_until_stopped(author):
     comment = post_with_likes(author, "looped", 1)
     stop = threading.Event()
     command = AggregateCommand()
-    worker = threading.Thread(target=command._loop, args=(0.05, stop.is_set))
+    worker = threading.Thread(target=command._loop, args=(0.05, stop))
     worker.start()
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     try:
@@ -181,7 +183,7 @@ def test_aggregate_counters_loop_keeps_up_until_stopped(author):
         while time.monotonic() < deadline and ranking.counter_total_get(key=key).total is None:
             time.sleep(0.05)
         assert int(ranking.counter_total_get(key=key).total) == 1
-        services.like_add(comment_id=comment.comment_id, user_id="late")
+        like_add(comment_id=comment.comment_id, user_id="late")
         started = time.monotonic()
         while time.monotonic() < deadline and int(ranking.counter_total_get(key=key).total) != 2:
             time.sleep(0.05)

@@ -8,10 +8,12 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
+from actions.comments import comment_create
+from actions.likes import LikeState, like_add, like_remove
 from notifications.models import LikeEvent
 from project.errors import Conflict
 from social import selectors, services
-from social.counters import LIKES, counter_key
+from social.counters import LIKES, counter_key, counter_value
 from social.models import CounterShard, Like
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,29 +30,29 @@ def shard_total(comment_id):
 @pytest.fixture
 def comment(make_user):
     author = make_user("author")
-    return services.comment_create(author_id=str(author.pk), body="Hello")
+    return comment_create(author_id=str(author.pk), body="Hello")
 
 
 def test_like_then_unlike(comment):
-    assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
-    assert services.like_add(comment_id=comment.comment_id, user_id="8") == services.LikeState(2, True)
-    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, False)
+    assert like_add(comment_id=comment.comment_id, user_id="7") == LikeState(1, True)
+    assert like_add(comment_id=comment.comment_id, user_id="8") == LikeState(2, True)
+    assert like_remove(comment_id=comment.comment_id, user_id="7") == LikeState(1, False)
     assert like_rows(comment.comment_id) == ["8"]
     assert shard_total(comment.comment_id) == 1
 
 
 def test_like_twice_changes_nothing(comment):
-    services.like_add(comment_id=comment.comment_id, user_id="7")
-    assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
+    like_add(comment_id=comment.comment_id, user_id="7")
+    assert like_add(comment_id=comment.comment_id, user_id="7") == LikeState(1, True)
     assert like_rows(comment.comment_id) == ["7"]
     assert shard_total(comment.comment_id) == 1
 
 
 def test_unlike_without_like_changes_nothing(comment):
-    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(0, False)
-    services.like_add(comment_id=comment.comment_id, user_id="7")
-    services.like_remove(comment_id=comment.comment_id, user_id="7")
-    assert services.like_remove(comment_id=comment.comment_id, user_id="7") == services.LikeState(0, False)
+    assert like_remove(comment_id=comment.comment_id, user_id="7") == LikeState(0, False)
+    like_add(comment_id=comment.comment_id, user_id="7")
+    like_remove(comment_id=comment.comment_id, user_id="7")
+    assert like_remove(comment_id=comment.comment_id, user_id="7") == LikeState(0, False)
     assert shard_total(comment.comment_id) == 0
     assert like_rows(comment.comment_id) == []
 
@@ -59,12 +61,12 @@ def test_like_missing_or_hidden_comment_is_not_found(comment):
     from project.errors import NotFound
 
     with pytest.raises(NotFound):
-        services.like_add(comment_id="00000000-0000-0000-0000-000000000000", user_id="7")
+        like_add(comment_id="00000000-0000-0000-0000-000000000000", user_id="7")
     with pytest.raises(NotFound):
-        services.like_add(comment_id="not-a-uuid", user_id="7")
+        like_add(comment_id="not-a-uuid", user_id="7")
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     with pytest.raises(NotFound):
-        services.like_add(comment_id=comment.comment_id, user_id="7")
+        like_add(comment_id=comment.comment_id, user_id="7")
     assert like_rows(comment.comment_id) == []
     assert shard_total(comment.comment_id) == 0
 
@@ -81,8 +83,8 @@ def test_comment_hidden_between_read_and_transaction_is_never_notified(comment, 
         services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
         return found
 
-    with mock.patch.object(services, "comment_get_visible", get_then_hide):
-        services.like_add(comment_id=comment.comment_id, user_id="7")
+    with mock.patch("actions.likes.comment_get_visible", get_then_hide):
+        like_add(comment_id=comment.comment_id, user_id="7")
     fold_likes()
     # The fold wrote no notification item at all (posting a comment writes none either).
     with pytest.raises(LikeUnread.DoesNotExist):
@@ -120,7 +122,7 @@ def _inject_transaction_failures(times, reason="TransactionConflict"):
 def test_transaction_conflict_is_retried(comment):
     patcher, state = _inject_transaction_failures(2)
     with patcher:
-        assert services.like_add(comment_id=comment.comment_id, user_id="7") == services.LikeState(1, True)
+        assert like_add(comment_id=comment.comment_id, user_id="7") == LikeState(1, True)
     assert state["failed"] == 2
     assert like_rows(comment.comment_id) == ["7"]
     assert shard_total(comment.comment_id) == 1
@@ -131,7 +133,7 @@ def test_persistent_conflict_is_a_clean_error_and_changes_nothing(comment):
 
     patcher, _ = _inject_transaction_failures(100)
     with patcher, pytest.raises(Conflict):
-        services.like_add(comment_id=comment.comment_id, user_id="7")
+        like_add(comment_id=comment.comment_id, user_id="7")
     assert like_rows(comment.comment_id) == []
     assert shard_total(comment.comment_id) == 0
 
@@ -141,7 +143,7 @@ def test_persistent_throttling_is_a_429_error(comment):
 
     patcher, _ = _inject_transaction_failures(100, reason="ThrottlingError")
     with patcher, pytest.raises(Throttled):
-        services.like_add(comment_id=comment.comment_id, user_id="7")
+        like_add(comment_id=comment.comment_id, user_id="7")
     assert like_rows(comment.comment_id) == []
 
 
@@ -149,20 +151,20 @@ def test_a_like_answers_the_state_it_made_even_if_the_same_users_unlike_lands_be
     """The race that once failed CI, forced: the same person's unlike (another tab) lands
     between the like's transaction and its count read. The like answers the moment it
     committed (liked, counted); the unlike answers the later moment."""
-    real_count = services.counter_value
+    real_count = counter_value
     unlike_answers = []
     calls = []
 
     def unlike_then_count(**kwargs):
         calls.append(kwargs)
         if len(calls) == 1:  # the like's count read: the unlike lands first
-            unlike_answers.append(services.like_remove(comment_id=comment.comment_id, user_id="7"))
+            unlike_answers.append(like_remove(comment_id=comment.comment_id, user_id="7"))
         return real_count(**kwargs)
 
-    with mock.patch.object(services, "counter_value", unlike_then_count):
-        answer = services.like_add(comment_id=comment.comment_id, user_id="7")
-    assert answer == services.LikeState(like_count=1, liked=True)
-    assert unlike_answers == [services.LikeState(like_count=0, liked=False)]
+    with mock.patch("actions.likes.counter_value", unlike_then_count):
+        answer = like_add(comment_id=comment.comment_id, user_id="7")
+    assert answer == LikeState(like_count=1, liked=True)
+    assert unlike_answers == [LikeState(like_count=0, liked=False)]
     assert like_rows(comment.comment_id) == [] and shard_total(comment.comment_id) == 0
 
 
@@ -182,10 +184,10 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
             user = rng.choice(users)
             try:
                 if rng.random() < 0.55:
-                    state = services.like_add(comment_id=comment.comment_id, user_id=user)
+                    state = like_add(comment_id=comment.comment_id, user_id=user)
                     answers.append((state, True))
                 else:
-                    state = services.like_remove(comment_id=comment.comment_id, user_id=user)
+                    state = like_remove(comment_id=comment.comment_id, user_id=user)
                     answers.append((state, False))
             except Conflict:
                 # Only 12 people: one person's like and unlike from two threads meet on their
@@ -224,10 +226,10 @@ def test_sharded_like_counter_stays_exact_under_concurrency(comment, settings, a
 
     def worker(chunk):
         for user in chunk:
-            services.like_add(comment_id=comment.comment_id, user_id=user)
-            services.like_add(comment_id=comment.comment_id, user_id=user)
+            like_add(comment_id=comment.comment_id, user_id=user)
+            like_add(comment_id=comment.comment_id, user_id=user)
         for user in chunk[::2]:
-            services.like_remove(comment_id=comment.comment_id, user_id=user)
+            like_remove(comment_id=comment.comment_id, user_id=user)
 
     threads = [threading.Thread(target=worker, args=(users[i::8],)) for i in range(8)]
     for thread in threads:

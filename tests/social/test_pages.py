@@ -2,6 +2,7 @@
 
 import pytest
 
+from actions.comments import comment_create
 from social import services
 from social.models import Like
 
@@ -14,7 +15,7 @@ def alice(make_user):
 
 
 def test_anonymous_visitor_sees_the_timeline_and_an_invitation(client, alice):
-    services.comment_create(author_id=str(alice.pk), body="Hello from Alice")
+    comment_create(author_id=str(alice.pk), body="Hello from Alice")
     page = client.get("/")
     assert page.status_code == 200
     text = page.content.decode()
@@ -48,7 +49,7 @@ def test_anonymous_post_goes_to_login(client):
 
 def test_like_button_works_without_javascript(client, alice, make_user):
     bob = make_user("bob")
-    comment = services.comment_create(author_id=str(alice.pk), body="Like me")
+    comment = comment_create(author_id=str(alice.pk), body="Like me")
     client.force_login(bob)
     answer = client.post(f"/c/{comment.comment_id}/like/", {"action": "like", "next": "/"})
     assert answer.status_code == 302
@@ -62,7 +63,7 @@ def test_like_button_works_without_javascript(client, alice, make_user):
 
 
 def test_like_form_refuses_foreign_redirects(client, alice):
-    comment = services.comment_create(author_id=str(alice.pk), body="Like me")
+    comment = comment_create(author_id=str(alice.pk), body="Like me")
     client.force_login(alice)
     answer = client.post(f"/c/{comment.comment_id}/like/", {"action": "like", "next": "https://evil.example/"})
     assert answer["Location"].startswith("/")
@@ -76,7 +77,7 @@ def test_like_form_for_unknown_comment_is_404(client, alice):
 
 def test_comment_page_shows_replies_and_takes_a_reply(client, alice, make_user):
     bob = make_user("bob", display_name="Bob")
-    comment = services.comment_create(author_id=str(alice.pk), body="The question")
+    comment = comment_create(author_id=str(alice.pk), body="The question")
     client.force_login(bob)
     answer = client.post(f"/c/{comment.comment_id}/", {"body": "The answer"})
     assert answer.status_code == 302
@@ -85,14 +86,14 @@ def test_comment_page_shows_replies_and_takes_a_reply(client, alice, make_user):
 
 
 def test_hidden_comment_page_is_404(client, alice):
-    comment = services.comment_create(author_id=str(alice.pk), body="Secret")
+    comment = comment_create(author_id=str(alice.pk), body="Secret")
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     assert client.get(f"/c/{comment.comment_id}/").status_code == 404
     assert "Secret" not in client.get("/").content.decode()
 
 
 def test_a_mangled_cursor_starts_over(client, alice):
-    services.comment_create(author_id=str(alice.pk), body="Still here")
+    comment_create(author_id=str(alice.pk), body="Still here")
     assert "Still here" in client.get("/?cursor=%%%").content.decode()
 
 

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from delivery import selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
-from project.commands import stop_on_signals
+from project.commands import stop_on_signals, worker_loop
 from project.errors import NotFound
 
 logger = logging.getLogger("delivery.dispatch")
@@ -72,15 +72,20 @@ class Command(BaseCommand):
 
     def _run(self, options, stop: threading.Event) -> list[str]:
         failures: list[str] = []
-        while not stop.is_set():
+
+        def dispatch_pass() -> bool:
             ids = [options["delivery"]] if options["delivery"] else selectors.deliveries_active()
             for delivery_id in ids:
                 if stop.is_set():
                     break
-                failures += self._one(delivery_id, options, stop)
+                failures.extend(self._one(delivery_id, options, stop))
             if not options["loop"]:
-                break
-            stop.wait(options["poll_seconds"])
+                stop.set()
+            return False
+
+        worker_loop(
+            dispatch_pass, stop=stop, interval=options["poll_seconds"], logger=logger, name="dispatch_deliveries"
+        )
         return failures
 
     def _one(self, delivery_id: str, options, stop: threading.Event) -> list[str]:

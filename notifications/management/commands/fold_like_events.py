@@ -7,7 +7,7 @@ import logging
 from django.core.management.base import BaseCommand
 
 from notifications import like_events
-from project.commands import stop_on_signals
+from project.commands import stop_on_signals, worker_loop
 
 logger = logging.getLogger("notifications.like_events")
 
@@ -33,16 +33,24 @@ class Command(BaseCommand):
         with stop_on_signals(logger, finishing="the current comment") as stop:
             if not loop:
                 total = like_events.like_events_fold_until_idle(stop=stop.is_set)
-            while loop and not stop.is_set():
-                try:
-                    done = like_events.like_events_fold_pending(stop=stop.is_set)
-                except Exception:  # e.g. the pending index unreachable for a moment
-                    logger.exception("fold_like_events: a pass failed, polling again")
-                    done = 0
+                stop.set()  # no polling: the loop below ends at once
+
+            def fold_pass() -> bool:
+                nonlocal total
+                done = like_events.like_events_fold_pending(stop=stop.is_set)
                 total += done
                 if done:
                     logger.info("folded %d like event(s) (%d since start)", done, total)
-                else:
-                    stop.wait(interval)
+                return bool(done)
+
+            # Any error (e.g. the pending index unreachable for a moment): poll again.
+            worker_loop(
+                fold_pass,
+                stop=stop,
+                interval=interval,
+                logger=logger,
+                name="fold_like_events",
+                keep_going_on=lambda error: True,
+            )
         logger.info("fold_like_events: folded %d like event(s)", total)
         self.stdout.write(f"Folded {total} like event(s).")

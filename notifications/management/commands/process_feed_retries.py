@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from notifications import feed
-from project.commands import stop_on_signals
+from project.commands import stop_on_signals, worker_loop
 
 logger = logging.getLogger("notifications.feed")
 
@@ -30,23 +30,25 @@ class Command(BaseCommand):
     def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
         totals = feed.FeedRetryStats()
         with stop_on_signals(logger, finishing="the current event") as stop:
-            while not stop.is_set():
-                try:
-                    due = feed.feed_retries_due(limit=limit)
-                except Exception as error:
-                    if not (loop and feed.is_transient(error)):
-                        raise
-                    logger.warning("process_feed_retries: reading the queue failed (%s), polling again", error)
-                    stop.wait(interval)
-                    continue
+
+            def retry_pass() -> bool:
+                due = feed.feed_retries_due(limit=limit)
                 for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
                     if stop.is_set():
                         break
                     totals.count(feed.feed_retry_process(retry=retry))
                 if not loop:
-                    break
-                if len(due) < limit:
-                    stop.wait(interval)
+                    stop.set()
+                return len(due) >= limit
+
+            worker_loop(
+                retry_pass,
+                stop=stop,
+                interval=interval,
+                logger=logger,
+                name="process_feed_retries",
+                keep_going_on=lambda error: loop and feed.is_transient(error),
+            )
         summary = (
             f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
             f"{totals.postponed} failed again (due later), {totals.skipped} taken by another worker"

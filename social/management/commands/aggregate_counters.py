@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import logging
-import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from project.commands import stop_on_signals
+from project.commands import stop_on_signals, worker_loop
 from social import ranking
 
 logger = logging.getLogger("social.aggregate_counters")
@@ -40,7 +39,7 @@ class Command(BaseCommand):
         self.verbosity = options.get("verbosity", 1)
         with stop_on_signals(logger, finishing="the current counter") as stop:
             if loop:
-                self._loop(interval, stop.is_set)
+                self._loop(interval, stop)
             else:
                 self._once(stop.is_set)
 
@@ -59,11 +58,14 @@ class Command(BaseCommand):
             interval,
         )
         total = 0
-        while not stop():
-            done = ranking.counters_aggregate_pending(due_only=True, stop=stop)
+
+        def aggregate_pass() -> bool:
+            nonlocal total
+            done = ranking.counters_aggregate_pending(due_only=True, stop=stop.is_set)
             if done:
                 total += done
                 logger.info("aggregated %d counter(s) (%d since start)", done, total)
-            if not stop():
-                time.sleep(interval)
+            return False  # counters come due after a delay: poll every `interval`
+
+        worker_loop(aggregate_pass, stop=stop, interval=interval, logger=logger, name="aggregate_counters")
         logger.info("stopped after aggregating %d counter(s)", total)

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from project.commands import stop_on_signals
+from project.commands import stop_on_signals, worker_loop
 from social.activity import rollup
 from social.activity import services as activity_services
 from social.activity.tables import activity_tables_maintain, local_time
@@ -67,7 +67,9 @@ class Command(BaseCommand):
             settings.ACTIVITY_ROLLUP_TODAY_SECONDS,
         )
         tables_checked = float("-inf")
-        while not stop.is_set():
+
+        def rollup_pass() -> bool:
+            nonlocal tables_checked
             now = activity_services.clock()
             if now - tables_checked >= TABLES_EVERY_SECONDS:
                 activity_tables_maintain(now=now)  # next month's table is always ready before it starts
@@ -76,5 +78,7 @@ class Command(BaseCommand):
                 if stop.is_set():
                     break
                 rollup.activity_rollup_day(day=day)
-            stop.wait(interval)
+            return False
+
+        worker_loop(rollup_pass, stop=stop, interval=interval, logger=logger, name="rollup_activity")
         logger.info("activity rollup stopped")

@@ -3,7 +3,9 @@ import random
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from social import selectors, services
+from actions.comments import comment_create
+from actions.likes import like_add
+from social import selectors
 
 DEMO_USERS = [
     ("alice", "Alice Tanaka"),
@@ -51,14 +53,12 @@ class Command(BaseCommand):
         rng = random.Random(2026)
         for text in DEMO_COMMENTS:
             author = rng.choice(users)
-            comment = services.comment_create(author_id=str(author.pk), body=text)
+            comment = comment_create(author_id=str(author.pk), body=text)
             for liker in rng.sample(users, rng.randint(0, len(users))):
-                services.like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
+                like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
             if rng.random() < 0.6:
                 replier = rng.choice([user for user in users if user != author])
-                services.comment_create(
-                    author_id=str(replier.pk), body="Thanks for sharing!", parent_id=comment.comment_id
-                )
+                comment_create(author_id=str(replier.pk), body="Thanks for sharing!", parent_id=comment.comment_id)
         self.stdout.write(self.style.SUCCESS("Demo data ready. Log in at http://127.0.0.1:8000/accounts/login/ with:"))
         for user in [*users, staff]:
             role = " (staff, /admin/)" if user.is_staff else ""

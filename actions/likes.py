@@ -1,0 +1,105 @@
+"""Like and unlike: social's like row and counter, notifications' like event, one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pynamodb.transactions import TransactWrite
+
+from notifications import like_events
+from project.transactions import transact
+from social.activity.services import activity_put
+from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
+from social.models import Comment, CounterShard, Like
+from social.services import comment_get_visible
+
+
+@dataclass(frozen=True)
+class LikeState:
+    like_count: int
+    liked: bool
+
+
+def _like_transaction(
+    transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str, shard: int
+) -> None:
+    """The one place the like (or unlike) transaction is built.
+
+    Only items no other liker of the comment writes at the same moment: the person's
+    like row, one counter shard (the counter grows its shards when they collide), and
+    the event under its own key, which the fold turns into the author's notification,
+    badge and the counter's due flag (notifications/like_events.py). No condition check
+    on the comment item: every like of a comment would hold it (on AWS, a transaction
+    conflict); the comment is read before, and the fold drops likes on a comment hidden
+    meanwhile. Three actions, 6 write capacity units, and the activity log's line (its
+    own key, so no contention: 2 more).
+    """
+    if kind == like_events.LIKE:
+        transaction.save(Like(comment.comment_id, user_id), condition=Like.user_id.does_not_exist())
+    else:
+        transaction.delete(Like(comment.comment_id, user_id), condition=Like.user_id.exists())
+    counter_add(transaction, key=key, delta=1 if kind == like_events.LIKE else -1, shard=shard, flag=False)
+    like_events.like_event_add(
+        transaction, author_id=comment.author_id, comment_id=comment.comment_id, liker_id=user_id, kind=kind
+    )
+    activity_put(transaction, user_id=user_id, action=kind, object_id=comment.comment_id)
+
+
+def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
+    """Run the like/unlike transaction; returns the counter's exact value read right after it."""
+    comment = comment_get_visible(comment_id=comment_id)
+    key = counter_key(kind=LIKES, object_id=comment_id)
+    shards_table = CounterShard.Meta.table_name
+
+    contention = []
+
+    def grow_on_contention(outcome) -> None:
+        contention.append(outcome)
+        # Throttled as a whole (no per-action reasons), or the shard collided.
+        if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):
+            counter_contended(key=key)
+
+    with ShardPick(key) as pick:
+        outcome = transact(
+            lambda transaction: _like_transaction(
+                transaction, comment=comment, user_id=user_id, key=key, kind=kind, shard=pick.next()
+            ),
+            what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
+            on_retry=grow_on_contention,
+        )
+    # Fold right away only where that is cheap: a like that met no contention is not on
+    # a hot comment, where concurrent folds would only cancel each other.
+    if outcome.ok and not contention:
+        like_events.like_events_fold_after_request(comment_id=comment_id)
+    # Not ok: the like row's condition failed (already liked / not liked): nothing written.
+    return counter_value(key=key)
+
+
+def like_add(*, comment_id: str, user_id: str) -> LikeState:
+    """Like a comment: one 3-action TransactWriteItems, no read of the like first.
+
+    The like row is put on condition it is absent, so a second like (or a concurrent
+    twin) cancels the whole transaction and changes nothing; it still answers the
+    current state. A crash cannot leave a like without its count or its event: all are
+    in the same transaction; the event reaches the author's notification by the fold
+    right after (best effort) or by `fold_like_events` within seconds.
+
+    The answer is the state the like made: `liked` is True and `like_count` the exact
+    count read right after, which includes this like; if the same person's unlike in
+    another request lands between the two, the count read no longer does, and the
+    answer still counts this like (at least 1): it describes the moment the like
+    committed, and the unlike's own answer describes the later one.
+    """
+    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_events.LIKE)
+    return LikeState(like_count=max(1, count), liked=True)
+
+
+def like_remove(*, comment_id: str, user_id: str) -> LikeState:
+    """Undo a like: delete the like row on condition it exists and subtract 1, atomically.
+
+    A second undo (or a concurrent twin) fails the condition and changes nothing, so
+    the count can never be decremented twice for one like. The unlike's event takes
+    the liker out of the author's unread notification when folded.
+    """
+    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_events.UNLIKE)
+    return LikeState(like_count=count, liked=False)

@@ -1,0 +1,89 @@
+"""The one clock: wall time in seconds since the epoch, and sleeping, both replaceable in tests.
+
+Code that needs "now" or waits calls `clock.now()` / `clock.sleep(s)` (the module-level
+instance), never `time.time()` / `time.sleep()` directly, so a test swaps in a
+`ManualClock` (`with clock_override(ManualClock(...)):`) and moves time instead of
+sleeping. `monotonic()` is for measuring intervals within one process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+
+class Clock:
+    def now(self) -> float:
+        return time.time()
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            time.sleep(seconds)
+
+    def utcnow(self) -> datetime:
+        return datetime.fromtimestamp(self.now(), tz=UTC)
+
+    def now_iso(self) -> str:
+        """`2026-11-22T18:56:51.123456Z`: the ISO form the tables store (it sorts as text)."""
+        return self.utcnow().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class ManualClock(Clock):
+    """A clock that moves only when told to; `sleep` moves it instead of waiting."""
+
+    def __init__(self, start: float = 1_800_000_000.0) -> None:
+        self._now = float(start)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def at(cls, iso: str) -> ManualClock:
+        """A clock showing `iso` (`2026-11-22T09:00:00Z`)."""
+        return cls(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+
+    def now(self) -> float:
+        with self._lock:
+            return self._now
+
+    def monotonic(self) -> float:
+        return self.now()
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(max(0.0, seconds))
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self._now += seconds
+
+
+class _ClockProxy(Clock):
+    """The module-level `clock`: forwards to the clock in use (the real one unless overridden)."""
+
+    def __init__(self) -> None:
+        self.current: Clock = Clock()
+
+    def now(self) -> float:
+        return self.current.now()
+
+    def monotonic(self) -> float:
+        return self.current.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        self.current.sleep(seconds)
+
+
+clock = _ClockProxy()
+
+
+@contextmanager
+def clock_override(replacement: Clock):
+    """Use `replacement` as the clock inside the block (tests)."""
+    previous, clock.current = clock.current, replacement
+    try:
+        yield replacement
+    finally:
+        clock.current = previous
