@@ -11,5 +11,6 @@ urlpatterns = [
     ),
     path("notifications/read/", apis.NotificationReadApi.as_view(), name="api-notifications-read"),
     path("notifications/read-all/", apis.NotificationReadAllApi.as_view(), name="api-notifications-read-all"),
+    path("live/", apis.LiveApi.as_view(), name="api-live"),
     path("feed/", feed_apis.FeedListApi.as_view(), name="api-feed"),
 ]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from social import selectors as social_selectors
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
 
@@ -145,3 +147,52 @@ class NotificationReadAllApi(APIView):
     def post(self, request):
         services.inbox_mark_all_read(user_id=_user_id(request))
         return _unread_count_response(request)
+
+
+LIVE_COMMENTS_MAX = 50
+
+
+class LiveApi(APIView):
+    """What an open page follows, in one cheap request: the caller's unread count and the
+    like counts of the comments it shows (the page asks every 2 s while it is visible).
+
+    Reads are eventually consistent (half the units; at most about a second late). It has
+    its own throttle scope (`API_THROTTLE_LIVE`), so polling spends no other API's budget.
+    """
+
+    permission_classes = [AllowAny]
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "live"
+
+    class InputSerializer(StrictSerializer):
+        comments = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=37 * LIVE_COMMENTS_MAX,
+            help_text=f"Comma-separated ids of the comments shown (at most {LIVE_COMMENTS_MAX}).",
+        )
+
+        def validate_comments(self, value: str) -> list[str]:
+            ids = [part.strip() for part in value.split(",") if part.strip()]
+            if len(ids) > LIVE_COMMENTS_MAX:
+                raise serializers.ValidationError(f"At most {LIVE_COMMENTS_MAX} comment ids.")
+            field = serializers.UUIDField(format="hex_verbose")
+            try:
+                return list(dict.fromkeys(str(field.to_internal_value(comment_id)) for comment_id in ids))
+            except serializers.ValidationError as error:
+                raise serializers.ValidationError("Comment ids must be UUIDs, separated by commas.") from error
+
+    class OutputSerializer(serializers.Serializer):
+        unread_count = serializers.IntegerField(allow_null=True, help_text="null when not logged in.")
+        like_counts = serializers.DictField(child=serializers.IntegerField(), help_text="Comment id to like count.")
+
+    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    def get(self, request):
+        serializer = self.InputSerializer(data=request.query_params)
+        serializer.is_valid(raise_exception=True)
+        comment_ids = serializer.validated_data.get("comments", [])
+        unread = None
+        if request.user.is_authenticated:
+            unread = selectors.unread_count(user_id=_user_id(request), consistent=False)
+        counts = social_selectors.like_counts(comment_ids=comment_ids) if comment_ids else {}
+        return Response({"unread_count": unread, "like_counts": counts})

@@ -112,21 +112,22 @@ def _ns_of_iso(value: str) -> int:
 # --- badge -----------------------------------------------------------------
 
 
-def unread_count_sources(*, user_id: str) -> dict[str, int]:
+def unread_count_sources(*, user_id: str, consistent: bool = True) -> dict[str, int]:
     """The user's non-zero unread counts by source (`like#<comment_id>`, `feed`, ...).
 
-    One strongly consistent Query on the `by_count` LSI: the items at 0 (one per
-    comment ever posted) are never read, so the cost follows the unread sources only.
+    One Query on the `by_count` LSI: the items at 0 (one per comment ever posted) are
+    never read, so the cost follows the unread sources only. Strongly consistent unless
+    `consistent=False` (half the units, for polling).
     """
     return {
         item.source: int(item.count)
-        for item in UnreadCount.by_count.query(user_id, UnreadCount.count > 0, consistent_read=True)
+        for item in UnreadCount.by_count.query(user_id, UnreadCount.count > 0, consistent_read=consistent)
     }
 
 
-def unread_count(*, user_id: str) -> int:
+def unread_count(*, user_id: str, consistent: bool = True) -> int:
     """The badge: unread likes plus every other source's unread items."""
-    return sum(unread_count_sources(user_id=user_id).values())
+    return sum(unread_count_sources(user_id=user_id, consistent=consistent).values())
 
 
 # --- like notifications ----------------------------------------------------

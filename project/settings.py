@@ -208,6 +208,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/min"),
         "user": env.str("API_THROTTLE_USER", default="1200/min"),
+        # /api/live/, polled every 2 s by each open page: its own budget (a few tabs' worth).
+        "live": env.str("API_THROTTLE_LIVE", default="150/min"),
     },
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

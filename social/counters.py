@@ -367,18 +367,20 @@ def counter_compact(*, key: str) -> bool:
     return compacted
 
 
-def counter_value(*, key: str) -> int:
-    """The counter's exact value: one strongly consistent Query over its items (the base item
-    and the shard items written since the last compaction)."""
-    total = sum(shard.count for shard in CounterShard.query(key, consistent_read=True))
+def counter_value(*, key: str, consistent: bool = True) -> int:
+    """The counter's exact value: one Query over its items (the base item and the shard items
+    written since the last compaction), strongly consistent unless `consistent=False` (half
+    the read units, for polling, where a value a second old will do)."""
+    total = sum(shard.count for shard in CounterShard.query(key, consistent_read=consistent))
     # A shard can dip below zero when the shard count changed between a like and its
     # undo; the sum of shards is still exact, and never shown below zero.
     return max(0, int(total))
 
 
-def counter_values(*, keys: list[str]) -> dict[str, int]:
+def counter_values(*, keys: list[str], consistent: bool = True) -> dict[str, int]:
     """Values of several counters, queried concurrently (one Query each)."""
     unique = list(dict.fromkeys(keys))
     if len(unique) <= 1:
-        return {key: counter_value(key=key) for key in unique}
-    return dict(zip(unique, _readers.map(lambda key: counter_value(key=key), unique), strict=True))
+        return {key: counter_value(key=key, consistent=consistent) for key in unique}
+    values = _readers.map(lambda key: counter_value(key=key, consistent=consistent), unique)
+    return dict(zip(unique, values, strict=True))

@@ -99,6 +99,14 @@ def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool 
     return comment_views([comment], viewer_id=viewer_id)[0]
 
 
+def like_counts(*, comment_ids: list[str]) -> dict[str, int]:
+    """The like counts of these comments for a page that follows them (one eventually
+    consistent Query per comment: half the units of an exact read, at most a second late)."""
+    keys = {comment_id: counter_key(kind=LIKES, object_id=comment_id) for comment_id in comment_ids}
+    values = counter_values(keys=list(keys.values()), consistent=False)
+    return {comment_id: values[key] for comment_id, key in keys.items()}
+
+
 def like_state(*, comment_id: str, user_id: str) -> tuple[int, bool]:
     liked = bool(_liked_ids([comment_id], user_id))
     return counter_value(key=counter_key(kind=LIKES, object_id=comment_id)), liked

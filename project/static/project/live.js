@@ -1,0 +1,116 @@
+// Keeps an open page current: the unread badge and the like counts of the comments on
+// screen follow changes made elsewhere within about 2 seconds.
+//
+// One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
+// (nothing while it is hidden; at once when it comes back). After 10 minutes without
+// any input the page asks every 30 s instead, and at once on the next input. A 429
+// waits for its Retry-After. Pages work the same without JavaScript (counts as of load).
+(function () {
+  if (!window.fetch || !document.body) return;
+  var badge = document.querySelector("[data-unread-badge]");
+  var liveUrl = document.body.dataset.liveUrl;
+  if (!liveUrl) return;
+  var FAST_MS = 2000;
+  var IDLE_MS = 30000;
+  var IDLE_AFTER_MS = 10 * 60 * 1000;
+  var lastInput = Date.now();
+  var timer = null;
+  var inFlight = false;
+  var visible = new Set();
+  var status = document.getElementById("live-status");
+  var lastUnread = badge ? Number(badge.firstChild ? badge.firstChild.nodeValue : 0) || 0 : null;
+
+  // Only comments on screen are followed: a page of 20 asks for the 3-6 in view.
+  var observer = window.IntersectionObserver
+    ? new IntersectionObserver(function (entries) {
+        entries.forEach(function (entry) {
+          var id = entry.target.dataset.likeCount;
+          if (entry.isIntersecting) visible.add(id);
+          else visible.delete(id);
+        });
+      })
+    : null;
+  function watch(root) {
+    root.querySelectorAll("[data-like-count]").forEach(function (element) {
+      if (observer) observer.observe(element);
+      else visible.add(element.dataset.likeCount);
+    });
+  }
+  watch(document);
+  if (!badge && !document.querySelector("[data-like-count]")) return; // nothing to follow
+
+  function announce(text) {
+    if (status) status.textContent = text;
+  }
+
+  function showUnread(count) {
+    document.dispatchEvent(new CustomEvent("notifications:count", { detail: { unread_count: count } }));
+    if (lastUnread !== null && count > lastUnread) {
+      announce(count + (count === 1 ? " unread notification" : " unread notifications"));
+    }
+    lastUnread = count;
+  }
+
+  function showCounts(counts) {
+    Object.keys(counts).forEach(function (id) {
+      document.querySelectorAll('[data-like-count="' + id + '"]').forEach(function (element) {
+        var button = element.closest("button");
+        if (button && button.disabled) return; // the viewer's own like is on its way
+        element.textContent = String(counts[id]);
+      });
+    });
+  }
+
+  function schedule(ms) {
+    clearTimeout(timer);
+    timer = setTimeout(poll, ms);
+  }
+
+  function nextDelay() {
+    return Date.now() - lastInput > IDLE_AFTER_MS ? IDLE_MS : FAST_MS;
+  }
+
+  function poll() {
+    if (document.hidden) return; // visibilitychange starts it again
+    if (inFlight) return schedule(nextDelay());
+    inFlight = true;
+    var ids = Array.from(visible).slice(0, 50);
+    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") : "");
+    var delay = nextDelay();
+    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        if (response.status === 429) {
+          var wait = Number(response.headers.get("Retry-After")) || 30;
+          delay = Math.max(delay, wait * 1000);
+          return null;
+        }
+        return response.ok ? response.json() : null;
+      })
+      .then(function (data) {
+        if (!data) return;
+        if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
+        if (data.like_counts) showCounts(data.like_counts);
+      })
+      .catch(function () {})
+      .finally(function () {
+        inFlight = false;
+        schedule(delay);
+      });
+  }
+
+  function onInput() {
+    var wasIdle = Date.now() - lastInput > IDLE_AFTER_MS;
+    lastInput = Date.now();
+    if (wasIdle) schedule(0);
+  }
+  ["pointerdown", "keydown", "scroll", "focus", "mousemove", "touchstart"].forEach(function (name) {
+    window.addEventListener(name, onInput, { passive: true });
+  });
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden) schedule(0);
+  });
+  document.addEventListener("social:changed", function () {
+    schedule(0);
+  });
+  schedule(FAST_MS);
+})();

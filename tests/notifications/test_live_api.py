@@ -1,0 +1,74 @@
+"""GET /api/live/: what an open page follows (the badge and the like counts on screen)."""
+
+import uuid
+
+import pytest
+from django.core.cache import cache
+
+from tests.notifications.helpers import like, post
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_author_follows_the_badge_and_the_counts_of_the_comments_shown(api, people):
+    author = people["author"]
+    first, second = post(author, "first"), post(author, "second")
+    like(people["alice"], first)
+    like(people["bob"], first)
+    like(people["carol"], second)
+
+    answer = api.as_user(author).get(f"/api/live/?comments={first},{second}")
+
+    assert answer.status_code == 200
+    assert answer.json() == {"unread_count": 3, "like_counts": {first: 2, second: 1}}
+
+
+def test_anonymous_pages_follow_counts_without_a_badge(api, people):
+    comment = post(people["author"])
+    like(people["alice"], comment)
+
+    answer = api.get(f"/api/live/?comments={comment}")
+
+    assert answer.status_code == 200
+    assert answer.json() == {"unread_count": None, "like_counts": {comment: 1}}
+
+
+def test_no_comments_asks_only_for_the_badge(api, people):
+    answer = api.as_user(people["author"]).get("/api/live/")
+
+    assert answer.json() == {"unread_count": 0, "like_counts": {}}
+
+
+def test_an_unknown_comment_counts_zero(api, people):
+    unknown = str(uuid.uuid4())
+
+    assert api.get(f"/api/live/?comments={unknown}").json()["like_counts"] == {unknown: 0}
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "comments=not-a-uuid",
+        "comments=" + ",".join(str(uuid.uuid4()) for _ in range(51)),
+        f"comments={uuid.uuid4()}&extra=1",
+    ],
+)
+def test_bad_queries_answer_400_naming_the_field(api, query):
+    answer = api.get(f"/api/live/?{query}")
+
+    assert answer.status_code == 400
+    assert set(answer.json()) & {"comments", "extra"}
+
+
+def test_polling_has_its_own_throttle_and_answers_429_with_retry_after(api, people, monkeypatch):
+    from rest_framework.throttling import ScopedRateThrottle
+
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES, "live": "3/min"})
+    client = api.as_user(people["author"])
+
+    statuses = [client.get("/api/live/").status_code for _ in range(4)]
+
+    assert statuses == [200, 200, 200, 429]
+    assert int(client.get("/api/live/").headers["Retry-After"]) > 0
+    assert client.get("/api/notifications/unread-count/").status_code == 200  # other APIs keep their budget
