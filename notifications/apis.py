@@ -10,9 +10,9 @@ from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from notifications import selectors, services
-from social import selectors as social_selectors
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
+from social import selectors as social_selectors
 
 
 class ActorSerializer(serializers.Serializer):

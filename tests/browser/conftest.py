@@ -21,7 +21,7 @@ from django.test import Client
 # still synchronous and safe (Django would otherwise refuse them inside a running loop).
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import Page, expect, sync_playwright
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 # Headless, and no calls home: this machine's network is closed (README "Browser tests").
@@ -41,6 +41,7 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
 # Generous: CI is a busy 2-core machine. Live updates are measured by bench/live.py, not here.
 WAIT_MS = 20_000
+expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +75,7 @@ class Pages:
     def __init__(self, browser, site: str, request) -> None:
         self.browser, self.site, self.request = browser, site, request
         self.opened: list[Page] = []
-        self.console_errors: list[str] = []
+        self.errors: dict[Page, list[str]] = {}
 
     def open(self, path: str = "/", *, user=None, javascript: bool = True, viewport=DESKTOP) -> Page:
         context = self.browser.new_context(
@@ -84,12 +85,18 @@ class Pages:
         if user is not None:
             self.log_in(context, user)
         page = context.new_page()
-        page.on("console", lambda message: message.type == "error" and self.console_errors.append(message.text))
-        page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        errors = self.errors[page] = []
+        page.on("console", lambda message: message.type == "error" and errors.append(message.text))
+        page.on("pageerror", lambda error: errors.append(str(error)))
         self.opened.append(page)
         if path:
             page.goto(path)
         return page
+
+    @property
+    def console_errors(self) -> list[str]:
+        """Errors in the console of every page opened (CSP refusals, missing files, script errors)."""
+        return [error for errors in self.errors.values() for error in errors]
 
     def log_in(self, context, user) -> None:
         """Signs in without the form (the log-in journey itself has its own test)."""

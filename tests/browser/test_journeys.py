@@ -9,6 +9,7 @@ import re
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.urls import reverse
 from playwright.sync_api import expect
 
 from actions.comments import comment_create
@@ -172,7 +173,7 @@ def test_staff_send_a_delivery_and_watch_it_finish(pages, make_user):
     staff.is_superuser = True
     staff.save()
     bob, carol = make_user("bob"), make_user("carol")
-    page = pages.open("/admin/deliveries/new/", user=staff)
+    page = pages.open(reverse("admin:dynamo-delivery-create"), user=staff)
 
     page.fill("input[name=title]", "Maintenance tonight")
     page.fill("textarea[name=body]", "The site is down from 22:00 to 22:15.")
@@ -182,9 +183,14 @@ def test_staff_send_a_delivery_and_watch_it_finish(pages, make_user):
     expect(page.get_by_text("Maintenance tonight").first).to_be_visible()
     detail_url = page.url
 
+    def row(label: str):
+        return page.locator("tr", has=page.locator(f"th:text-is('{label}')")).locator("td")
+
+    expect(row("Status")).not_to_have_text("done")
     call_command("dispatch_deliveries", "--no-progress")  # what the background dispatcher runs
 
-    expect(page.locator("text=done").first).to_be_visible()  # the page refreshes by itself
+    expect(row("Status")).to_have_text("done")  # the page refreshes by itself
+    expect(row("Delivered")).to_have_text("2")
     assert page.url == detail_url
     for person in (bob, carol):
         inbox = pages.open("/notifications/", user=person)

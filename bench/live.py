@@ -1,0 +1,193 @@
+"""Live updates on an open page: how late the badge and a like count follow a change, and
+what an idle open tab costs.
+
+    .venv/bin/python bench/live.py [--trials 30]
+
+1. Lag, in real Chromium (Debian's, as in the browser tests) on the site served by a live
+   server: a like is committed at a random moment, and the page records (MutationObserver,
+   wall clock) when its badge and the comment's count show it. p50 / p95 / max.
+2. One poll, GET /api/live/ with 0, 5 and 20 comments on screen, through HTTP, beside the
+   floor: the raw DynamoDB calls it needs (the unread-count Query, one counter Query per
+   comment, eventually consistent), timed in the same run, with the units DynamoDB reports.
+3. Cost of an idle open tab per hour: requests and read units (visible; visible but idle for
+   10 minutes; hidden).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+os.environ.setdefault("API_THROTTLE_LIVE", "100000/min")  # this script polls far faster than a tab
+
+from _setup import PRICE_PER_MILLION_READS, bench_environment, capacity_meter, percentiles
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"]
+ARGS += ["--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
+POLLS_PER_HOUR = {"visible": 3600 / 2, "idle (no input for 10 min)": 3600 / 30, "hidden": 0}
+RECORDER = """() => {
+  window.changes = {badge: [], count: []};
+  const badge = document.querySelector('[data-unread-badge]');
+  const count = document.querySelector('[data-like-count]');
+  new MutationObserver(() => window.changes.badge.push([Date.now(), badge.firstChild.nodeValue]))
+    .observe(badge, {childList: true, subtree: true, characterData: true});
+  new MutationObserver(() => window.changes.count.push([Date.now(), count.textContent]))
+    .observe(count, {childList: true, subtree: true, characterData: true});
+}"""
+
+
+def serve():
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.db import connections
+    from django.test.testcases import LiveServerThread
+
+    connection = connections["default"]
+    connection.inc_thread_sharing()  # the in-memory SQLite, shared with the server thread
+    server = LiveServerThread("localhost", StaticFilesHandler, connections_override={"default": connection}, port=0)
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    return server, f"http://localhost:{server.port}"
+
+
+def first_change_after(changes: list, since_ms: float, value: str) -> float | None:
+    for at, text in changes:
+        if at >= since_ms and text.strip() == value:
+            return at - since_ms
+    return None
+
+
+def bench_lag(base: str, trials: int) -> None:
+    from django.test import Client
+    from playwright.sync_api import sync_playwright
+
+    from actions.comments import comment_create
+    from actions.likes import like_add
+    from social.models import User
+
+    alice = User.objects.create(username="lag-alice", display_name="Alice")
+    likers = [User.objects.create(username=f"lag-{n}", display_name=f"Liker {n}") for n in range(trials)]
+    comment = comment_create(author_id=str(alice.pk), body="Watch the badge").comment_id
+    client = Client()
+    client.force_login(alice)
+    cookie = client.cookies["sessionid"]
+
+    print(f"== lag from a committed like to the open page ({trials} likes at random moments)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        context = browser.new_context(base_url=base)
+        context.add_cookies([{"name": cookie.key, "value": cookie.value, "url": base}])
+        page = context.new_page()
+        page.goto("/")
+        page.evaluate(RECORDER)
+        badge_lags, count_lags = [], []
+        for n, liker in enumerate(likers, start=1):
+            page.wait_for_timeout(random.uniform(500, 2500))  # a random phase against the 2 s poll
+            like_add(comment_id=comment, user_id=str(liker.pk))
+            committed_ms = time.time() * 1000
+            page.wait_for_function(
+                "n => window.changes.badge.some(c => c[1].trim() === String(n)) && "
+                "window.changes.count.some(c => c[1].trim() === String(n))",
+                arg=n,
+                timeout=30_000,
+            )
+            changes = page.evaluate("() => window.changes")
+            badge_lags.append(first_change_after(changes["badge"], committed_ms, str(n)) / 1000)
+            count_lags.append(first_change_after(changes["count"], committed_ms, str(n)) / 1000)
+        browser.close()
+    for label, lags in (("badge", badge_lags), ("like count", count_lags)):
+        ordered = sorted(lags)
+        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+        print(
+            f"   {label:<11} p50 {percentiles(lags)['p50'] / 1000:5.2f} s  p95 {p95:5.2f} s  "
+            f"max {max(lags):5.2f} s  (aim: p95 <= 3 s)"
+        )
+
+
+def bench_poll(base: str) -> dict[int, float]:
+    from rest_framework.authtoken.models import Token
+
+    from actions.comments import comment_create
+    from actions.likes import like_add
+    from notifications.selectors import unread_count
+    from social.models import User
+    from social.selectors import like_counts
+
+    author = User.objects.create(username="poll-author", display_name="Author")
+    fan = User.objects.create(username="poll-fan", display_name="Fan")
+    ids = [comment_create(author_id=str(author.pk), body=f"comment {n}").comment_id for n in range(20)]
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda cid: like_add(comment_id=cid, user_id=str(fan.pk)), ids))
+    token = Token.objects.create(user=author).key
+
+    print("== one poll: GET /api/live/ over HTTP (token auth) vs its raw DynamoDB calls (same run)")
+    reads = {}
+    for shown in (0, 5, 20):
+        url = f"{base}/api/live/" + ("?comments=" + ",".join(ids[:shown]) if shown else "")
+        request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})
+
+        def poll(request=request):
+            with urllib.request.urlopen(request) as answer:
+                answer.read()
+
+        def floor(shown=shown):
+            unread_count(user_id=str(author.pk), consistent=False)
+            if shown:
+                like_counts(comment_ids=ids[:shown])
+
+        for _ in range(5):
+            poll(), floor()
+        samples, floor_samples = [], []
+        with capacity_meter() as meter:
+            for _ in range(60):
+                start = time.perf_counter()
+                poll()
+                samples.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                floor()
+                floor_samples.append(time.perf_counter() - start)
+        reads[shown] = meter.read / 120  # both the poll and its floor read the same items
+        ratio = percentiles(samples)["p50"] / percentiles(floor_samples)["p50"]
+        print(
+            f"   {shown:>2} comments on screen: p50 {percentiles(samples)['p50']:6.2f} ms  "
+            f"p99 {percentiles(samples)['p99']:6.2f} ms  floor p50 {percentiles(floor_samples)['p50']:6.2f} ms "
+            f"({ratio:.2f}x)  {reads[shown]:.1f} RCU/poll"
+        )
+    return reads
+
+
+def report_tab_cost(reads: dict[int, float]) -> None:
+    print("== an open tab per hour (2 s polls while visible, 30 s after 10 min without input)")
+    for shown in (0, 5):
+        for state, polls in POLLS_PER_HOUR.items():
+            units = polls * reads[shown]
+            dollars = units * PRICE_PER_MILLION_READS / 1e6
+            print(
+                f"   {shown} on screen, {state:<27} {polls:6.0f} requests/h  {units:7.0f} RCU/h  "
+                f"${dollars * 24 * 30:.3f} a month if always open"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=30, help="likes to time in the browser (default 30)")
+    options = parser.parse_args()
+    with bench_environment():
+        server, base = serve()
+        try:
+            reads = bench_poll(base)
+            report_tab_cost(reads)
+            bench_lag(base, options.trials)
+        finally:
+            server.terminate()
+
+
+if __name__ == "__main__":
+    main()

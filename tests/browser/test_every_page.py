@@ -1,0 +1,74 @@
+"""Every page at phone (390x844) and desktop (1280 px) widths: nothing to scroll sideways,
+no serious or critical axe-core finding, no console error (CSP, missing files). Each page's
+screenshot is kept under var/browser/screenshots/ to look at."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from actions.comments import comment_create
+from actions.likes import like_add
+from delivery import services as delivery_services
+from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
+
+LONG_WORD = "Supercalifragilisticexpialidocious" * 3  # user text must wrap, whatever it is
+
+
+@pytest.fixture
+def world(make_user):
+    """A small site: comments with long words, replies, likes, a delivery, notifications."""
+    alice = make_user("alice", display_name="Alice Wonderland-Liddell")
+    bob = make_user("bob", display_name="Bob")
+    staff = make_user("boss", display_name="The Boss", is_staff=True)
+    staff.is_superuser = True
+    staff.save()
+    first = comment_create(author_id=str(alice.pk), body=f"A long word: {LONG_WORD} and a link-less URL").comment_id
+    comment_create(author_id=str(alice.pk), body="Short and sweet.")
+    comment_create(author_id=str(bob.pk), body="A reply with thoughts", parent_id=first)
+    like_add(comment_id=first, user_id=str(bob.pk))
+    delivery = delivery_services.delivery_create(
+        title="Maintenance tonight",
+        body="The site is down from 22:00 to 22:15.",
+        url="",
+        audience=delivery_services.Audience(kind="usernames", usernames=("alice", "bob")),
+        created_by=staff,
+    )
+    return {"alice": alice, "staff": staff, "comment": first, "delivery": delivery.delivery_id}
+
+
+PAGES = [
+    ("timeline", lambda w: "/", "alice"),
+    ("timeline-anonymous", lambda w: "/", None),
+    ("popular", lambda w: "/popular/", "alice"),
+    ("comment", lambda w: f"/c/{w['comment']}/", "alice"),
+    ("comment-anonymous", lambda w: f"/c/{w['comment']}/", None),
+    ("inbox", lambda w: "/notifications/", "alice"),
+    ("my-activity", lambda w: "/me/activity/", "alice"),
+    ("login", lambda w: "/accounts/login/", None),
+    ("signup", lambda w: "/accounts/signup/", None),
+    ("not-found", lambda w: "/no/such/page/", None),
+    ("deliveries", lambda w: reverse("admin:dynamo-deliveries"), "staff"),
+    ("delivery-new", lambda w: reverse("admin:dynamo-delivery-create"), "staff"),
+    ("delivery", lambda w: reverse("admin:dynamo-delivery", args=[w["delivery"]]), "staff"),
+]
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390px", "1280px"])
+def test_every_page_fits_the_screen_and_passes_axe(pages, world, viewport):
+    folder = ARTIFACTS / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    problems = []
+    for name, path, who in PAGES:
+        page = pages.open(path(world), user=world[who] if who else None, viewport=viewport)
+        page.screenshot(path=str(folder / f"{name}-{viewport['width']}.png"), full_page=True)
+        overflow = horizontal_overflow(page)
+        if overflow > 0:
+            problems.append(f"{name}: {overflow}px wider than the {viewport['width']}px window")
+        problems += [f"{name}: {finding}" for finding in axe_violations(page)]
+        expected = "status of 404" if name == "not-found" else None  # the page itself answers 404
+        page.context.close()
+        errors = pages.errors.pop(page)
+        problems += [f"{name}: console: {e}" for e in errors if not expected or expected not in e]
+        pages.opened.remove(page)
+    assert problems == [], "\n".join(problems)
