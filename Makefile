@@ -1,10 +1,14 @@
 # `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, serve :8000
-# `make test` : install, lint, run the whole suite on its own in-memory DynamoDB Local
+# `make test` : install (Chromium from Debian too), lint, run the whole suite (browser tests included)
+#               on its own in-memory DynamoDB Local
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint format bench check-java
+.PHONY: install run test lint format bench check-java chromium
+
+CHROMIUM ?= /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 install: $(VENV)/.installed node_modules/.installed
 
@@ -21,6 +25,11 @@ node_modules/.installed: package.json package-lock.json
 check-java:
 	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless) or set DYNAMODB_HOST to a running DynamoDB."; exit 1; }
 
+# The browser tests drive Debian's Chromium (Playwright never downloads a browser here).
+chromium:
+	@test -x $(CHROMIUM) || { echo "Installing Debian's chromium for the browser tests"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
 run: install check-java
 	@BIN=$(BIN) bash scripts/run.sh
 
@@ -32,8 +41,8 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: install check-java lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+test: install check-java chromium lint
+	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install check-java
 	@for script in bench/*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
