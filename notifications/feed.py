@@ -613,10 +613,10 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
     wanted = None if entry_ids is None else set(entry_ids)
     for attempt in range(FEED_WRITE_ATTEMPTS):
         feed = feed_read(user_id=user_id)
-        marked = 0
+        marked, now_ms = 0, _now_ms()
         for entry in feed.entries:
             if not entry.read and (wanted is None or entry.entry_id in wanted):
-                entry.read = True
+                entry.mark_read(now_ms=now_ms)
                 marked += 1
         if not marked:
             return 0

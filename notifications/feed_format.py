@@ -25,6 +25,8 @@ by without decoding the rest (`Record`), and copies untouched records as they ar
     actors      v   2 x the number of actor ids kept, + 1 when they are all plain numbers
                     (Django pks), then each as v, or else each as a short string
     text        title, body, url as long strings, for events that point at nothing (TEXT)
+    read_after  v   seconds from updated_at to when it was read (READ; records written
+                    before the read time was kept end before it and have none)
 
 `v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
 length then UTF-8, a long one 2 bytes of length. A reply entry takes about 44 bytes.
@@ -78,6 +80,7 @@ class FeedEntry:
     actor_count: int = 0  # distinct people, not events
     event_count: int = 1
     read: bool = False
+    read_ms: int | None = None  # when it was read, kept to the second (None: unread, or read before it was kept)
     # Only for events that point at nothing to read the text from (kept small by FeedEvent's bounds).
     title: str = ""
     body: str = ""
@@ -94,6 +97,11 @@ class FeedEntry:
     @property
     def updated_at(self) -> str:
         return ms_to_iso(self.updated_ms)
+
+    def mark_read(self, *, now_ms: int) -> None:
+        """Read now: kept to the whole second after `updated_ms` (1 byte within 2 minutes, 3 within 24 days)."""
+        self.read = True
+        self.read_ms = self.updated_ms + max(0, now_ms - self.updated_ms) // 1000 * 1000
 
 
 def _short(value: str) -> bytes:
@@ -153,6 +161,8 @@ def pack_entry(entry: FeedEntry) -> bytes:
     if entry.title or entry.body or entry.url:
         flags |= TEXT
         tail += _long(entry.title) + _long(entry.body) + _long(entry.url)
+    if entry.read and entry.read_ms is not None:
+        tail += _varint(max(0, entry.read_ms - entry.updated_ms) // 1000)
     body = _HEAD.pack(flags, bytes.fromhex(entry.entry_id), entry.updated_ms.to_bytes(6, "big")) + tail
     return _varint(len(body)) + body
 
@@ -185,8 +195,8 @@ class _Reader:
 def unpack_entry(record: bytes) -> FeedEntry:
     """The entry of one record (as `pack_entry` made it, length prefix included)."""
     reader = _Reader(record)
-    reader.varint()
-    return _read_entry(reader)
+    size = reader.varint()
+    return _read_entry(reader, end=reader.offset + size)
 
 
 @dataclass
@@ -226,7 +236,7 @@ def scan_records(data: bytes | None) -> list[Record]:
     return records
 
 
-def _read_entry(reader: _Reader) -> FeedEntry:
+def _read_entry(reader: _Reader, *, end: int) -> FeedEntry:
     flags, entry_id, updated = _HEAD.unpack_from(reader.data, reader.offset)
     reader.offset += _HEAD.size
     rollup = reader.take(DIGEST_BYTES) if flags & ROLLUP else None
@@ -248,6 +258,9 @@ def _read_entry(reader: _Reader) -> FeedEntry:
     title = body = url = ""
     if flags & TEXT:
         title, body, url = reader.long(), reader.long(), reader.long()
+    read_ms = None
+    if flags & READ and reader.offset < end:
+        read_ms = updated_ms + reader.varint() * 1000
     return FeedEntry(
         entry_id=entry_id.hex(),
         kind=kind,
@@ -259,6 +272,7 @@ def _read_entry(reader: _Reader) -> FeedEntry:
         actor_count=actor_count,
         event_count=event_count,
         read=bool(flags & READ),
+        read_ms=read_ms,
         title=title,
         body=body,
         url=url,

@@ -40,6 +40,7 @@ class FeedEntryView:
     created_at: datetime
     updated_at: datetime
     removed: bool = False  # what it pointed at was hidden or deleted since
+    read_at: datetime | None = None  # to the second; None when unread (or read before it was kept)
 
 
 def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str) -> str:
@@ -133,6 +134,7 @@ def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
                 created_at=_at(entry.created_ms),
                 updated_at=_at(entry.updated_ms),
                 removed=text.removed,
+                read_at=_at(entry.read_ms) if entry.read_ms is not None else None,
             )
         )
     return views

@@ -260,6 +260,15 @@ def _before_read_key(before: Position) -> str:
     return read_key(read_ns=before[1], comment_id="\uffff")
 
 
+def _feed_position(record) -> Position:
+    """Unread: by the latest update; read: by when it was read, as likes are (only read
+    records are decoded for it; one read before its time was kept goes by its update)."""
+    if not record.read:
+        return (1, record.updated_ms * 1_000_000, f"feed:{record.entry_id}")
+    read_ms = record.entry().read_ms or record.updated_ms
+    return (0, read_ms * 1_000_000, f"feed:{record.entry_id}")
+
+
 def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[Notification]:
     """The feed's entries (replies, messages), unread ones first, each by its latest update.
 
@@ -268,10 +277,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
     their text read from its sources.
     """
     positioned = sorted(
-        (
-            ((1 if not record.read else 0, record.updated_ms * 1_000_000, f"feed:{record.entry_id}"), record)
-            for record in feed_read(user_id=user_id).records
-        ),
+        ((_feed_position(record), record) for record in feed_read(user_id=user_id).records),
         key=lambda pair: pair[0],
         reverse=True,
     )
@@ -292,6 +298,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
             actor_count=view.actor_count,
             excerpt=_excerpt(view.body),
             entry_id=view.id,
+            read_at=view.read_at,
         )
         for (position, _), view in zip(page, views, strict=True)
     ]

@@ -147,3 +147,29 @@ def test_records_round_trip_whatever_they_hold():
         FeedEntry("1111111111111111", "reply", 10, 10, object_id="not-a-uuid"),
     ]
     assert unpack_entries(pack_entries(entries)) == entries
+
+
+def test_a_read_entry_keeps_its_read_time_and_older_read_records_still_decode():
+    from notifications.feed_format import FeedEntry, pack_entry, unpack_entry
+
+    entry = FeedEntry("00ff00ff00ff00ff", "reply", 1_700_000_000_000, 1_700_000_100_000, object_id="ab" * 16)
+    entry.mark_read(now_ms=1_700_000_100_000 + 3 * 86_400_000 + 999)
+    assert entry.read_ms == 1_700_000_100_000 + 3 * 86_400_000  # to the second
+    assert unpack_entry(pack_entry(entry)) == entry
+    assert len(pack_entry(entry)) - len(pack_entry(FeedEntry(**{**entry.__dict__, "read_ms": None}))) == 3
+
+    older = pack_entry(FeedEntry(**{**entry.__dict__, "read_ms": None}))  # read before the time was kept
+    assert unpack_entry(older).read and unpack_entry(older).read_ms is None
+
+
+def test_a_full_feed_read_days_later_stays_under_5_kb():
+    """The item is rewritten at every event: under 5 KB it costs 5 write units (10 in the transaction)."""
+    entries = []
+    for n in range(100):
+        event = FeedEvent(
+            f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
+        )
+        entry = feed.feed_write_compute(feed=feed._feed_empty("1"), event=event).feed.entries[0]
+        entry.mark_read(now_ms=entry.updated_ms + 20 * 86_400_000)
+        entries.append(entry)
+    assert len(pack_entries(entries)) + 32 * 6 < 5_000

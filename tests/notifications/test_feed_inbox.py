@@ -88,3 +88,28 @@ def test_inbox_page_shows_replies_and_marks_them_by_entry_id(client, people, inb
     assert "Bob replied to your comment" in page
     assert 'data-read-field="entry_ids"' in page
     assert "a reply" in page  # the reply's excerpt
+
+
+def test_a_read_reply_keeps_its_read_time_and_sorts_among_read_likes_by_it(client, people, monkeypatch):
+    """After a reload a read reply says when it was read and sorts by it, newest read first,
+    as likes do: read after an older like was read, it comes first."""
+    from notifications import selectors
+    from notifications.services import like_notifications_mark_read
+
+    author, alice, bob = people["author"], people["alice"], people["bob"]
+    liked, replied = post(author, "liked"), post(author, "replied")
+    reply = post(bob, "a reply", parent=replied.comment_id)
+    like_add(comment_id=liked.comment_id, user_id=uid(alice))  # updated after the reply
+    like_notifications_mark_read(user_id=uid(author), comment_ids=[liked.comment_id])
+    later = feed._now_ms() + 5_000  # the reply is read 5 s after the like
+    monkeypatch.setattr(feed, "_now_ms", lambda: later)
+    feed.feed_mark_read(user_id=uid(author), entry_ids=[feed.feed_entry_id(f"reply:{reply.comment_id}")])
+
+    page = selectors.notification_inbox(user_id=uid(author))
+
+    assert [(n.kind, n.unread) for n in page.results] == [("reply", False), ("like", False)]
+    assert page.results[0].read_at is not None
+    assert abs(page.results[0].read_at.timestamp() * 1000 - later) < 1_000  # kept to the second
+    client.force_login(author)
+    html = client.get("/notifications/").content.decode()
+    assert html.count("· read ") == 2

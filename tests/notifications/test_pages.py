@@ -47,9 +47,9 @@ def test_mark_all_as_read_works_without_javascript(client, people, liked):
 def test_every_page_has_the_unread_badge(client, people, liked):
     client.force_login(people["author"])
     html = client.get("/").content.decode()
-    assert 'data-unread-badge data-count-url="/api/notifications/unread-count/"' in html
+    assert "data-unread-badge" in html and 'data-live-url="/api/live/"' in html
     assert '>2<span class="visually-hidden"> unread</span></span>' in html
-    assert "notifications/badge.js" in html
+    assert "notifications/badge.js" in html and "project/live.js" in html
     client.force_login(people["carol"])
     html = client.get(f"/c/{liked}/").content.decode()
     assert ' hidden>0<span class="visually-hidden"> unread</span></span>' in html
