@@ -16,11 +16,6 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.test import Client
-
-# Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
-# still synchronous and safe (Django would otherwise refuse them inside a running loop).
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
 from playwright.sync_api import Page, expect, sync_playwright
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -44,10 +39,15 @@ WAIT_MS = 20_000
 expect.set_options(timeout=WAIT_MS)
 
 
-@pytest.fixture(scope="session")
-def browser():
+@pytest.fixture
+def browser(site, monkeypatch):
+    """Chromium for one test. Playwright's sync API runs an event loop in this thread while
+    it is open; the test's own ORM calls are still synchronous and safe, but Django refuses
+    them inside a running loop unless told (only here). It is set up after, so closed
+    before, the test database (whose flush must not run inside the loop)."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"No Chromium at {CHROMIUM}: `make test` installs Debian's chromium (or set CHROMIUM).")
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield browser

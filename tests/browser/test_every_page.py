@@ -51,6 +51,13 @@ PAGES = [
     ("deliveries", lambda w: reverse("admin:dynamo-deliveries"), "staff"),
     ("delivery-new", lambda w: reverse("admin:dynamo-delivery-create"), "staff"),
     ("delivery", lambda w: reverse("admin:dynamo-delivery", args=[w["delivery"]]), "staff"),
+    ("admin", lambda w: reverse("admin:index"), "staff"),
+    ("admin-comments", lambda w: reverse("admin:dynamo-comments"), "staff"),
+    ("admin-rankings", lambda w: reverse("admin:dynamo-rankings"), "staff"),
+    ("admin-user-notifications", lambda w: reverse("admin:dynamo-user-notifications") + "?username=alice", "staff"),
+    ("admin-tables", lambda w: reverse("admin:dynamo-tables"), "staff"),
+    ("admin-activity", lambda w: reverse("admin:dynamo-activity"), "staff"),
+    ("admin-users", lambda w: reverse("admin:social_user_changelist"), "staff"),
 ]
 
 

@@ -57,7 +57,7 @@ def test_like_button_works_without_javascript(client, alice, make_user):
     assert [like.user_id for like in Like.query(comment.comment_id)] == [str(bob.pk)]
     text = client.get("/").content.decode()
     assert 'value="unlike"' in text
-    assert 'class="count">1<' in text
+    assert f'class="count" data-like-count="{comment.comment_id}">1<' in text
     client.post(f"/c/{comment.comment_id}/like/", {"action": "unlike", "next": "/"})
     assert list(Like.query(comment.comment_id)) == []
 
