@@ -44,12 +44,15 @@
   }
 
   function showUnread(count) {
-    document.dispatchEvent(new CustomEvent("notifications:count", { detail: { unread_count: count } }));
     if (lastUnread !== null && count > lastUnread) {
       announce(count + (count === 1 ? " unread notification" : " unread notifications"));
     }
-    lastUnread = count;
+    document.dispatchEvent(new CustomEvent("notifications:count", { detail: { unread_count: count } }));
   }
+  // Every new count, ours or the inbox's after it marks read, is the one to compare with.
+  document.addEventListener("notifications:count", function (event) {
+    if (event.detail && typeof event.detail.unread_count === "number") lastUnread = event.detail.unread_count;
+  });
 
   function showCounts(counts) {
     Object.keys(counts).forEach(function (id) {
