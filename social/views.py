@@ -34,6 +34,8 @@ class SignUpForm(UserCreationForm):
 
     def clean_username(self):
         username = super().clean_username()
+        if username is None:
+            return username  # Django already reported the name as taken (it returns None then)
         try:
             services.username_check(username)
         except ApplicationError as error:
