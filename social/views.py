@@ -1,5 +1,7 @@
 """Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -75,10 +77,16 @@ def timeline(request):
 
 
 def comment_detail(request, comment_id):
+    viewer_id = _viewer_id(request)
     try:
-        comment = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+        comment = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
     except NotFound:
         raise Http404("No such comment.") from None
+    if comment.hidden:
+        # Its author learns why it is gone; to everyone else a hidden comment does not exist.
+        if viewer_id is None or comment.author.id != viewer_id:
+            raise Http404("No such comment.")
+        return render(request, "social/comment_hidden.html", {"comment": comment})
     form = CommentForm()
     if request.method == "POST":
         if not request.user.is_authenticated:
@@ -126,13 +134,28 @@ def comment_like(request, comment_id):
         else:
             like_add(comment_id=comment_id, user_id=str(request.user.pk))
     except NotFound:
-        raise Http404("No such comment.") from None
+        if selectors.comment_find(comment_id=comment_id) is None:
+            raise Http404("No such comment.") from None
+        # Hidden while the page was open: back to the page, which no longer shows it, saying why.
+        messages.error(request, COMMENT_GONE)
+        back = _back_url(request)
+        if urlsplit(back).path == reverse("comment", args=[comment_id]):
+            back = reverse("timeline")
+        return HttpResponseRedirect(back)
     except ApplicationError as error:
         messages.error(request, error.message)
+    return HttpResponseRedirect(f"{_back_url(request)}#c-{comment_id}")
+
+
+COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+
+
+def _back_url(request) -> str:
+    """The page the like form was on (its `next`), or the timeline for anything off-site."""
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
         back = reverse("timeline")
-    return HttpResponseRedirect(f"{back}#c-{comment_id}")
+    return back
 
 
 def signup(request):

@@ -162,3 +162,49 @@ def test_anonymous_comment_page_offers_log_in_to_reply(client, alice):
     text = client.get(f"/c/{comment.comment_id}/").content.decode()
     assert 'name="body"' not in text
     assert f'href="/accounts/login/?next=/c/{comment.comment_id}/">Log in to reply</a>' in text
+
+
+def test_liking_a_comment_hidden_meanwhile_goes_back_and_says_why(client, alice, make_user):
+    parent = comment_create(author_id=str(alice.pk), body="The parent")
+    reply = comment_create(author_id=str(alice.pk), body="Soon hidden", parent_id=parent.comment_id)
+    services.comment_set_hidden(comment_id=reply.comment_id, hidden=True)
+    client.force_login(make_user("bob"))
+    answer = client.post(f"/c/{reply.comment_id}/like/", {"action": "like", "next": f"/c/{parent.comment_id}/"})
+    assert answer.status_code == 302
+    assert answer["Location"] == f"/c/{parent.comment_id}/"
+    text = client.get(answer["Location"]).content.decode()
+    assert "no longer available" in text and "Soon hidden" not in text
+    assert list(Like.query(reply.comment_id)) == []
+
+
+def test_liking_a_hidden_comment_from_its_own_page_goes_to_the_timeline(client, alice, make_user):
+    comment = comment_create(author_id=str(alice.pk), body="Soon hidden")
+    services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
+    client.force_login(make_user("bob"))
+    answer = client.post(f"/c/{comment.comment_id}/like/", {"action": "unlike", "next": f"/c/{comment.comment_id}/"})
+    assert answer["Location"] == "/"
+    assert "no longer available" in client.get("/").content.decode()
+
+
+def test_the_like_api_still_answers_404_json_for_a_hidden_comment(client, alice):
+    comment = comment_create(author_id=str(alice.pk), body="Soon hidden")
+    services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
+    client.force_login(alice)
+    answer = client.put(f"/api/comments/{comment.comment_id}/like/")
+    assert answer.status_code == 404
+    assert answer["Content-Type"].startswith("application/json")
+
+
+def test_the_author_of_a_hidden_comment_is_told_it_is_hidden_others_get_404(client, alice, make_user):
+    comment = comment_create(author_id=str(alice.pk), body="My hidden words")
+    services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
+    client.force_login(alice)
+    page = client.get(f"/c/{comment.comment_id}/")
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "Your comment is hidden" in text and "My hidden words" in text
+    assert "like-form" not in text and 'name="body"' not in text
+    client.force_login(make_user("bob"))
+    assert client.get(f"/c/{comment.comment_id}/").status_code == 404
+    client.logout()
+    assert client.get(f"/c/{comment.comment_id}/").status_code == 404
