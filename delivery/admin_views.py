@@ -31,7 +31,7 @@ class DeliveryForm(forms.Form):
             (AUDIENCE_GROUP, "One group"),
             (AUDIENCE_USERNAMES, "A list of usernames"),
         ],
-        widget=forms.RadioSelect,
+        widget=forms.RadioSelect(attrs={"class": "radiolist"}),
         initial=AUDIENCE_ALL,
     )
     # `data-audience`: the audience kind a field belongs to; audience.js shows only the chosen kind's fields.
