@@ -24,6 +24,8 @@ from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 
+COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+
 
 class CommentForm(forms.Form):
     body = forms.CharField(max_length=services.BODY_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
@@ -145,9 +147,6 @@ def comment_like(request, comment_id):
     except ApplicationError as error:
         messages.error(request, error.message)
     return HttpResponseRedirect(f"{_back_url(request)}#c-{comment_id}")
-
-
-COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
 def _back_url(request) -> str:
