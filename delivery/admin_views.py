@@ -110,6 +110,7 @@ def urls(site):
             **site.each_context(request),
             "title": "Deliveries",
             "rows": rows,
+            "live": any(row.delivery.status not in FINAL_STATUSES for row in rows),  # the page follows them
             "next_cursor": page.next_cursor,
         }
         return TemplateResponse(request, "admin/delivery/list.html", context)

@@ -41,7 +41,7 @@ def test_help_texts_name_no_command_and_hold_no_backticks(browser, staff):
         assert "manage.py" not in page and "`" not in page
 
 
-def test_a_running_delivery_page_follows_its_progress_and_a_finished_one_does_not(browser, staff, make_user):
+def test_running_deliveries_are_followed_on_their_page_and_the_list_finished_ones_are_not(browser, staff, make_user):
     make_user("alice")
     delivery = create(staff)
     url = f"/admin/dynamo/deliveries/{delivery.delivery_id}/"
@@ -55,10 +55,16 @@ def test_a_running_delivery_page_follows_its_progress_and_a_finished_one_does_no
     data = browser.get(f"/api/deliveries/{delivery.delivery_id}/").json()
     assert {"status", "total_targets", "delivered_count", "skipped_count", "chunks_done"} <= data.keys()
 
+    listing = browser.get("/admin/dynamo/deliveries/").content.decode()
+    assert f'data-progress-url="/api/deliveries/{delivery.delivery_id}/" data-status="draft"' in listing
+    assert "delivery/progress.js" in listing and 'data-field="delivered"' in listing
+
     dispatch(delivery.delivery_id)
     assert Delivery.get(delivery.delivery_id, consistent_read=True).status == "done"
     finished = browser.get(url).content.decode()
     assert "data-progress-url" not in finished and "progress.js" not in finished and "refresh" not in finished
+    listing = browser.get("/admin/dynamo/deliveries/").content.decode()
+    assert "data-progress-url" not in listing and "progress.js" not in listing
     assert re.search(r"<th>Finished</th><td><time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d</time>", finished)
 
 

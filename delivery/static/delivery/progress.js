@@ -1,41 +1,58 @@
-// The delivery page follows its progress while the delivery is being sent: it polls
-// the staff API (GET /api/deliveries/<id>/, the same live counts the page shows) and
-// updates the figures; when the status changes it reloads, so the chunks and buttons
-// are redrawn (a finished delivery's page has no poller). Without JavaScript a
-// <noscript> meta refresh does the same every 5 s.
+// Delivery pages follow the deliveries still being sent: every element with
+// data-progress-url (the detail page's table, a running row of the list) polls the
+// staff API (GET /api/deliveries/<id>/, the same live counts the page shows) and
+// updates its [data-field] figures; when a delivery's status changes the page
+// reloads, so chunks and buttons are redrawn (a finished delivery is not polled).
+// Polling pauses while the tab is hidden. Without JavaScript a <noscript> meta
+// refresh reloads the page instead.
 (function () {
   var INTERVAL_MS = 2000;
   var INTERVAL_MAX_MS = 30000;
 
+  function percentOf(data) {
+    var total = data.total_targets;
+    var reached = data.delivered_count + data.skipped_count;
+    return total ? Math.floor((100 * reached) / total) : data.status === "done" ? 100 : 0;
+  }
+
+  function render(container, data) {
+    var values = {
+      total: data.total_targets,
+      delivered: data.delivered_count,
+      skipped: data.skipped_count,
+      pending: Math.max(0, data.total_targets - data.delivered_count - data.skipped_count),
+      percent: percentOf(data),
+      progress: percentOf(data),
+      chunks_done: data.chunks_done,
+    };
+    var nodes = container.querySelectorAll("[data-field]");
+    for (var i = 0; i < nodes.length; i++) {
+      var value = values[nodes[i].dataset.field];
+      if (value === undefined) continue;
+      if (nodes[i].tagName === "PROGRESS") {
+        nodes[i].value = value;
+        nodes[i].textContent = value + "%";
+      } else {
+        nodes[i].textContent = String(value);
+      }
+    }
+  }
+
   function start() {
-    var table = document.getElementById("delivery-progress");
-    if (!table || !table.dataset.progressUrl || !window.fetch) return;
+    var containers = document.querySelectorAll("[data-progress-url]");
+    if (!containers.length || !window.fetch) return;
     var interval = INTERVAL_MS;
     var timer = null;
     var busy = false;
 
-    function show(field, value) {
-      var node = table.querySelector('[data-field="' + field + '"]');
-      if (!node) return;
-      if (node.tagName === "PROGRESS") {
-        node.value = value;
-        node.textContent = value + "%";
-      } else {
-        node.textContent = String(value);
-      }
-    }
-
-    function render(data) {
-      var total = data.total_targets;
-      var reached = data.delivered_count + data.skipped_count;
-      var percent = total ? Math.floor((100 * reached) / total) : data.status === "done" ? 100 : 0;
-      show("total", total);
-      show("delivered", data.delivered_count);
-      show("skipped", data.skipped_count);
-      show("pending", Math.max(0, total - reached));
-      show("percent", percent);
-      show("progress", percent);
-      show("chunks_done", data.chunks_done);
+    function read(container) {
+      return fetch(container.dataset.progressUrl, {
+        credentials: "same-origin",
+        headers: { Accept: "application/json" },
+      }).then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.json();
+      });
     }
 
     function schedule() {
@@ -46,18 +63,16 @@
     function poll() {
       if (busy) return;
       busy = true;
-      fetch(table.dataset.progressUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
-        .then(function (response) {
-          if (!response.ok) throw new Error("HTTP " + response.status);
-          return response.json();
-        })
-        .then(function (data) {
+      Promise.all(Array.prototype.map.call(containers, read))
+        .then(function (answers) {
           busy = false;
-          if (data.status !== table.dataset.status) {
-            window.location.reload();
-            return;
+          for (var i = 0; i < answers.length; i++) {
+            if (answers[i].status !== containers[i].dataset.status) {
+              window.location.reload();
+              return;
+            }
+            render(containers[i], answers[i]);
           }
-          render(data);
           interval = INTERVAL_MS;
           schedule();
         })
