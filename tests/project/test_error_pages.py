@@ -49,3 +49,15 @@ def test_403_400_and_500_pages_are_the_sites_own(handler, status, text):
 def test_every_page_names_its_favicon(client):
     page = client.get("/").content.decode()
     assert 'rel="icon"' in page and "favicon.svg" in page
+
+
+def test_a_stale_form_is_a_friendly_403_that_says_what_to_do(make_user):
+    from django.test import Client
+
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(make_user("stale"))
+    answer = browser.post("/", {"body": "from a page opened before logging in again"})
+    assert answer.status_code == 403
+    page = answer.content.decode()
+    assert "That form was out of date" in page and "reload the page" in page
+    assert "CSRF verification failed" not in page
