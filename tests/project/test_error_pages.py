@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from project import views
 
@@ -52,8 +52,6 @@ def test_every_page_names_its_favicon(client):
 
 
 def test_a_stale_form_is_a_friendly_403_that_says_what_to_do(make_user):
-    from django.test import Client
-
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(make_user("stale"))
     answer = browser.post("/", {"body": "from a page opened before logging in again"})
