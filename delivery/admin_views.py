@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from delivery import selectors, services
 from delivery.apis import USERNAMES_MAX
-from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, PREPARING
+from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, FINAL_STATUSES, PREPARING
 from project.admin_pages import AdminPage, dynamo_admin
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
@@ -31,20 +31,26 @@ class DeliveryForm(forms.Form):
             (AUDIENCE_GROUP, "One group"),
             (AUDIENCE_USERNAMES, "A list of usernames"),
         ],
-        widget=forms.RadioSelect,
+        widget=forms.RadioSelect(attrs={"class": "radiolist"}),
         initial=AUDIENCE_ALL,
     )
-    group = forms.ChoiceField(required=False, choices=())
+    # `data-audience`: the audience kind a field belongs to; audience.js shows only the chosen kind's fields.
+    group = forms.ChoiceField(required=False, choices=(), widget=forms.Select(attrs={"data-audience": AUDIENCE_GROUP}))
     usernames = forms.CharField(
         required=False,
-        widget=forms.Textarea(attrs={"rows": 6, "cols": 40}),
+        widget=forms.Textarea(attrs={"rows": 6, "cols": 40, "data-audience": AUDIENCE_USERNAMES}),
         help_text="One username per line (or separated by commas or spaces).",
     )
     usernames_file = forms.FileField(
-        required=False, label="…or a file of usernames", help_text="Plain text or CSV, one username per line."
+        required=False,
+        label="…or a file of usernames",
+        help_text="Plain text or CSV, one username per line.",
+        widget=forms.ClearableFileInput(attrs={"data-audience": AUDIENCE_USERNAMES}),
     )
     ignore_unknown = forms.BooleanField(
-        required=False, label="Send to the known usernames and leave the unknown ones out"
+        required=False,
+        label="Send to the known usernames and leave the unknown ones out",
+        widget=forms.CheckboxInput(attrs={"data-audience": AUDIENCE_USERNAMES}),
     )
 
     def __init__(self, *args, **kwargs):
@@ -104,6 +110,7 @@ def urls(site):
             **site.each_context(request),
             "title": "Deliveries",
             "rows": rows,
+            "live": any(row.delivery.status not in FINAL_STATUSES for row in rows),  # the page follows them
             "next_cursor": page.next_cursor,
         }
         return TemplateResponse(request, "admin/delivery/list.html", context)
@@ -128,7 +135,7 @@ def urls(site):
             else:
                 note = f" ({delivery.unknown_count} unknown usernames left out)" if delivery.unknown_count else ""
                 messages.success(
-                    request, f"Delivery created{note}. `manage.py dispatch_deliveries` prepares and sends it."
+                    request, f"Delivery created{note}. The dispatcher prepares and sends it in the background."
                 )
                 return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
         context = {
@@ -156,7 +163,8 @@ def urls(site):
             "chunks": chunks,
             "chunks_done": sum(1 for chunk in chunks if chunk.status == "done"),
             "pending_sample": selectors.delivery_pending_sample(delivery=delivery, chunks=chunks),
-            "can_cancel": delivery.status not in ("done", "cancelled"),
+            "can_cancel": delivery.status not in FINAL_STATUSES,
+            "live": delivery.status not in FINAL_STATUSES,  # the page follows the progress by itself
             "can_prepare": delivery.status in (DRAFT, PREPARING),
         }
         return TemplateResponse(request, "admin/delivery/detail.html", context)
@@ -177,7 +185,7 @@ def urls(site):
         try:
             delivery = services.delivery_prepare(delivery_id=delivery_id)
             messages.success(
-                request, f"Prepared: {delivery.total_targets} targets. `manage.py dispatch_deliveries` sends it."
+                request, f"Prepared: {delivery.total_targets} targets. The dispatcher sends it in the background."
             )
         except NotFound:
             messages.error(request, f"No delivery {delivery_id}.")

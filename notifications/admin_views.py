@@ -1,4 +1,4 @@
-"""Admin page: one user's like notifications (unread, read history) and badge, by username."""
+"""Admin page: one user's notifications of every kind (likes, replies, messages) and badge, by username."""
 
 from django.contrib.auth import get_user_model
 from django.template.response import TemplateResponse
@@ -21,7 +21,7 @@ def urls(site):
             if found_user is None:
                 note = f"No user named {username!r}."
             else:
-                data = selectors.like_notifications_for_staff(user_id=str(found_user.pk))
+                data = selectors.notifications_for_staff(user_id=str(found_user.pk))
         context = {
             **site.each_context(request),
             "title": "User notifications",

@@ -376,13 +376,15 @@ class StaffNotifications:
     sources: dict[str, int]
     unread: list[Notification]
     read: list[Notification]
+    feed: list[Notification]  # replies and broadcast messages, unread first
 
 
-def like_notifications_for_staff(*, user_id: str) -> StaffNotifications:
-    """A user's unread and read like notifications and badge, for the admin page.
+def notifications_for_staff(*, user_id: str) -> StaffNotifications:
+    """A user's notifications of every kind and badge, for the admin page.
 
-    Read history includes items past `expires_at` that TTL has not deleted yet
-    (they have `expires_at` in the past), newest read first, at most 200.
+    Likes: unread, and read history including items past `expires_at` that TTL has
+    not deleted yet (they have `expires_at` in the past), newest read first, at most
+    200. The feed (replies, broadcast messages): its entries as the inbox orders them.
     """
     unread = like_unread_source(user_id=user_id, before=None, limit=STAFF_HISTORY_LIMIT)
     read_items = LikeRead.query(user_id, scan_index_forward=False, consistent_read=True, limit=STAFF_HISTORY_LIMIT)
@@ -392,4 +394,5 @@ def like_notifications_for_staff(*, user_id: str) -> StaffNotifications:
         sources=sources,
         unread=_with_excerpts(unread),
         read=_with_excerpts(_like_notifications(list(read_items), unread=False)),
+        feed=feed_source(user_id=user_id, before=None, limit=STAFF_HISTORY_LIMIT),
     )

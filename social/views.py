@@ -1,5 +1,7 @@
 """Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
@@ -22,6 +24,8 @@ from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 
+COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+
 
 class CommentForm(forms.Form):
     body = forms.CharField(max_length=services.BODY_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
@@ -34,6 +38,8 @@ class SignUpForm(UserCreationForm):
 
     def clean_username(self):
         username = super().clean_username()
+        if username is None:
+            return username  # Django already reported the name as taken (it returns None then)
         try:
             services.username_check(username)
         except ApplicationError as error:
@@ -73,10 +79,16 @@ def timeline(request):
 
 
 def comment_detail(request, comment_id):
+    viewer_id = _viewer_id(request)
     try:
-        comment = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+        comment = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
     except NotFound:
         raise Http404("No such comment.") from None
+    if comment.hidden:
+        # Its author learns why it is gone; to everyone else a hidden comment does not exist.
+        if viewer_id is None or comment.author.id != viewer_id:
+            raise Http404("No such comment.")
+        return render(request, "social/comment_hidden.html", {"comment": comment})
     form = CommentForm()
     if request.method == "POST":
         if not request.user.is_authenticated:
@@ -124,13 +136,25 @@ def comment_like(request, comment_id):
         else:
             like_add(comment_id=comment_id, user_id=str(request.user.pk))
     except NotFound:
-        raise Http404("No such comment.") from None
+        if selectors.comment_find(comment_id=comment_id) is None:
+            raise Http404("No such comment.") from None
+        # Hidden while the page was open: back to the page, which no longer shows it, saying why.
+        messages.error(request, COMMENT_GONE)
+        back = _back_url(request)
+        if urlsplit(back).path == reverse("comment", args=[comment_id]):
+            back = reverse("timeline")
+        return HttpResponseRedirect(back)
     except ApplicationError as error:
         messages.error(request, error.message)
+    return HttpResponseRedirect(f"{_back_url(request)}#c-{comment_id}")
+
+
+def _back_url(request) -> str:
+    """The page the like form was on (its `next`), or the timeline for anything off-site."""
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
         back = reverse("timeline")
-    return HttpResponseRedirect(f"{back}#c-{comment_id}")
+    return back
 
 
 def signup(request):

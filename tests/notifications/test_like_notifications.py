@@ -199,7 +199,7 @@ def test_expired_read_notifications_are_not_shown_while_their_items_still_exist(
 
     assert [n.comment_id for n in inbox(author).results] == [recent]
     assert len(read_items(author)) == 2  # TTL has not deleted it: the read filters it
-    staff = selectors.like_notifications_for_staff(user_id=uid(author))
+    staff = selectors.notifications_for_staff(user_id=uid(author))
     assert {(n.comment_id, n.expired) for n in staff.read} == {(old, True), (recent, False)}
 
 

@@ -74,3 +74,20 @@ def test_staff_page_is_for_staff_only(client, people):
     client.force_login(people["alice"])
     answer = client.get("/admin/dynamo/notifications/", {"username": "author"})
     assert answer.status_code == 302 and "/admin/login/" in answer["Location"]
+
+
+def test_staff_page_shows_replies_and_broadcast_messages_too(client, people, make_user, liked):
+    from actions.comments import comment_create
+    from tests.delivery.helpers import create, dispatch
+
+    author = people["author"]
+    comment_create(author_id=uid(people["carol"]), body="A reply from Carol", parent_id=liked)
+    staff = make_user("staffer", is_staff=True)
+    delivery = create(staff, kind="usernames", users=[author], title="Clinic closed Friday")
+    dispatch(delivery.delivery_id)
+    client.force_login(staff)
+    html = client.get("/admin/dynamo/notifications/", {"username": "author"}).content.decode()
+    assert "Replies and messages (2)" in html
+    assert "Carol replied to your comment" in html
+    assert "broadcast message" in html and "Clinic closed Friday" in html
+    assert "Alice and Bob liked your comment" in html

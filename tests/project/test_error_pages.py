@@ -3,7 +3,7 @@
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
-from django.test import RequestFactory
+from django.test import Client, RequestFactory
 
 from project import views
 
@@ -49,3 +49,23 @@ def test_403_400_and_500_pages_are_the_sites_own(handler, status, text):
 def test_every_page_names_its_favicon(client):
     page = client.get("/").content.decode()
     assert 'rel="icon"' in page and "favicon.svg" in page
+
+
+def test_a_stale_form_is_a_friendly_403_that_says_what_to_do(make_user):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(make_user("stale"))
+    answer = browser.post("/", {"body": "from a page opened before logging in again"})
+    assert answer.status_code == 403
+    page = answer.content.decode()
+    assert "That form was out of date" in page and "reload the page" in page
+    assert "CSRF verification failed" not in page
+
+
+def test_too_many_failed_log_ins_get_a_friendly_page(client, make_user, settings):
+    settings.AXES_FAILURE_LIMIT = 2
+    make_user("guessed")
+    for _ in range(2):
+        answer = client.post("/accounts/login/", {"username": "guessed", "password": "wrong"})
+    assert answer.status_code == 429
+    page = answer.content.decode()
+    assert "Logging in is paused" in page and "Back to the timeline" in page
