@@ -32,6 +32,8 @@ def main() -> None:
 
         from actions.comments import comment_create
         from actions.likes import like_add, like_remove
+        from delivery import dispatch as delivery_dispatch
+        from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
         from notifications import feed
         from notifications.feed import FeedEvent
@@ -122,10 +124,10 @@ def main() -> None:
             audience=delivery_services.Audience(kind="usernames", usernames=[p.username for p in audience]),
             created_by=staff,
         )
-        delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+        delivery_preparation.delivery_prepare(delivery_id=delivery.delivery_id)
         with capacity_meter() as meter:
             start = time.perf_counter()
-            report = delivery_services.delivery_dispatch(
+            report = delivery_dispatch.delivery_dispatch(
                 delivery_id=delivery.delivery_id,
                 owner="costs",
                 batch_size=delivery_services.BATCH_SIZE_MAX,

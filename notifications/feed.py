@@ -39,6 +39,7 @@ from notifications.feed_format import FeedEntry, Record, digest, iso_to_ms, pack
 from notifications.models import Feed, FeedRetry, UnreadCount
 from project.errors import ApplicationError, Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
+from project.transactions import LabelledTransactWrite
 from project.transactions import transact_codes as transact  # positions until the split (issue 14, phase B)
 
 logger = logging.getLogger(__name__)
@@ -186,11 +187,10 @@ def feed_entry_size(entry: FeedEntry) -> int:
 class FeedWrite:
     """The state a feed will have once an event is applied: one version-conditioned put.
 
-    `add_to(transaction)` adds the put of the feed item (condition: the version that was
-    read, or "no item yet") and the `unread_counts` `feed` update to a pynamodb
-    TransactWrite. PynamoDB orders a transaction's actions as condition checks, deletes,
-    puts, updates; the feed put is a put, the unread count an update. A cancelled put
-    ("ConditionalCheckFailed") means another writer changed the feed: prepare again.
+    `add_to(transaction, label=...)` adds the put of the feed item (condition: the version
+    that was read, or "no item yet") and the `unread_counts` `feed` update to a
+    `project.transactions` transaction, under the caller's label. A failed condition on
+    that label in the outcome means another writer changed the feed: prepare again.
     """
 
     user_id: str
@@ -210,14 +210,17 @@ class FeedWrite:
             return 0
         return 2 if self.count_changed else 1
 
-    def add_to(self, transaction: TransactWrite) -> None:
+    def add_to(self, transaction: LabelledTransactWrite, *, label: object = None) -> None:
+        """Add the feed put and the unread-count update, both labelled `label`."""
         if self.already_applied:
             return
-        transaction.save(self.feed)  # PynamoDB adds the VersionAttribute condition and the increment
+        # PynamoDB adds the VersionAttribute condition and the increment.
+        transaction.save(self.feed, label=label)
         if self.count_changed:
             transaction.update(
                 UnreadCount(self.user_id, FEED_SOURCE),
                 actions=[UnreadCount.count.set(self.unread_count)],
+                label=label,
             )
 
 

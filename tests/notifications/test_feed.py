@@ -2,12 +2,12 @@
 
 import pytest
 from django.test import override_settings
-from pynamodb.transactions import TransactWrite
 
 from notifications import feed
 from notifications.feed import FeedEvent, FeedEventTooLarge
 from notifications.models import Feed, UnreadCount
 from project.dynamo import connection
+from project.transactions import LabelledTransactWrite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -194,8 +194,8 @@ def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
     assert write.action_count == 2
     with pytest.raises(Feed.DoesNotExist):
         stored()
-    with TransactWrite(connection=connection()) as transaction:
-        write.add_to(transaction)
+    with LabelledTransactWrite(connection=connection()) as transaction:
+        write.add_to(transaction, label="feed")
     assert stored().version == 1
     assert badge() == 1
     again = feed.feed_write_prepare(user_id="1", event=message(1))

@@ -7,7 +7,8 @@ import pytest
 from botocore.client import BaseClient
 
 from actions.comments import comment_create
-from delivery import services as delivery_services
+from delivery import dispatch as delivery_dispatch
+from delivery import preparation as delivery_preparation
 from notifications import feed
 from notifications.feed import FeedEvent
 from notifications.feed_format import digest, pack_entries, unpack_entries
@@ -97,7 +98,7 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
     users = [make_user() for _ in range(9)]
     targets = [str(staff.pk)] + [str(u.pk) for u in users]
     delivery = create(staff)
-    delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+    delivery_preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     calls = []
     real = BaseClient._make_api_call
 
@@ -107,7 +108,7 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
         return real(self, operation, params)
 
     with mock.patch.object(BaseClient, "_make_api_call", spy):
-        delivery_services.delivery_dispatch(
+        delivery_dispatch.delivery_dispatch(
             delivery_id=delivery.delivery_id, owner="one", batch_size=10, lease_seconds=60
         )
     assert_exactly_once(delivery.delivery_id, targets)
