@@ -14,14 +14,47 @@ from datetime import UTC, datetime
 from pynamodb.exceptions import DoesNotExist
 
 from delivery.models import Delivery
-from notifications.feed import FEED_SOURCE, feed_read
+from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE
 from notifications.feed_format import FeedEntry
-from notifications.models import UnreadCount
+from notifications.models import Feed, FeedRetry, UnreadCount
+from project.clock import clock
 from social.models import Comment
 from social.selectors import Author, authors_by_id
 
 REMOVED_REPLY = "This reply was removed."
 REMOVED_MESSAGE = "This message is no longer available."
+
+
+def feed_read(*, user_id: str) -> Feed:
+    """The user's feed item read consistently (an empty, unsaved one when there is none)."""
+    try:
+        return Feed.get(user_id, consistent_read=True)
+    except DoesNotExist:
+        return feed_empty(user_id)
+
+
+def feed_empty(user_id: str) -> Feed:
+    """An empty, unsaved feed (what a user without a feed item has)."""
+    feed = Feed(user_id)
+    feed.entries, feed.applied = [], []
+    return feed
+
+
+def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
+    """Several users' feeds with strongly consistent BatchGetItem (100 keys a request;
+    PynamoDB retries unprocessed keys); an empty, unsaved feed for a user without one."""
+    found = {feed.user_id: feed for feed in Feed.batch_get(list(dict.fromkeys(user_ids)), consistent_read=True)}
+    return {user_id: found.get(user_id) or feed_empty(user_id) for user_id in user_ids}
+
+
+def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
+    """Retries due at `now_ms` (now), oldest due first per shard: one LSI Query per shard (no Scan)."""
+    now_ms = int(clock.now() * 1000) if now_ms is None else now_ms
+    due = []
+    for shard in range(FEED_RETRY_SHARDS):
+        due.extend(FeedRetry.by_due.query(str(shard), FeedRetry.due_at <= now_ms, limit=limit, consistent_read=True))
+    due.sort(key=lambda item: item.due_at)
+    return due[:limit]
 
 
 @dataclass(frozen=True)

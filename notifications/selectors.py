@@ -20,8 +20,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.urls import reverse
 
-from notifications.feed import feed_read
-from notifications.feed_selectors import feed_entry_views
+from notifications.feed_selectors import feed_entry_views, feed_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 from notifications.services import read_key
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode

@@ -161,14 +161,6 @@ def transact(
     raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
 
 
-def transact_codes(build: Callable[[TransactWrite], None], *, what: str, attempts: int = TRANSACTION_ATTEMPTS):
-    """`transact` answering the raw codes ([] when committed), for the callers that still map
-    codes to actions by position (notifications/feed.py, delivery/services.py: to convert to
-    labels when those modules are split)."""
-    outcome = transact(build, what=what, attempts=attempts)
-    return [] if outcome.ok else list(outcome.codes)
-
-
 def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TRANSACTION_ATTEMPTS) -> object:
     """Run one plain write (PutItem/UpdateItem/DeleteItem), retrying AWS's refusal of it.
 

@@ -111,18 +111,19 @@ def test_stopping_releases_the_chunk_for_others(prepared):
 def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prepared):
     """A feed that changes under every attempt is deferred; the other targets are delivered."""
     from notifications import feed as feed_module
+    from notifications import feed_events
 
     delivery, targets = prepared
     event = dispatch.delivery_feed_event(delivery)
     leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     busy = targets[1]
-    real_compute = feed_module.feed_write_compute
+    real_compute = feed_events.feed_write_compute
 
     def compute_then_someone_writes(*, feed, event):
         write = real_compute(feed=feed, event=event)
         if feed.user_id == busy:  # another producer writes this feed right after we read it
             feed_module.feed_append(
-                user_id=busy, event=feed_module.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
+                user_id=busy, event=feed_events.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
             )
         return write
 

@@ -9,8 +9,8 @@ from botocore.client import BaseClient
 from actions.comments import comment_create
 from delivery import dispatch as delivery_dispatch
 from delivery import preparation as delivery_preparation
-from notifications import feed
-from notifications.feed import FeedEvent
+from notifications import feed, feed_events, feed_selectors
+from notifications.feed_events import FeedEvent
 from notifications.feed_format import digest, pack_entries, unpack_entries
 from notifications.models import Feed, LegacyFeedEntry
 from social import services
@@ -51,7 +51,7 @@ def test_the_feed_stores_no_text_of_replies_or_deliveries(make_user):
 def test_a_feed_in_the_old_format_reads_the_same_and_is_rewritten_compact_at_its_next_write(make_user, api):
     ann = make_user("ann")
     old_entry = LegacyFeedEntry(
-        entry_id=feed.feed_entry_id("old-1"),
+        entry_id=feed_events.feed_entry_id("old-1"),
         kind="message",
         title="Welcome",
         body="Old text kept inline",
@@ -87,7 +87,7 @@ def test_a_full_feed_of_replies_is_a_few_kilobytes():
         event = FeedEvent(
             f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
         )
-        entries.append(feed.feed_write_compute(feed=feed._feed_empty("1"), event=event).feed.entries[0])
+        entries.append(feed_events.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0])
     packed = pack_entries(entries)
     assert unpack_entries(packed) == entries
     assert len(packed) < 4_600  # the whole list of 100 entries (about 43 bytes each)
