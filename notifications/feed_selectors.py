@@ -4,16 +4,20 @@ A read is one GetItem of the feed, then the text of the entries shown, read from
 it lives with BatchGetItem (the replies from `comments`, the messages from `deliveries`),
 plus one query of Django users for the actor names; no Scan. A reply hidden or deleted
 since it was notified is shown as removed, never with its old text.
+
+Entries of a kind owned by an app above this one (a delivery's "message") get their text
+from a source that app registers in its `feed_sources.py` module (found at start-up by
+`autodiscover_modules`, as the admin finds `admin.py`): notifications imports no app above it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from delivery.models import Delivery
 from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE
 from notifications.feed_format import FeedEntry
 from notifications.models import Feed, FeedRetry, UnreadCount
@@ -95,7 +99,9 @@ def _at(ms: int) -> datetime:
 
 
 @dataclass(frozen=True)
-class _Text:
+class FeedText:
+    """What an entry shows, read from what it points at."""
+
     title: str = ""
     body: str = ""
     url: str = ""
@@ -103,40 +109,56 @@ class _Text:
     removed: bool = False
 
 
-def _batch_get(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+# kind -> a function from object ids to the texts of those that still exist.
+FeedTextSource = Callable[[set[str]], dict[str, FeedText]]
+_SOURCES: dict[str, FeedTextSource] = {}
+
+
+def feed_text_source(kind: str) -> Callable[[FeedTextSource], FeedTextSource]:
+    """Register (decorator) where the text of `kind` entries is read (an app's `feed_sources.py`)."""
+
+    def register(source: FeedTextSource) -> FeedTextSource:
+        _SOURCES[kind] = source
+        return source
+
+    return register
+
+
+def batch_get_by_key(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+    """Items of `model` with hash keys `ids` (BatchGetItem), by key; `attributes[0]` is the key."""
     if not ids:
         return {}
     key = attributes[0]
     return {getattr(item, key): item for item in model.batch_get(sorted(ids), attributes_to_get=attributes)}
 
 
-def _texts(entries: list[FeedEntry]) -> dict[str, _Text]:
-    """The text of each entry by entry id: two BatchGetItem at most (replies, deliveries)."""
+def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
+    """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
     reply_ids = {entry.object_id for entry in entries if entry.kind == "reply" and entry.object_id}
-    delivery_ids = {entry.object_id for entry in entries if entry.kind == "message" and entry.object_id}
-    replies = _batch_get(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
-    deliveries = _batch_get(Delivery, delivery_ids, ["delivery_id", "title", "body", "url"])
+    replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
+    wanted: dict[str, set[str]] = {}
+    for entry in entries:
+        if entry.kind != "reply" and entry.object_id:
+            wanted.setdefault(entry.kind, set()).add(entry.object_id)
+    found = {kind: _SOURCES[kind](ids) if kind in _SOURCES else {} for kind, ids in wanted.items()}
     texts = {}
     for entry in entries:
         if entry.object_id is None:  # an event that kept its text inline (or an old-format entry)
-            texts[entry.entry_id] = _Text(entry.title, entry.body, entry.url)
+            texts[entry.entry_id] = FeedText(entry.title, entry.body, entry.url)
         elif entry.kind == "reply":
             reply = replies.get(entry.object_id)
             if reply is None or reply.parent_id is None:
-                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, removed=True)
+                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, removed=True)
                 continue
             url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
             rollup_key = f"reply#{reply.parent_id}"
             if reply.hidden:
-                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
+                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
             else:
-                texts[entry.entry_id] = _Text(body=reply.body, url=url, rollup_key=rollup_key)
+                texts[entry.entry_id] = FeedText(body=reply.body, url=url, rollup_key=rollup_key)
         else:
-            delivery = deliveries.get(entry.object_id)
-            if delivery is None:
-                texts[entry.entry_id] = _Text(title=REMOVED_MESSAGE, removed=True)
-            else:
-                texts[entry.entry_id] = _Text(delivery.title, delivery.body, delivery.url or "")
+            text = found[entry.kind].get(entry.object_id)
+            texts[entry.entry_id] = text or FeedText(title=REMOVED_MESSAGE, removed=True)
     return texts
 
 

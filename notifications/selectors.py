@@ -21,8 +21,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from notifications.feed_selectors import feed_entry_views, feed_read
-from notifications.models import LikeRead, LikeUnread, UnreadCount
-from notifications.services import read_key
+from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
 from social.selectors import authors_by_id

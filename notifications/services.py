@@ -34,7 +34,7 @@ from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
-from notifications.models import LikeRead, LikeUnread, UnreadCount
+from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
 from project.clock import clock
 from project.errors import Conflict
 from project.transactions import TransactOutcome, transact
@@ -63,15 +63,6 @@ def now_iso(at: datetime | None = None) -> str:
 def clock_ns() -> int:
     """Now in nanoseconds (the `like_read` sort key's unit), from the one clock."""
     return int(clock.now() * 1e9)
-
-
-def read_key(*, read_ns: int, comment_id: str) -> str:
-    """`like_read` sort key: read time in ns (zero-padded, so it sorts) joined with the comment id.
-
-    Two notifications read in the same nanosecond (one transaction marks many) differ
-    by comment id, so they cannot overwrite each other.
-    """
-    return f"{read_ns:020d}#{comment_id}"
 
 
 # --- like / unlike ---------------------------------------------------------

@@ -34,10 +34,14 @@ class Clock:
 
 
 class ManualClock(Clock):
-    """A clock that moves only when told to; `sleep` moves it instead of waiting."""
+    """A clock that moves only when told to; `sleep` moves it instead of waiting.
 
-    def __init__(self, start: float = 1_800_000_000.0) -> None:
+    With `step`, every reading moves it on by `step` seconds (each action a tick later).
+    """
+
+    def __init__(self, start: float = 1_800_000_000.0, *, step: float = 0.0) -> None:
         self._now = float(start)
+        self._step = float(step)
         self._lock = threading.Lock()
 
     @classmethod
@@ -47,7 +51,9 @@ class ManualClock(Clock):
 
     def now(self) -> float:
         with self._lock:
-            return self._now
+            now = self._now
+            self._now += self._step
+            return now
 
     def monotonic(self) -> float:
         return self.now()
