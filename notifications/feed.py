@@ -35,6 +35,8 @@ from project.transactions import LabelledTransactWrite, TransactOutcome, transac
 logger = logging.getLogger(__name__)
 
 FEED_WRITE_ATTEMPTS = 8  # version conflicts re-read and retried before the event is queued
+# A feed write takes tens of milliseconds: its retries are spread over that scale.
+FEED_BACKOFF = (0.04, 1.0)  # (base, cap) seconds
 FEED_REPLY_OUTBOX_DELAY_MS = 60_000  # the replying request applies it; the drainer only if it did not
 
 APPLIED = "applied"
@@ -172,6 +174,7 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                 what="feed_append",
                 attempts=FEED_WRITE_ATTEMPTS,
                 on_failed=reread,
+                backoff=FEED_BACKOFF,
             )
         if write.already_applied:
             if outbox:
@@ -244,6 +247,7 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
         what="feed_mark_read",
         attempts=FEED_WRITE_ATTEMPTS,
         on_failed=reread,
+        backoff=FEED_BACKOFF,
     )
     if outcome.ok:
         return marked
