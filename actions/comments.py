@@ -3,15 +3,56 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
-from pynamodb.transactions import TransactWrite
-
-from notifications.feed import feed_reply_notification
-from project.transactions import transact
+from notifications.feed import FeedAppendResult, feed_append, feed_outbox_add
+from notifications.feed_events import FeedEvent
+from project.transactions import LabelledTransactWrite, transact
 from social.models import Comment
 from social.services import comment_new, comment_put
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ReplyNotification:
+    """The feed event telling a comment's author about a reply, written through an outbox.
+
+    `add_outbox_to(transaction)` joins the reply's own transaction, so the reply and the
+    promise to notify commit together; `send()` then applies the event and deletes the
+    outbox item. If `send()` fails or the process dies before
+    it, `process_feed_retries` applies the event later: the reply never fails for it.
+    """
+
+    user_id: str  # the parent comment's author
+    event: FeedEvent
+
+    def add_outbox_to(self, transaction: LabelledTransactWrite) -> None:
+        feed_outbox_add(transaction, user_id=self.user_id, event=self.event)
+
+    def send(self) -> FeedAppendResult | None:
+        try:
+            return feed_append(user_id=self.user_id, event=self.event, outbox=True)
+        except Exception:  # the reply is already posted; the outbox item keeps the event
+            logger.exception("reply notification %s left to process_feed_retries", self.event.event_id)
+            return None
+
+
+def feed_reply_notification(
+    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, body: str, created_at: str
+) -> ReplyNotification | None:
+    """The notification for a reply to `parent_id`, or None for a reply to one's own comment."""
+    if replier_id == parent_author_id:
+        return None
+    event = FeedEvent(
+        event_id=f"reply:{reply_id}",
+        kind="reply",
+        actor_id=replier_id,
+        rollup_key=f"reply#{parent_id}",
+        object_id=reply_id,  # the entry shows the reply's text, read when the feed is shown
+        created_at=created_at,
+    )
+    return ReplyNotification(user_id=parent_author_id, event=event)
 
 
 def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -> Comment:
@@ -35,7 +76,7 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
             created_at=comment.created_at,
         )
 
-    def build(transaction: TransactWrite) -> None:
+    def build(transaction: LabelledTransactWrite) -> None:
         comment_put(transaction, comment=comment)
         if notification:
             notification.add_outbox_to(transaction)

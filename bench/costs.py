@@ -32,9 +32,11 @@ def main() -> None:
 
         from actions.comments import comment_create
         from actions.likes import like_add, like_remove
+        from delivery import dispatch as delivery_dispatch
+        from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
-        from notifications import feed
-        from notifications.feed import FeedEvent
+        from notifications import feed, feed_events
+        from notifications.feed_events import FeedEvent
         from notifications.like_events import like_events_fold_until_idle
 
         User = get_user_model()
@@ -43,7 +45,7 @@ def main() -> None:
         staff = User.objects.create_user(username="staff", password="!", is_staff=True)
 
         def fill_feed(user_id: str) -> None:
-            for n in range(feed.feed_max_entries()):
+            for n in range(feed_events.feed_max_entries()):
                 parent = comment_create(author_id=user_id, body=f"Comment {n}")
                 replier = str(people[n % len(people)].pk)
                 reply = comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
@@ -110,7 +112,7 @@ def main() -> None:
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]
         for person in audience:
-            for n in range(feed.feed_max_entries()):
+            for n in range(feed_events.feed_max_entries()):
                 feed.feed_append(
                     user_id=str(person.pk),
                     event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex),
@@ -122,10 +124,10 @@ def main() -> None:
             audience=delivery_services.Audience(kind="usernames", usernames=[p.username for p in audience]),
             created_by=staff,
         )
-        delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+        delivery_preparation.delivery_prepare(delivery_id=delivery.delivery_id)
         with capacity_meter() as meter:
             start = time.perf_counter()
-            report = delivery_services.delivery_dispatch(
+            report = delivery_dispatch.delivery_dispatch(
                 delivery_id=delivery.delivery_id,
                 owner="costs",
                 batch_size=delivery_services.BATCH_SIZE_MAX,

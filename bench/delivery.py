@@ -26,7 +26,8 @@ from _setup import bench_environment, capacity_meter, units
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from delivery import services
+from delivery import preparation, services
+from delivery.dispatch import delivery_dispatch
 from delivery.models import Delivery
 from project import dynamo
 
@@ -53,7 +54,7 @@ def prepare_memory(staff, group_name: str | None) -> tuple[float, int, int]:
     delivery_id = create(staff, kind="group" if group_name else "all", group=group_name)
     tracemalloc.start()
     started = time.perf_counter()
-    services.delivery_prepare(delivery_id=delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery_id)
     elapsed = time.perf_counter() - started
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -65,11 +66,11 @@ def fill_feeds(user_ids: list[str]) -> dict:
     """Give every user a full feed (FEED_MAX_ENTRIES message entries); returns one such item (raw)."""
     import uuid
 
-    from notifications import feed
-    from notifications.feed import FeedEvent
+    from notifications import feed, feed_events
+    from notifications.feed_events import FeedEvent
 
     feed.feed_append(user_id="template", event=FeedEvent("seed", "message", None, None, delivery_id=uuid.uuid4().hex))
-    for n in range(feed.feed_max_entries() - 1):
+    for n in range(feed_events.feed_max_entries() - 1):
         feed.feed_append(
             user_id="template", event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex)
         )
@@ -91,7 +92,7 @@ def dispatch(delivery_id: str, workers: int, batch_size: int) -> tuple[float, in
     lock = threading.Lock()
 
     def run(number):
-        report = services.delivery_dispatch(
+        report = delivery_dispatch(
             delivery_id=delivery_id, owner=f"bench:{number}", batch_size=batch_size, lease_seconds=120
         )
         with lock:
@@ -241,7 +242,7 @@ def main():
         for count in workers:
             delivery_id = create(staff)
             started = time.perf_counter()
-            services.delivery_prepare(delivery_id=delivery_id)
+            preparation.delivery_prepare(delivery_id=delivery_id)
             prepare_seconds = time.perf_counter() - started
             with capacity_meter() as meter:
                 seconds, delivered = dispatch(delivery_id, count, args.batch_size)

@@ -29,8 +29,8 @@ CONCURRENT_APPENDS = 20  # per writer
 
 def main() -> None:
     with bench_environment():
-        from notifications import feed
-        from notifications.feed import FeedEvent
+        from notifications import feed, feed_retries
+        from notifications.feed_events import FeedEvent
         from notifications.models import Feed
         from project.dynamo import client
 
@@ -132,7 +132,7 @@ def main() -> None:
         raw.put_item(TableName=table, Item={**copy, "user_id": {"S": "shared"}})
         latencies, wall = concurrent(append)
         queued = sum(1 for result in results if result.status == feed.QUEUED)
-        drained = feed.feed_retries_process(limit=1000, now_ms=int(time.time() * 1000) + 3_600_000)
+        drained = feed_retries.feed_retries_process(limit=1000, now_ms=int(time.time() * 1000) + 3_600_000)
         writes = WRITERS * CONCURRENT_APPENDS
         conflicts = sum(result.conflicts for result in results)
 
@@ -172,7 +172,7 @@ def inbox_compare(*, author_count: int) -> None:
     from django.contrib.auth import get_user_model
 
     from actions.comments import comment_create
-    from notifications.feed import feed_entry_id
+    from notifications.feed_events import feed_entry_id
     from notifications.models import Feed, LegacyFeedEntry
     from notifications.selectors import notification_inbox
 

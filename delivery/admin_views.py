@@ -10,7 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
-from delivery import selectors, services
+from delivery import preparation, selectors, services
 from delivery.apis import USERNAMES_MAX
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, FINAL_STATUSES, PREPARING
 from project.admin_pages import AdminPage, dynamo_admin
@@ -183,7 +183,7 @@ def urls(site):
     @require_POST
     def prepare(request, delivery_id):
         try:
-            delivery = services.delivery_prepare(delivery_id=delivery_id)
+            delivery = preparation.delivery_prepare(delivery_id=delivery_id)
             messages.success(
                 request, f"Prepared: {delivery.total_targets} targets. The dispatcher sends it in the background."
             )

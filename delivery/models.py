@@ -44,6 +44,13 @@ AUDIENCE_USERNAMES = "usernames"
 CHUNK_PENDING = "pending"
 CHUNK_DONE = "done"
 
+QUEUE = "active"  # the one partition of `delivery_queue`
+
+
+def chunk_key(delivery_id: str, seq: int) -> str:
+    """The key of chunk `seq` of a delivery (`<delivery_id>#<seq>`)."""
+    return f"{delivery_id}#{seq}"
+
 
 class DeliveriesByCreated(GlobalSecondaryIndex):
     """Every delivery, newest first, for the staff list (never read on the dispatch path)."""

@@ -1,21 +1,63 @@
 """Reads of the delivery room. No Scan: key lookups, Queries and BatchGetItem only.
 
 The staff listing reads the `by_created` GSI (eventually consistent, which is fine
-for a list); everything a dispatcher decides on is read strongly consistently in
-services.py.
+for a list); everything a dispatcher decides on is read strongly consistently (the helpers
+below, used by the write modules too).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from delivery.models import CANCELLED, CHUNK_DONE, DISPATCHING, Delivery, DeliveryChunk, DeliveryQueueEntry
-from delivery.services import QUEUE, chunk_key, clock, delivery_get_consistent, targets_pending
+from pynamodb.exceptions import DoesNotExist
+
+from delivery.models import (
+    CANCELLED,
+    CHUNK_DONE,
+    DISPATCHING,
+    QUEUE,
+    Delivery,
+    DeliveryChunk,
+    DeliveryQueueEntry,
+    DeliveryTarget,
+    chunk_key,
+)
+from project.clock import clock
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.errors import NotFound
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
 PENDING_SHOWN = 50
+DELIVERY_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def item_get_consistent(model, *keys):
+    """One item by key, strongly consistent; None when there is none."""
+    try:
+        return model.get(*keys, consistent_read=True)
+    except DoesNotExist:
+        return None
+
+
+def delivery_get_consistent(*, delivery_id: str) -> Delivery:
+    """A delivery by id (strongly consistent); NotFound when there is none or the id is malformed."""
+    delivery = item_get_consistent(Delivery, delivery_id) if DELIVERY_ID.fullmatch(delivery_id or "") else None
+    if delivery is None:
+        raise NotFound("No such delivery.")
+    return delivery
+
+
+def targets_pending(*, delivery_id: str, user_ids: list[str]) -> list[str]:
+    """Those of `user_ids` whose target item still exists (strongly consistent BatchGetItem)."""
+    found = {
+        target.user_id
+        for target in DeliveryTarget.batch_get(
+            [(user_id, delivery_id) for user_id in user_ids], consistent_read=True, attributes_to_get=["user_id"]
+        )
+    }
+    return [user_id for user_id in user_ids if user_id in found]
 
 
 @dataclass(frozen=True)
@@ -114,7 +156,7 @@ def delivery_chunks(*, delivery: Delivery) -> list[ChunkView]:
     """Every chunk's state (staff detail page): BatchGetItem, 100 keys a call."""
     count = int(delivery.chunk_count if delivery.chunk_count is not None else delivery.frozen_chunks)
     keys = [chunk_key(delivery.delivery_id, seq) for seq in range(count)]
-    now = clock()
+    now = clock.now()
     chunks = [
         ChunkView(
             seq=int(chunk.seq),

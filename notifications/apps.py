@@ -6,4 +6,8 @@ class NotificationsConfig(AppConfig):
     verbose_name = "Notifications"
 
     def ready(self):
+        from django.utils.module_loading import autodiscover_modules
+
         from notifications import checks  # noqa: F401  (registers the system checks)
+
+        autodiscover_modules("feed_sources")  # where entries of other apps' kinds read their text

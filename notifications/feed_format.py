@@ -43,6 +43,8 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from project.clock import parse_iso
+
 DIGEST_BYTES = 6
 KIND_CODES = {"reply": 1, "message": 2}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
@@ -59,7 +61,7 @@ def digest(text: str) -> bytes:
 
 
 def iso_to_ms(value: str) -> int:
-    return round(datetime.fromisoformat(value).timestamp() * 1000)
+    return round(parse_iso(value).timestamp() * 1000)
 
 
 def ms_to_iso(value: int) -> str:

@@ -4,24 +4,61 @@ A read is one GetItem of the feed, then the text of the entries shown, read from
 it lives with BatchGetItem (the replies from `comments`, the messages from `deliveries`),
 plus one query of Django users for the actor names; no Scan. A reply hidden or deleted
 since it was notified is shown as removed, never with its old text.
+
+Entries of a kind owned by an app above this one (a delivery's "message") get their text
+from a source that app registers in its `feed_sources.py` module (found at start-up by
+`autodiscover_modules`, as the admin finds `admin.py`): notifications imports no app above it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from delivery.models import Delivery
-from notifications.feed import FEED_SOURCE, feed_read
+from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE
 from notifications.feed_format import FeedEntry
-from notifications.models import UnreadCount
+from notifications.models import Feed, FeedRetry, UnreadCount
+from project.clock import clock
 from social.models import Comment
 from social.selectors import Author, authors_by_id
 
 REMOVED_REPLY = "This reply was removed."
 REMOVED_MESSAGE = "This message is no longer available."
+
+
+def feed_read(*, user_id: str) -> Feed:
+    """The user's feed item read consistently (an empty, unsaved one when there is none)."""
+    try:
+        return Feed.get(user_id, consistent_read=True)
+    except DoesNotExist:
+        return feed_empty(user_id)
+
+
+def feed_empty(user_id: str) -> Feed:
+    """An empty, unsaved feed (what a user without a feed item has)."""
+    feed = Feed(user_id)
+    feed.entries, feed.applied = [], []
+    return feed
+
+
+def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
+    """Several users' feeds with strongly consistent BatchGetItem (100 keys a request;
+    PynamoDB retries unprocessed keys); an empty, unsaved feed for a user without one."""
+    found = {feed.user_id: feed for feed in Feed.batch_get(list(dict.fromkeys(user_ids)), consistent_read=True)}
+    return {user_id: found.get(user_id) or feed_empty(user_id) for user_id in user_ids}
+
+
+def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
+    """Retries due at `now_ms` (now), oldest due first per shard: one LSI Query per shard (no Scan)."""
+    now_ms = int(clock.now() * 1000) if now_ms is None else now_ms
+    due = []
+    for shard in range(FEED_RETRY_SHARDS):
+        due.extend(FeedRetry.by_due.query(str(shard), FeedRetry.due_at <= now_ms, limit=limit, consistent_read=True))
+    due.sort(key=lambda item: item.due_at)
+    return due[:limit]
 
 
 @dataclass(frozen=True)
@@ -63,7 +100,9 @@ def _at(ms: int) -> datetime:
 
 
 @dataclass(frozen=True)
-class _Text:
+class FeedText:
+    """What an entry shows, read from what it points at."""
+
     title: str = ""
     body: str = ""
     url: str = ""
@@ -71,40 +110,56 @@ class _Text:
     removed: bool = False
 
 
-def _batch_get(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+# kind -> a function from object ids to the texts of those that still exist.
+FeedTextSource = Callable[[set[str]], dict[str, FeedText]]
+_SOURCES: dict[str, FeedTextSource] = {}
+
+
+def feed_text_source(kind: str) -> Callable[[FeedTextSource], FeedTextSource]:
+    """Register (decorator) where the text of `kind` entries is read (an app's `feed_sources.py`)."""
+
+    def register(source: FeedTextSource) -> FeedTextSource:
+        _SOURCES[kind] = source
+        return source
+
+    return register
+
+
+def batch_get_by_key(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+    """Items of `model` with hash keys `ids` (BatchGetItem), by key; `attributes[0]` is the key."""
     if not ids:
         return {}
     key = attributes[0]
     return {getattr(item, key): item for item in model.batch_get(sorted(ids), attributes_to_get=attributes)}
 
 
-def _texts(entries: list[FeedEntry]) -> dict[str, _Text]:
-    """The text of each entry by entry id: two BatchGetItem at most (replies, deliveries)."""
+def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
+    """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
     reply_ids = {entry.object_id for entry in entries if entry.kind == "reply" and entry.object_id}
-    delivery_ids = {entry.object_id for entry in entries if entry.kind == "message" and entry.object_id}
-    replies = _batch_get(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
-    deliveries = _batch_get(Delivery, delivery_ids, ["delivery_id", "title", "body", "url"])
+    replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
+    wanted: dict[str, set[str]] = {}
+    for entry in entries:
+        if entry.kind != "reply" and entry.object_id:
+            wanted.setdefault(entry.kind, set()).add(entry.object_id)
+    found = {kind: _SOURCES[kind](ids) if kind in _SOURCES else {} for kind, ids in wanted.items()}
     texts = {}
     for entry in entries:
         if entry.object_id is None:  # an event that kept its text inline (or an old-format entry)
-            texts[entry.entry_id] = _Text(entry.title, entry.body, entry.url)
+            texts[entry.entry_id] = FeedText(entry.title, entry.body, entry.url)
         elif entry.kind == "reply":
             reply = replies.get(entry.object_id)
             if reply is None or reply.parent_id is None:
-                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, removed=True)
+                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, removed=True)
                 continue
             url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
             rollup_key = f"reply#{reply.parent_id}"
             if reply.hidden:
-                texts[entry.entry_id] = _Text(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
+                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
             else:
-                texts[entry.entry_id] = _Text(body=reply.body, url=url, rollup_key=rollup_key)
+                texts[entry.entry_id] = FeedText(body=reply.body, url=url, rollup_key=rollup_key)
         else:
-            delivery = deliveries.get(entry.object_id)
-            if delivery is None:
-                texts[entry.entry_id] = _Text(title=REMOVED_MESSAGE, removed=True)
-            else:
-                texts[entry.entry_id] = _Text(delivery.title, delivery.body, delivery.url or "")
+            text = found[entry.kind].get(entry.object_id)
+            texts[entry.entry_id] = text or FeedText(title=REMOVED_MESSAGE, removed=True)
     return texts
 
 

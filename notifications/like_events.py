@@ -45,7 +45,7 @@ from pynamodb.exceptions import DoesNotExist
 from pynamodb.transactions import TransactWrite
 
 from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount
-from notifications.services import like_source, likers_max, now_iso
+from notifications.services import like_source, likers_max
 from project.clock import clock
 from project.transactions import transact
 from social.counters import LIKES, counter_compact, counter_due_flag_add, counter_key
@@ -157,14 +157,14 @@ def _fold_actions(transaction: TransactWrite, fold: _Fold) -> None:
         if fold.unread is None:  # a comment posted before notifications existed
             transaction.save(
                 LikeUnread(
-                    author_id, comment_id, liker_ids=fold.new_list, num_likes=fold.new_count, updated_at=now_iso()
+                    author_id, comment_id, liker_ids=fold.new_list, num_likes=fold.new_count, updated_at=clock.now_iso()
                 ),
                 condition=LikeUnread.comment_id.does_not_exist(),
             )
         else:
             actions = [LikeUnread.liker_ids.set(fold.new_list), LikeUnread.num_likes.set(fold.new_count)]
             if fold.notify:
-                actions.append(LikeUnread.updated_at.set(now_iso()))
+                actions.append(LikeUnread.updated_at.set(clock.now_iso()))
             # A mark-read (or another fold) in between fails this: re-read and fold again.
             transaction.update(
                 LikeUnread(author_id, comment_id),

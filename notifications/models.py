@@ -36,6 +36,15 @@ class LikeUnread(Model):
     by_num_likes = UnreadLikesIndex()
 
 
+def read_key(*, read_ns: int, comment_id: str) -> str:
+    """`like_read` sort key: read time in ns (zero-padded, so it sorts) joined with the comment id.
+
+    Two notifications read in the same nanosecond (one transaction marks many) differ
+    by comment id, so they cannot overwrite each other.
+    """
+    return f"{read_ns:020d}#{comment_id}"
+
+
 class LikeRead(Model):
     """A like notification after it was read: history, expired by TTL after the retention period."""
 

@@ -11,19 +11,17 @@ position, descending.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.urls import reverse
 
-from notifications.feed import feed_read
-from notifications.feed_selectors import feed_entry_views
-from notifications.models import LikeRead, LikeUnread, UnreadCount
-from notifications.services import read_key
+from notifications.feed_selectors import feed_entry_views, feed_read
+from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
+from project.clock import clock, parse_iso
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
 from social.selectors import authors_by_id
@@ -68,7 +66,7 @@ class Notification:
     @property
     def expired(self) -> bool:
         """Past its retention: never shown to the user, even before TTL deletes it."""
-        return self.expires_at is not None and self.expires_at <= datetime.now(UTC)
+        return self.expires_at is not None and self.expires_at <= clock.utcnow()
 
     @property
     def read_field(self) -> str | None:
@@ -97,16 +95,12 @@ InboxSource = Callable[..., list[Notification]]
 # --- time ------------------------------------------------------------------
 
 
-def _parse_iso(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def _ns(at: datetime) -> int:
     return int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1000
 
 
 def _ns_of_iso(value: str) -> int:
-    return _ns(_parse_iso(value))
+    return _ns(parse_iso(value))
 
 
 # --- badge -----------------------------------------------------------------
@@ -170,7 +164,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
         liker_ids = list(item.liker_ids or [])
         count = like_count(item)
         actors = tuple(Actor(liker, authors[liker].display_name) for liker in liker_ids[:2])
-        updated_at = _parse_iso(item.updated_at)
+        updated_at = parse_iso(item.updated_at)
         if unread:
             notification_id = f"like:{item.comment_id}"
             position = (1, _ns(updated_at), notification_id)
@@ -178,7 +172,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
         else:
             notification_id = f"like:{item.read_key}"
             position = (0, int(item.read_key.split("#", 1)[0]), notification_id)
-            read_at = _parse_iso(item.read_at)
+            read_at = parse_iso(item.read_at)
             expires_at = item.expires_at
         results.append(
             Notification(
@@ -217,7 +211,7 @@ def like_unread_source(*, user_id: str, before: Position | None, limit: int) -> 
 
 
 def _retention_start_key() -> str:
-    oldest = time.time_ns() - int(timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS).total_seconds() * 1e9)
+    oldest = clock.now_ns() - int(timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS).total_seconds() * 1e9)
     return f"{oldest:020d}"
 
 
@@ -241,7 +235,7 @@ def like_read_source(*, user_id: str, before: Position | None, limit: int) -> li
     items = LikeRead.query(
         user_id,
         range_key_condition=condition,
-        filter_condition=LikeRead.expires_at > datetime.now(UTC),
+        filter_condition=LikeRead.expires_at > clock.utcnow(),
         scan_index_forward=False,
         consistent_read=True,
         limit=limit + 2,  # the cursor's own item may be among them (the key range is inclusive)

@@ -34,8 +34,8 @@ from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
-from notifications.models import LikeRead, LikeUnread, UnreadCount
-from project.clock import clock
+from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
+from project.clock import clock, iso_format
 from project.errors import Conflict
 from project.transactions import TransactOutcome, transact
 from social.activity.services import activity_put
@@ -54,24 +54,6 @@ LIKE_SOURCE_PREFIX = "like#"
 def like_source(comment_id: str) -> str:
     """The `unread_counts` source key of a comment's like notification."""
     return f"{LIKE_SOURCE_PREFIX}{comment_id}"
-
-
-def now_iso(at: datetime | None = None) -> str:
-    return (at or clock.utcnow()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def clock_ns() -> int:
-    """Now in nanoseconds (the `like_read` sort key's unit), from the one clock."""
-    return int(clock.now() * 1e9)
-
-
-def read_key(*, read_ns: int, comment_id: str) -> str:
-    """`like_read` sort key: read time in ns (zero-padded, so it sorts) joined with the comment id.
-
-    Two notifications read in the same nanosecond (one transaction marks many) differ
-    by comment id, so they cannot overwrite each other.
-    """
-    return f"{read_ns:020d}#{comment_id}"
 
 
 # --- like / unlike ---------------------------------------------------------
@@ -110,7 +92,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
         actions=[
             LikeUnread.liker_ids.set([]),
             LikeUnread.num_likes.set(0),
-            LikeUnread.updated_at.set(now_iso(read_at)),
+            LikeUnread.updated_at.set(iso_format(read_at)),
         ],
         # Reset only the state that is copied into history: a like (or unlike) that
         # landed after the read fails this, and the comment is re-read and retried.
@@ -127,7 +109,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
             liker_ids=liker_ids,
             num_likes=int(copy.num_likes),
             updated_at=copy.updated_at,
-            read_at=now_iso(read_at),
+            read_at=iso_format(read_at),
             expires_at=read_at + timedelta(days=settings.NOTIFICATION_READ_RETENTION_DAYS),
         ),
         condition=LikeRead.read_key.does_not_exist(),
@@ -146,7 +128,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
         return [item for item in copies.values() if _unread(item)]
 
     def build(transaction: TransactWrite) -> None:
-        read_ns = clock_ns()
+        read_ns = clock.now_ns()
         read_at = datetime.fromtimestamp(read_ns / 1e9, tz=UTC)
         marked = pending()
         for copy in marked:

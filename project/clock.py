@@ -30,24 +30,45 @@ class Clock:
 
     def now_iso(self) -> str:
         """`2026-11-22T18:56:51.123456Z`: the ISO form the tables store (it sorts as text)."""
-        return self.utcnow().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return iso_format(self.utcnow())
+
+    def now_ns(self) -> int:
+        """Now in integer nanoseconds (sort keys that must not collide within a second)."""
+        return int(self.now() * 1e9)
+
+
+def iso_format(at: datetime) -> str:
+    """`at` in the ISO form the tables store: UTC, microseconds, `Z` (`2026-11-22T18:56:51.123456Z`)."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso(value: str) -> datetime:
+    """A stored ISO time (`...Z` or `+00:00`) as an aware datetime (naive ones are taken as UTC)."""
+    at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 class ManualClock(Clock):
-    """A clock that moves only when told to; `sleep` moves it instead of waiting."""
+    """A clock that moves only when told to; `sleep` moves it instead of waiting.
 
-    def __init__(self, start: float = 1_800_000_000.0) -> None:
+    With `step`, every reading moves it on by `step` seconds (each action a tick later).
+    """
+
+    def __init__(self, start: float = 1_800_000_000.0, *, step: float = 0.0) -> None:
         self._now = float(start)
+        self._step = float(step)
         self._lock = threading.Lock()
 
     @classmethod
     def at(cls, iso: str) -> ManualClock:
         """A clock showing `iso` (`2026-11-22T09:00:00Z`)."""
-        return cls(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp())
+        return cls(parse_iso(iso).timestamp())
 
     def now(self) -> float:
         with self._lock:
-            return self._now
+            now = self._now
+            self._now += self._step
+            return now
 
     def monotonic(self) -> float:
         return self.now()

@@ -2,14 +2,14 @@
 transactions, the registry of PynamoDB models, and creating/checking tables.
 
 Every PynamoDB model of the project declares `Meta = table_meta("<logical name>")`
-in its app's `models.py`; `registered_models()` finds them there, so a new table
-is created by `create_tables` as soon as its model exists.
+in its app's `models.py`; `registered_models()` finds them in the models modules
+Django's app registry imported, so a new table is created by `create_tables` as soon
+as its model exists in an installed app.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import logging
 import time
@@ -24,9 +24,6 @@ from pynamodb.exceptions import TableDoesNotExist
 from pynamodb.models import Model
 
 logger = logging.getLogger(__name__)
-
-# Apps whose `models` module may declare PynamoDB tables.
-TABLE_APPS = ("social", "notifications", "delivery")
 
 LOCAL_ACCESS_KEY = "local"  # DynamoDB Local accepts any credentials; -sharedDb ignores them.
 
@@ -71,10 +68,18 @@ def table_meta(logical_name: str, **extra) -> type:
 
 
 def registered_models() -> list[type[Model]]:
-    """Every PynamoDB model declared in the table apps, in a stable order."""
+    """Every PynamoDB model declared in an installed app's `models` module, by logical name.
+
+    Django imported those modules when it loaded the apps (`AppConfig.models_module`);
+    only classes defined there with a `table_meta` Meta count, not ones imported into it.
+    """
+    from django.apps import apps
+
     found: dict[str, type[Model]] = {}
-    for app in TABLE_APPS:
-        module = importlib.import_module(f"{app}.models")
+    for config in apps.get_app_configs():
+        module = config.models_module
+        if module is None:
+            continue
         for _, candidate in inspect.getmembers(module, inspect.isclass):
             if (
                 issubclass(candidate, Model)

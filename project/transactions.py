@@ -117,6 +117,7 @@ def transact(
     attempts: int = TRANSACTION_ATTEMPTS,
     on_retry: Callable[[TransactOutcome], None] | None = None,
     on_failed: Callable[[TransactOutcome], bool] | None = None,
+    backoff: tuple[float, float] = (0.01, 0.5),
 ) -> TransactOutcome:
     """Run the TransactWriteItems that `build(transaction)` describes, retrying conflicts.
 
@@ -128,8 +129,10 @@ def transact(
     conflicts and throttling are retried with jittered backoff; when they persist the
     caller gets `Conflict` / `Throttled` and nothing was written. `on_retry(outcome)`
     hears of every attempt cancelled by a conflict or throttling (a hot counter grows its
-    shards from it; `codes` is empty when the whole request was throttled).
+    shards from it; `codes` is empty when the whole request was throttled). `backoff` is
+    the (base, cap) in seconds of the full-jitter waits between attempts.
     """
+    base, cap = backoff
     throttled = False
     for attempt in range(attempts):
         transaction = LabelledTransactWrite(connection=connection())
@@ -144,7 +147,7 @@ def transact(
                 if on_failed is None or attempt + 1 == attempts or not on_failed(outcome):
                     return outcome
                 logger.info("%s: a condition failed, re-read, retry %d", what, attempt + 1)
-                backoff_sleep(attempt)
+                backoff_sleep(attempt, base=base, cap=cap)
                 continue
             throttled = is_throttling(error) or any(code in THROTTLING_REASONS for code in codes)
             conflicted = "TransactionConflict" in codes or error_code(error) == "TransactionInProgressException"
@@ -155,18 +158,10 @@ def transact(
             if attempt + 1 == attempts:
                 break
             logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
-            backoff_sleep(attempt)
+            backoff_sleep(attempt, base=base, cap=cap)
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")
     raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
-
-
-def transact_codes(build: Callable[[TransactWrite], None], *, what: str, attempts: int = TRANSACTION_ATTEMPTS):
-    """`transact` answering the raw codes ([] when committed), for the callers that still map
-    codes to actions by position (notifications/feed.py, delivery/services.py: to convert to
-    labels when those modules are split)."""
-    outcome = transact(build, what=what, attempts=attempts)
-    return [] if outcome.ok else list(outcome.codes)
 
 
 def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TRANSACTION_ATTEMPTS) -> object:

@@ -10,6 +10,7 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
+from project.clock import parse_iso
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from project.errors import NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
@@ -74,7 +75,7 @@ def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[Com
             author=authors[comment.author_id],
             body=comment.body,
             parent_id=comment.parent_id,
-            created_at=datetime.fromisoformat(comment.created_at),
+            created_at=parse_iso(comment.created_at),
             like_count=counts[counter_key(kind=LIKES, object_id=comment.comment_id)],
             liked=comment.comment_id in liked,
             hidden=bool(comment.hidden),

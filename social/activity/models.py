@@ -19,6 +19,18 @@ from pynamodb.models import Model
 
 from project.dynamo import endpoint, table_meta
 
+# The actions the log records.
+COMMENT = "comment"
+REPLY = "reply"
+LIKE = "like"
+UNLIKE = "unlike"
+VIEW = "view"
+READ = "read"
+LOGIN = "login"
+SIGNUP = "signup"
+DELIVERY_RECEIVED = "delivery_received"
+ACTIONS = (COMMENT, REPLY, LIKE, UNLIKE, VIEW, READ, LOGIN, SIGNUP, DELIVERY_RECEIVED)
+
 ACTIVITY_TABLE_STEM = "activity_"
 
 _lock = threading.Lock()

@@ -7,10 +7,9 @@ from datetime import UTC, date, datetime, timedelta
 
 from django.core import signing
 
+from project.clock import clock
 from project.errors import ApplicationError
-from social.activity import services as activity_services
-from social.activity.models import ActivityDaily, ActivityDay, activity_model
-from social.activity.services import ACTIONS
+from social.activity.models import ACTIONS, ActivityDaily, ActivityDay, activity_model
 from social.activity.tables import (
     activity_table_describe,
     activity_table_exists,
@@ -95,7 +94,7 @@ class ActivityChart:
 
 def activity_chart(*, days: int, today: date | None = None, width: int = 900, height: int = 300) -> ActivityChart:
     """Daily active users and each action's count over the last `days` days (rollup only)."""
-    end = today or local_time(activity_services.clock()).date()
+    end = today or local_time(clock.now()).date()
     start = end - timedelta(days=days - 1)
     dates = [start + timedelta(days=n) for n in range(days)]
     per_day: dict[date, dict[str, int]] = {day: {} for day in dates}
@@ -175,7 +174,7 @@ def activity_of_user(
     The cursor is signed (django.core.signing) and names the month and the last key
     shown, so it can't be forged to read another user's items or another month.
     """
-    current = month_of(activity_services.clock() if now is None else now)
+    current = month_of(clock.now() if now is None else now)
     months = [current, month_shift(current, -1)]
     before = None
     if cursor:

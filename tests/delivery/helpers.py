@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from delivery import services
+from delivery import preparation, services
+from delivery.dispatch import delivery_dispatch
 from delivery.models import Delivery, DeliveryChunk, DeliveryTarget
 from notifications.models import Feed, UnreadCount
 
@@ -24,8 +25,8 @@ def create(staff, *, kind="all", users=(), group=None, title="Clinic closed Frid
 
 
 def dispatch(delivery_id: str, *, batch_size=4, lease_seconds=30.0, owner="test", **kwargs):
-    services.delivery_prepare(delivery_id=delivery_id)
-    return services.delivery_dispatch(
+    preparation.delivery_prepare(delivery_id=delivery_id)
+    return delivery_dispatch(
         delivery_id=delivery_id, owner=owner, batch_size=batch_size, lease_seconds=lease_seconds, **kwargs
     )
 

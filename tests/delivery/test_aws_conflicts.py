@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from delivery import services
+from delivery import dispatch, preparation
 from tests.delivery.helpers import assert_exactly_once, create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -32,8 +32,8 @@ def test_four_dispatchers_under_aws_conflicts_deliver_exactly_once(audience, aws
     def run(number):
         try:
             start.wait()
-            services.delivery_prepare(delivery_id=delivery.delivery_id)
-            services.delivery_dispatch(
+            preparation.delivery_prepare(delivery_id=delivery.delivery_id)
+            dispatch.delivery_dispatch(
                 delivery_id=delivery.delivery_id, owner=f"t{number}", batch_size=3, lease_seconds=30
             )
         except Exception as error:  # pragma: no cover - reported below
@@ -47,6 +47,6 @@ def test_four_dispatchers_under_aws_conflicts_deliver_exactly_once(audience, aws
     assert not errors
     # A dispatcher that gave a chunk up on conflicts leaves it to the next run: one more
     # pass serves whatever is left, and never twice.
-    services.delivery_dispatch(delivery_id=delivery.delivery_id, owner="after", batch_size=3, lease_seconds=30)
+    dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="after", batch_size=3, lease_seconds=30)
     assert_exactly_once(delivery.delivery_id, targets)
     assert aws_conflicts.transactions > 0

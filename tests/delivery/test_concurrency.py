@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from delivery import services
+from delivery import dispatch, preparation
 from delivery.models import Delivery
 from project import dynamo
 from tests.delivery.helpers import assert_exactly_once, create
@@ -33,7 +33,7 @@ def audience(make_user, settings):
 def test_dispatcher_threads_deliver_exactly_once(audience, dispatchers):
     staff, targets = audience
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     reports, errors = [], []
     start = threading.Barrier(dispatchers)
 
@@ -41,7 +41,7 @@ def test_dispatcher_threads_deliver_exactly_once(audience, dispatchers):
         try:
             start.wait()
             reports.append(
-                services.delivery_dispatch(
+                dispatch.delivery_dispatch(
                     delivery_id=delivery.delivery_id, owner=f"t{number}", batch_size=3, lease_seconds=30
                 )
             )
@@ -69,8 +69,8 @@ def test_dispatchers_racing_to_prepare_and_dispatch(audience):
     def run(number):
         try:
             start.wait()
-            services.delivery_prepare(delivery_id=delivery.delivery_id)
-            services.delivery_dispatch(
+            preparation.delivery_prepare(delivery_id=delivery.delivery_id)
+            dispatch.delivery_dispatch(
                 delivery_id=delivery.delivery_id, owner=f"t{number}", batch_size=3, lease_seconds=30
             )
         except Exception as error:  # pragma: no cover - reported below
@@ -107,7 +107,7 @@ def _command(dynamodb, *args):
 def test_dispatcher_processes_deliver_exactly_once(audience, dynamodb, processes):
     staff, targets = audience
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     running = [_command(dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "3") for _ in range(processes)]
     outputs = [process.communicate(timeout=180) for process in running]
     for process, (out, err) in zip(running, outputs, strict=True):
@@ -119,7 +119,7 @@ def test_dispatcher_processes_deliver_exactly_once(audience, dynamodb, processes
 def test_sigterm_finishes_the_batch_and_a_rerun_completes(audience, dynamodb):
     staff, targets = audience
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     process = _command(dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "1", "--lease-seconds", "600")
     deadline = time.monotonic() + 60
     while Delivery.get(delivery.delivery_id, consistent_read=True).status != "dispatching":

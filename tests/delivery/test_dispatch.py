@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.db import transaction as db_transaction
 
-from delivery import selectors, services
+from delivery import models, preparation, selectors, services
+from delivery.dispatch import delivery_feed_event
 from delivery.models import Delivery, DeliveryChunk, DeliveryQueueEntry, DeliveryTarget
 from project.errors import ApplicationError
 from tests.delivery.helpers import (
@@ -102,7 +103,7 @@ def test_usernames_audience_reports_unknown_names(staff, make_user, small_chunks
 def test_new_users_after_prepare_began_are_not_swept_in(staff, make_user, small_chunks):
     users = [make_user() for _ in range(4)]
     delivery = create(staff)
-    real = services._audience_ids_after
+    real = preparation._audience_ids_after
     late = []
 
     def sign_up_meanwhile(delivery, *, after, limit):
@@ -110,11 +111,11 @@ def test_new_users_after_prepare_began_are_not_swept_in(staff, make_user, small_
             late.append(make_user("latecomer"))
         return real(delivery, after=after, limit=limit)
 
-    services._audience_ids_after = sign_up_meanwhile
+    preparation._audience_ids_after = sign_up_meanwhile
     try:
         dispatch(delivery.delivery_id)
     finally:
-        services._audience_ids_after = real
+        preparation._audience_ids_after = real
     assert_exactly_once(delivery.delivery_id, [staff.pk] + [u.pk for u in users])
     assert message_counts(delivery.delivery_id, [late[0].pk])[str(late[0].pk)] == 0
 
@@ -133,7 +134,7 @@ def test_empty_audience_finishes_with_nothing_sent(staff, make_user):
 def test_cancel_in_the_middle_delivers_nothing_more(staff, make_user, small_chunks):
     users = [make_user() for _ in range(8)]
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     delivered = []
 
     def cancel_after_first_batch(count):
@@ -165,7 +166,7 @@ def test_target_who_deleted_their_account_is_skipped(staff, make_user, small_chu
     users = [make_user() for _ in range(5)]
     ids = [staff.pk] + [u.pk for u in users]
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     leaver = users[2]
     leaver_id = str(leaver.pk)
     leaver.delete()
@@ -178,7 +179,7 @@ def test_an_account_deletion_rolled_back_drops_no_target(staff, make_user, small
     users = [make_user() for _ in range(3)]
     ids = [staff.pk] + [u.pk for u in users]
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     stayer_id = str(users[1].pk)
 
     class Abandon(Exception):
@@ -196,7 +197,7 @@ def test_prepare_twice_gives_the_same_chunks_and_targets(staff, make_user, small
     for _ in range(5):
         make_user()
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     before = sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan())
     targets = pending_targets(delivery.delivery_id)
     Delivery(delivery.delivery_id).update(
@@ -207,7 +208,7 @@ def test_prepare_twice_gives_the_same_chunks_and_targets(staff, make_user, small
             Delivery.prepare_after.set(0),
         ]
     )
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     assert sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan()) == before
     assert pending_targets(delivery.delivery_id) == targets
     assert Delivery.get(delivery.delivery_id, consistent_read=True).total_targets == 6
@@ -217,11 +218,11 @@ def test_stalled_preparer_cannot_resurrect_a_delivered_target(staff, make_user, 
     """A preparer that stalls before writing a chunk's targets wakes up after the delivery went out."""
     users = [make_user() for _ in range(2)]
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
-    chunk = DeliveryChunk.get(services.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
+    chunk = DeliveryChunk.get(models.chunk_key(delivery.delivery_id, 0), consistent_read=True)
     dispatch(delivery.delivery_id)
     chunk.targets_written = False  # the stale preparer's view of the chunk
-    services._chunk_targets_write(chunk)
+    preparation._chunk_targets_write(chunk)
     assert pending_targets(delivery.delivery_id) == []
     assert dispatch(delivery.delivery_id).delivered == 0
     assert_exactly_once(delivery.delivery_id, [staff.pk] + [u.pk for u in users])
@@ -232,8 +233,8 @@ def test_feed_already_holding_the_event_only_loses_the_target(staff, make_user):
 
     user = make_user()
     delivery = create(staff, kind="usernames", users=[user])
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
-    feed_append(user_id=str(user.pk), event=services.delivery_feed_event(delivery))
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
+    feed_append(user_id=str(user.pk), event=delivery_feed_event(delivery))
     dispatch(delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, [user.pk])
     assert DeliveryTarget.count(str(user.pk)) == 0

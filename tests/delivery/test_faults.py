@@ -8,13 +8,15 @@ up on the way out (leases stay held until they expire), as with a real kill.
 """
 
 import threading
+import time
 from unittest import mock
 
 import pytest
 from botocore.client import BaseClient
 
-from delivery import services
+from delivery import dispatch, preparation
 from project import dynamo
+from project.clock import ManualClock, clock_override
 from tests.conftest import truncate_tables
 from tests.delivery.helpers import assert_exactly_once, create
 
@@ -64,13 +66,13 @@ def clear_delivery_state():
 
 
 def run_once(delivery_id: str, *, owner: str):
-    services.delivery_prepare(delivery_id=delivery_id)
-    return services.delivery_dispatch(delivery_id=delivery_id, owner=owner, batch_size=2, lease_seconds=30)
+    preparation.delivery_prepare(delivery_id=delivery_id)
+    return dispatch.delivery_dispatch(delivery_id=delivery_id, owner=owner, batch_size=2, lease_seconds=30)
 
 
 def rerun_after_leases_expired(delivery_id: str):
     """A new dispatcher, later: leases of the dead one have expired."""
-    with mock.patch.object(services, "clock", lambda: __import__("time").time() + 3600):
+    with clock_override(ManualClock(time.time() + 3600)):
         return run_once(delivery_id, owner="rerun")
 
 
@@ -120,12 +122,12 @@ def test_crash_twice_in_a_row_then_rerun(make_user, settings):
         for crash_at, owner in ((first, "one"), (second, "two")):
             with (
                 CallCounter(crash_at, after=True).patch(),
-                mock.patch.object(services, "clock", lambda: __import__("time").time() + 3600 * (owner == "two")),
+                clock_override(ManualClock(time.time() + 3600 * (owner == "two"))),
             ):
                 try:
                     run_once(delivery.delivery_id, owner=owner)
                 except Crash:
                     pass
-        with mock.patch.object(services, "clock", lambda: __import__("time").time() + 7200):
+        with clock_override(ManualClock(time.time() + 7200)):
             run_once(delivery.delivery_id, owner="three")
         assert_exactly_once(delivery.delivery_id, target_ids)

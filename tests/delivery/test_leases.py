@@ -7,9 +7,10 @@ from unittest import mock
 
 import pytest
 
-from delivery import services
+from delivery import dispatch, leases, models, preparation, selectors
 from delivery.models import Delivery, DeliveryChunk
 from notifications.models import Feed
+from project.clock import ManualClock, clock_override
 from tests.delivery.helpers import assert_exactly_once, create, message_counts
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,47 +23,48 @@ def prepared(make_user, settings):
     staff = make_user("boss", is_staff=True)
     users = [make_user() for _ in range(4)]
     delivery = create(staff)
-    services.delivery_prepare(delivery_id=delivery.delivery_id)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     return delivery, [str(staff.pk)] + [str(u.pk) for u in users]
 
 
 def later(seconds):
-    return mock.patch.object(services, "clock", lambda: time.time() + seconds)
+    """The clock `seconds` from now (standing still there)."""
+    return clock_override(ManualClock(time.time() + seconds))
 
 
 def test_a_leased_chunk_is_not_handed_out_twice(prepared):
     delivery, _ = prepared
-    first = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
+    first = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
     assert first.seq == 0
-    assert services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30) is None
+    assert leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30) is None
     stored = Delivery.get(delivery.delivery_id, consistent_read=True)
     assert (stored.cursor, stored.in_flight, stored.status) == (1, {0}, "dispatching")
-    chunk = DeliveryChunk.get(services.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    chunk = DeliveryChunk.get(models.chunk_key(delivery.delivery_id, 0), consistent_read=True)
     assert (chunk.lease_owner, chunk.lease_token) == ("a", first.token)
 
 
 def test_an_expired_lease_is_taken_over_once(prepared):
     delivery, _ = prepared
-    first = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
+    first = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=30)
     with later(31):
-        second = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30)
+        second = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=30)
         assert second.seq == first.seq and second.token != first.token
-        assert services.chunk_claim(delivery_id=delivery.delivery_id, owner="c", lease_seconds=30) is None
-    assert not services.chunk_lease_renew(lease=first)  # a knows it lost the chunk
-    assert services.chunk_lease_renew(lease=second)
+        assert leases.chunk_claim(delivery_id=delivery.delivery_id, owner="c", lease_seconds=30) is None
+    assert not leases.chunk_lease_renew(lease=first)  # a knows it lost the chunk
+    assert leases.chunk_lease_renew(lease=second)
 
 
 def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
     """Isolates the target condition: the feed no longer remembers the event and accepts the write."""
     delivery, targets = prepared
-    event = services.delivery_feed_event(delivery)
-    stale = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
-    stale_pending = services.targets_pending(delivery_id=delivery.delivery_id, user_ids=stale.user_ids)
+    event = dispatch.delivery_feed_event(delivery)
+    stale = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
+    stale_pending = selectors.targets_pending(delivery_id=delivery.delivery_id, user_ids=stale.user_ids)
     assert stale_pending == targets
     # a stalls (GC pause, network partition) past its lease; b takes over and delivers everything.
     with later(11):
-        fresh = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
-        outcome = services.chunk_dispatch(lease=fresh, event=event, batch_size=2)
+        fresh = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
+        outcome = dispatch.chunk_dispatch(lease=fresh, event=event, batch_size=2)
     assert outcome.finished and outcome.delivered == 5
     # Take the second line of defence away: the feeds forget the event id (as after
     # FEED_MAX_ENTRIES newer events), so a feed write of the stale holder would be accepted.
@@ -70,70 +72,71 @@ def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
         feed = Feed.get(user_id, consistent_read=True)
         feed.applied = []
         feed.save()
-    result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
+    result = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
     assert result.delivered == [] and sorted(result.gone) == sorted(targets)
-    assert services.delivery_finish(delivery_id=delivery.delivery_id)
+    assert dispatch.delivery_finish(delivery_id=delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, targets)
 
 
 def test_late_holder_and_new_holder_share_a_chunk_without_duplicates(prepared):
     """a wakes up half way through b's work: between them, each target once, counts exact."""
     delivery, targets = prepared
-    event = services.delivery_feed_event(delivery)
-    stale = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
+    event = dispatch.delivery_feed_event(delivery)
+    stale = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
     with later(11):
-        fresh = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
-    first = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets[:2], event=event)
+        fresh = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
+    first = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets[:2], event=event)
     assert first.delivered == targets[:2]
-    late = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale.user_ids, event=event)
+    late = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale.user_ids, event=event)
     assert sorted(late.delivered) == sorted(targets[2:]) and sorted(late.gone) == sorted(targets[:2])
     with later(11):
-        outcome = services.chunk_dispatch(lease=fresh, event=event, batch_size=2)
+        outcome = dispatch.chunk_dispatch(lease=fresh, event=event, batch_size=2)
     assert outcome.finished and outcome.delivered == 0
-    assert services.delivery_finish(delivery_id=delivery.delivery_id)
+    assert dispatch.delivery_finish(delivery_id=delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, targets)
-    chunk = DeliveryChunk.get(services.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    chunk = DeliveryChunk.get(models.chunk_key(delivery.delivery_id, 0), consistent_read=True)
     assert chunk.delivered == 5
 
 
 def test_stopping_releases_the_chunk_for_others(prepared):
     delivery, _ = prepared
-    event = services.delivery_feed_event(delivery)
-    lease = services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
-    outcome = services.chunk_dispatch(lease=lease, event=event, batch_size=2, should_stop=lambda: True)
+    event = dispatch.delivery_feed_event(delivery)
+    lease = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
+    outcome = dispatch.chunk_dispatch(lease=lease, event=event, batch_size=2, should_stop=lambda: True)
     assert outcome.stopped and outcome.delivered == 0
-    other = services.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=60)
+    other = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=60)
     assert other is not None and other.seq == 0  # no need to wait a minute for the lease
 
 
 def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prepared):
     """A feed that changes under every attempt is deferred; the other targets are delivered."""
     from notifications import feed as feed_module
+    from notifications import feed_events
 
     delivery, targets = prepared
-    event = services.delivery_feed_event(delivery)
-    services.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
+    event = dispatch.delivery_feed_event(delivery)
+    leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     busy = targets[1]
-    real_compute = feed_module.feed_write_compute
+    real_compute = feed_events.feed_write_compute
 
     def compute_then_someone_writes(*, feed, event):
         write = real_compute(feed=feed, event=event)
         if feed.user_id == busy:  # another producer writes this feed right after we read it
             feed_module.feed_append(
-                user_id=busy, event=feed_module.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
+                user_id=busy, event=feed_events.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
             )
         return write
 
     with (
-        mock.patch.object(services, "feed_write_compute", compute_then_someone_writes),
-        mock.patch.object(services, "backoff_sleep", lambda attempt: None),
+        mock.patch.object(dispatch, "feed_write_compute", compute_then_someone_writes),
+        mock.patch.object(dispatch, "backoff_sleep", lambda attempt: None),
     ):
-        result = services.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)
+        result = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)
     assert result.deferred == [busy]
     assert sorted(result.delivered) == sorted(t for t in targets if t != busy)
     counts = message_counts(delivery.delivery_id, targets)
     assert counts[busy] == 0 and all(counts[t] == 1 for t in targets if t != busy)
     # Later, once the feed is quiet, the deferred target is delivered by a normal run.
     with later(120):
-        services.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=2, lease_seconds=60)
+        dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=2, lease_seconds=60)
     assert_exactly_once(delivery.delivery_id, targets)

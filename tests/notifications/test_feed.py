@@ -2,12 +2,12 @@
 
 import pytest
 from django.test import override_settings
-from pynamodb.transactions import TransactWrite
 
-from notifications import feed
-from notifications.feed import FeedEvent, FeedEventTooLarge
+from notifications import feed, feed_events
+from notifications.feed_events import FeedEvent, FeedEventTooLarge
 from notifications.models import Feed, UnreadCount
 from project.dynamo import connection
+from project.transactions import LabelledTransactWrite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -57,7 +57,7 @@ def test_first_event_creates_the_feed():
     item = stored()
     assert item.version == 1
     assert [entry.title for entry in item.entries] == ["Message 1"]
-    assert item.entries[0].entry_id == result.entry_id == feed.feed_entry_id("message-1")
+    assert item.entries[0].entry_id == result.entry_id == feed_events.feed_entry_id("message-1")
     assert item.entries[0].read is False
     assert badge() == 1
 
@@ -149,29 +149,29 @@ def test_full_feed_of_largest_entries_fits_in_one_item():
             kind="message",
             actor_id=None,
             rollup_key=None,
-            title="い" * feed.FEED_TITLE_MAX_CHARS,
-            body="あ" * feed.FEED_BODY_MAX_CHARS,
+            title="い" * feed_events.FEED_TITLE_MAX_CHARS,
+            body="あ" * feed_events.FEED_BODY_MAX_CHARS,
             delivery_id="d" * 100,
         )
-        assert sum(len(text.encode()) for text in (event.title, event.body)) == feed.FEED_TEXT_MAX_BYTES
+        assert sum(len(text.encode()) for text in (event.title, event.body)) == feed_events.FEED_TEXT_MAX_BYTES
         assert feed.feed_append(user_id="1", event=event).status == feed.APPLIED
     item = stored()
     assert len(item.entries) == 100
     widest = item.entries[0]
-    widest.actor_ids = [f"{n:024d}" for n in range(feed.FEED_ACTORS_KEPT)]
-    widest.rollup_key = "r" * feed.FEED_ID_MAX_CHARS
+    widest.actor_ids = [f"{n:024d}" for n in range(feed_events.FEED_ACTORS_KEPT)]
+    widest.rollup_key = "r" * feed_events.FEED_ID_MAX_CHARS
     widest.url = ""
-    assert feed.feed_entry_size(widest) <= feed.FEED_ENTRY_MAX_BYTES
-    assert feed.feed_entry_size(widest) * 100 < 300_000
+    assert feed_events.feed_entry_size(widest) <= feed_events.FEED_ENTRY_MAX_BYTES
+    assert feed_events.feed_entry_size(widest) * 100 < 300_000
 
 
 @pytest.mark.parametrize(
     ("fields", "field"),
     [
-        ({"title": "x" * (feed.FEED_TITLE_MAX_CHARS + 1)}, "title"),
-        ({"body": "x" * (feed.FEED_BODY_MAX_CHARS + 1)}, "body"),
+        ({"title": "x" * (feed_events.FEED_TITLE_MAX_CHARS + 1)}, "title"),
+        ({"body": "x" * (feed_events.FEED_BODY_MAX_CHARS + 1)}, "body"),
         ({"body": "あ" * 400, "title": "い" * 100, "url": "/x"}, "body"),  # within chars, beyond bytes
-        ({"url": "/" * (feed.FEED_URL_MAX_CHARS + 1)}, "url"),
+        ({"url": "/" * (feed_events.FEED_URL_MAX_CHARS + 1)}, "url"),
         ({"event_id": ""}, "event_id"),
     ],
 )
@@ -194,8 +194,8 @@ def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
     assert write.action_count == 2
     with pytest.raises(Feed.DoesNotExist):
         stored()
-    with TransactWrite(connection=connection()) as transaction:
-        write.add_to(transaction)
+    with LabelledTransactWrite(connection=connection()) as transaction:
+        write.add_to(transaction, label="feed")
     assert stored().version == 1
     assert badge() == 1
     again = feed.feed_write_prepare(user_id="1", event=message(1))

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from notifications import feed
-from notifications.feed import FeedEvent
+from notifications.feed_events import FeedEvent
 from notifications.models import Feed
 from tests.notifications.test_feed_concurrency import WRITERS, assert_each_event_once, drain, run_writers
 

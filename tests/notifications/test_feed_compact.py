@@ -7,9 +7,10 @@ import pytest
 from botocore.client import BaseClient
 
 from actions.comments import comment_create
-from delivery import services as delivery_services
-from notifications import feed
-from notifications.feed import FeedEvent
+from delivery import dispatch as delivery_dispatch
+from delivery import preparation as delivery_preparation
+from notifications import feed, feed_events, feed_selectors
+from notifications.feed_events import FeedEvent
 from notifications.feed_format import digest, pack_entries, unpack_entries
 from notifications.models import Feed, LegacyFeedEntry
 from social import services
@@ -50,7 +51,7 @@ def test_the_feed_stores_no_text_of_replies_or_deliveries(make_user):
 def test_a_feed_in_the_old_format_reads_the_same_and_is_rewritten_compact_at_its_next_write(make_user, api):
     ann = make_user("ann")
     old_entry = LegacyFeedEntry(
-        entry_id=feed.feed_entry_id("old-1"),
+        entry_id=feed_events.feed_entry_id("old-1"),
         kind="message",
         title="Welcome",
         body="Old text kept inline",
@@ -86,7 +87,7 @@ def test_a_full_feed_of_replies_is_a_few_kilobytes():
         event = FeedEvent(
             f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
         )
-        entries.append(feed.feed_write_compute(feed=feed._feed_empty("1"), event=event).feed.entries[0])
+        entries.append(feed_events.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0])
     packed = pack_entries(entries)
     assert unpack_entries(packed) == entries
     assert len(packed) < 4_600  # the whole list of 100 entries (about 43 bytes each)
@@ -97,7 +98,7 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
     users = [make_user() for _ in range(9)]
     targets = [str(staff.pk)] + [str(u.pk) for u in users]
     delivery = create(staff)
-    delivery_services.delivery_prepare(delivery_id=delivery.delivery_id)
+    delivery_preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     calls = []
     real = BaseClient._make_api_call
 
@@ -107,7 +108,7 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
         return real(self, operation, params)
 
     with mock.patch.object(BaseClient, "_make_api_call", spy):
-        delivery_services.delivery_dispatch(
+        delivery_dispatch.delivery_dispatch(
             delivery_id=delivery.delivery_id, owner="one", batch_size=10, lease_seconds=60
         )
     assert_exactly_once(delivery.delivery_id, targets)

@@ -9,8 +9,8 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from notifications import feed
-from notifications.feed import FeedEvent
+from notifications import feed, feed_events, feed_retries
+from notifications.feed_events import FeedEvent
 from notifications.feed_format import digest
 from notifications.models import Feed, FeedRetry, UnreadCount
 
@@ -55,7 +55,7 @@ def retries_left():
     try:
         return [
             item
-            for shard in range(feed.FEED_RETRY_SHARDS)
+            for shard in range(feed_events.FEED_RETRY_SHARDS)
             for item in FeedRetry.query(str(shard), consistent_read=True)
         ]
     finally:
@@ -68,7 +68,7 @@ def drain(rounds=40):
         if not retries_left():
             return
         # Everything queued is due "an hour from now": no need to wait out backoff delays.
-        feed.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
+        feed_retries.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
     raise AssertionError(f"retry table did not drain: {retries_left()}")
 
 
@@ -77,7 +77,7 @@ def assert_each_event_once(expected_ids, *, user_id="1"):
     digests = {digest(event_id) for event_id in expected_ids}
     assert set(item.applied) <= digests and len(item.applied) == len(set(item.applied)) == min(32, len(digests))
     entry_ids = [entry.entry_id for entry in item.entries]
-    assert sorted(entry_ids) == sorted(feed.feed_entry_id(event_id) for event_id in expected_ids)
+    assert sorted(entry_ids) == sorted(feed_events.feed_entry_id(event_id) for event_id in expected_ids)
     assert item.version == len(expected_ids)  # one write per event, never one more
     assert UnreadCount.get(user_id, "feed", consistent_read=True).count == len(expected_ids)
     assert [entry.updated_at for entry in item.entries] == sorted((e.updated_at for e in item.entries), reverse=True)
@@ -175,7 +175,7 @@ def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
         drain_deadline = time.monotonic() + 60
         while retries_left() and time.monotonic() < drain_deadline:
             try:
-                feed.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
+                feed_retries.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
             except Exception as error:  # the drainer's own query throttled: run again, as --loop does
                 assert feed.is_transient(error), error
     assert retries_left() == []

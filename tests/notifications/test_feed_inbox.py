@@ -4,7 +4,7 @@ import pytest
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from notifications import feed
+from notifications import feed, feed_events
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,7 +26,7 @@ def inbox(people):
     post(bob, "a reply", parent=second.comment_id)
     like_add(comment_id=second.comment_id, user_id=uid(alice))
     read_reply = post(alice, "read already", parent=third.comment_id)
-    entry_id = feed.feed_entry_id(f"reply:{read_reply.comment_id}")
+    entry_id = feed_events.feed_entry_id(f"reply:{read_reply.comment_id}")
     assert feed.feed_mark_read(user_id=uid(author), entry_ids=[entry_id]) == 1
     return {"first": first, "second": second, "third": third}
 

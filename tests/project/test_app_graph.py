@@ -2,7 +2,8 @@
 
 project < social < notifications < delivery < actions. A module of one app may import
 a lower app's modules; views, APIs, admin pages, URLs and commands (the edge) may import
-any app and `actions`. Imports inside functions count too.
+any app and `actions`. Imports inside functions count too. Reads don't import writes:
+no selectors module imports a services (write) module. No source file is over 500 lines.
 """
 
 import ast
@@ -11,8 +12,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ["project", "social", "notifications", "delivery", "actions"]
 EDGE = {"views", "apis", "feed_apis", "admin_views", "urls", "api_urls", "admin_site", "templatetags", "management"}
-# Known upward imports left for issue 14 phase B (the split of notifications' feed code).
-PHASE_B = {("notifications.feed_selectors", "delivery.models")}
+# Write modules that are not called `services` (the split of delivery's and the feed's writes).
+WRITES = {
+    "delivery.preparation",
+    "delivery.leases",
+    "delivery.dispatch",
+    "notifications.feed",
+    "notifications.feed_retries",
+    "notifications.like_events",
+}
+LINES_MAX = 500
 
 
 def _modules() -> dict[str, Path]:
@@ -80,7 +89,7 @@ def test_apps_below_do_not_import_apps_above():
         for module, imported in _graph().items()
         if not _edge(module)
         for other in imported
-        if LAYERS.index(_app(other)) > LAYERS.index(_app(module)) and (module, other) not in PHASE_B
+        if LAYERS.index(_app(other)) > LAYERS.index(_app(module))
     )
     assert upward == []
 
@@ -94,3 +103,36 @@ def test_nothing_below_the_edge_imports_the_edge():
         if _edge(other) and _app(other) != _app(module)
     )
     assert inward == []
+
+
+def _selectors(module: str) -> bool:
+    return module.rpartition(".")[2].endswith("selectors")
+
+
+def _writes(module: str) -> bool:
+    return module.rpartition(".")[2].endswith("services") or module in WRITES
+
+
+def test_no_selectors_module_imports_a_write_module():
+    graph = _graph()
+    assert any(_selectors(module) for module in graph) and all(module in graph for module in WRITES)
+    reads_writes = sorted(
+        (module, other)
+        for module, imported in graph.items()
+        if _selectors(module)
+        for other in imported
+        if _writes(other)
+    )
+    assert reads_writes == []
+
+
+def test_no_source_file_over_500_lines_outside_tests():
+    skip = {"tests", ".venv", "node_modules", "migrations", ".git"}
+    long = sorted(
+        (str(path.relative_to(ROOT)), lines)
+        for suffix in ("*.py", "*.js", "*.css", "*.html")
+        for path in ROOT.rglob(suffix)
+        if not skip & set(path.relative_to(ROOT).parts)
+        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > LINES_MAX
+    )
+    assert long == []

@@ -1,7 +1,6 @@
 """The activity log: which table and day an action lands in, a missing month's table,
 crashes between an action and its log line, and idempotent transactions."""
 
-import itertools
 from datetime import datetime
 from unittest import mock
 from zoneinfo import ZoneInfo
@@ -12,6 +11,7 @@ from django.core.cache import cache
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
+from project.clock import ManualClock, clock_override
 from social.activity import services as activity
 from social.activity.models import activity_model
 from social.activity.tables import (
@@ -41,9 +41,8 @@ def activity_clean(settings):
     for month in activity_table_months():
         activity_table_drop(month=month)
     activity_tables_forget()
-    ticks = itertools.count()
     # Each action one millisecond after the last, from NOON on.
-    with mock.patch.object(activity, "clock", lambda: NOON + next(ticks) / 1000):
+    with clock_override(ManualClock(NOON, step=0.001)):
         yield
     activity_tables_forget()
 

@@ -1,12 +1,11 @@
 """The staff API and admin page of the activity rollup, and a user's own activity page."""
 
-import itertools
 from datetime import date, datetime
-from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from project.clock import ManualClock, clock_override
 from social.activity import selectors
 from social.activity import services as activity
 from social.activity.models import ActivityDaily, ActivityDay
@@ -24,8 +23,7 @@ def activity_clean(settings):
     for month in activity_table_months():
         activity_table_drop(month=month)
     activity_tables_forget()
-    ticks = itertools.count()
-    with mock.patch.object(activity, "clock", lambda: NOW + next(ticks) / 1000):
+    with clock_override(ManualClock(NOW, step=0.001)):
         yield
     activity_tables_forget()
 

@@ -11,7 +11,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from delivery import selectors, services
+from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
 from project.commands import stop_on_signals, worker_loop
 from project.errors import NotFound
@@ -90,12 +90,12 @@ class Command(BaseCommand):
 
     def _one(self, delivery_id: str, options, stop: threading.Event) -> list[str]:
         try:
-            delivery = services.delivery_get_consistent(delivery_id=delivery_id)
+            delivery = selectors.delivery_get_consistent(delivery_id=delivery_id)
         except NotFound:
             return [f"no delivery {delivery_id}"]
         if delivery.status in (DRAFT, PREPARING):
             logger.info("delivery %s: preparing (%s audience)", delivery_id, delivery.audience_kind)
-            delivery = services.delivery_prepare(delivery_id=delivery_id, should_stop=stop.is_set)
+            delivery = preparation.delivery_prepare(delivery_id=delivery_id, should_stop=stop.is_set)
         if delivery.status not in (READY, DISPATCHING):
             if delivery.status in FINAL_STATUSES:
                 logger.info("delivery %s is %s", delivery_id, delivery.status)
@@ -110,7 +110,7 @@ class Command(BaseCommand):
             dynamic_ncols=True,
         )
         failures: list[str] = []
-        reports: list[services.DispatchReport] = []
+        reports: list[dispatch.DispatchReport] = []
         lock = threading.Lock()
         prefix = f"{socket.gethostname()}:{os.getpid()}"
 
@@ -120,7 +120,7 @@ class Command(BaseCommand):
 
         def worker(number: int) -> None:
             try:
-                report = services.delivery_dispatch(
+                report = dispatch.delivery_dispatch(
                     delivery_id=delivery_id,
                     owner=f"{prefix}:{number}",
                     batch_size=options["batch_size"],
@@ -151,7 +151,7 @@ class Command(BaseCommand):
             while thread.is_alive():
                 thread.join(timeout=0.2)  # keep the main thread responsive to SIGTERM
         bar.close()
-        final = selectors.delivery_progress(delivery=services.delivery_get_consistent(delivery_id=delivery_id))
+        final = selectors.delivery_progress(delivery=selectors.delivery_get_consistent(delivery_id=delivery_id))
         delivered_here = sum(report.delivered for report in reports)
         elapsed = time.monotonic() - started
         logger.info(

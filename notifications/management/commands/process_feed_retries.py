@@ -5,10 +5,10 @@ import logging
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from notifications import feed
+from notifications import feed, feed_retries, feed_selectors
 from project.commands import stop_on_signals, worker_loop
 
-logger = logging.getLogger("notifications.feed")
+logger = logging.getLogger("notifications.feed_retries")
 
 
 class Command(BaseCommand):
@@ -28,15 +28,15 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
 
     def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
-        totals = feed.FeedRetryStats()
+        totals = feed_retries.FeedRetryStats()
         with stop_on_signals(logger, finishing="the current event") as stop:
 
             def retry_pass() -> bool:
-                due = feed.feed_retries_due(limit=limit)
+                due = feed_selectors.feed_retries_due(limit=limit)
                 for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
                     if stop.is_set():
                         break
-                    totals.count(feed.feed_retry_process(retry=retry))
+                    totals.count(feed_retries.feed_retry_process(retry=retry))
                 if not loop:
                     stop.set()
                 return len(due) >= limit
