@@ -67,6 +67,14 @@ class BatchResult:
     deferred: list[str] = field(default_factory=list)  # kept conflicting: try again later
     cancelled: bool = False  # the delivery is no longer dispatching
 
+    def absorb(self, sub: BatchResult) -> bool:
+        """Adds a sub-batch's result to this one; True when it found the delivery cancelled."""
+        self.delivered += sub.delivered
+        self.gone += sub.gone
+        self.deferred += sub.deferred
+        self.cancelled = self.cancelled or sub.cancelled
+        return sub.cancelled
+
 
 FEED_ATTEMPTS = 5
 
@@ -132,12 +140,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
                 return result
             half = len(remaining) // 2
             for part in (remaining[:half], remaining[half:]):
-                sub = targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=part, event=event)
-                result.delivered += sub.delivered
-                result.gone += sub.gone
-                result.deferred += sub.deferred
-                if sub.cancelled:
-                    result.cancelled = True
+                if result.absorb(targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=part, event=event)):
                     return result
             return result
         if outcome.ok:
@@ -156,12 +159,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
             # Deliver the others now, without the feeds that moved under us: a busy
             # feed must not hold its whole batch back.
             others = [user_id for user_id in remaining if user_id not in moved]
-            sub = targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=others, event=event)
-            result.delivered += sub.delivered
-            result.gone += sub.gone
-            result.deferred += sub.deferred
-            if sub.cancelled:
-                result.cancelled = True
+            if result.absorb(targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=others, event=event)):
                 return result
             remaining = moved
         if moved:

@@ -170,7 +170,7 @@ def test_a_full_feed_read_days_later_stays_under_5_kb():
         event = FeedEvent(
             f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
         )
-        entry = feed.feed_write_compute(feed=feed._feed_empty("1"), event=event).feed.entries[0]
+        entry = feed_events.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0]
         entry.mark_read(now_ms=entry.updated_ms + 20 * 86_400_000)
         entries.append(entry)
     assert len(pack_entries(entries)) + 32 * 6 < 5_000

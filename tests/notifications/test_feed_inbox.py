@@ -5,6 +5,7 @@ import pytest
 from actions.comments import comment_create
 from actions.likes import like_add
 from notifications import feed, feed_events
+from project.clock import ManualClock, clock, clock_override
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,7 +91,7 @@ def test_inbox_page_shows_replies_and_marks_them_by_entry_id(client, people, inb
     assert "a reply" in page  # the reply's excerpt
 
 
-def test_a_read_reply_keeps_its_read_time_and_sorts_among_read_likes_by_it(client, people, monkeypatch):
+def test_a_read_reply_keeps_its_read_time_and_sorts_among_read_likes_by_it(client, people):
     """After a reload a read reply says when it was read and sorts by it, newest read first,
     as likes do: read after an older like was read, it comes first."""
     from notifications import selectors
@@ -101,15 +102,15 @@ def test_a_read_reply_keeps_its_read_time_and_sorts_among_read_likes_by_it(clien
     reply = post(bob, "a reply", parent=replied.comment_id)
     like_add(comment_id=liked.comment_id, user_id=uid(alice))  # updated after the reply
     like_notifications_mark_read(user_id=uid(author), comment_ids=[liked.comment_id])
-    later = feed._now_ms() + 5_000  # the reply is read 5 s after the like
-    monkeypatch.setattr(feed, "_now_ms", lambda: later)
-    feed.feed_mark_read(user_id=uid(author), entry_ids=[feed.feed_entry_id(f"reply:{reply.comment_id}")])
+    later = ManualClock(clock.now() + 5)  # the reply is read 5 s after the like
+    with clock_override(later):
+        feed.feed_mark_read(user_id=uid(author), entry_ids=[feed_events.feed_entry_id(f"reply:{reply.comment_id}")])
 
     page = selectors.notification_inbox(user_id=uid(author))
 
     assert [(n.kind, n.unread) for n in page.results] == [("reply", False), ("like", False)]
     assert page.results[0].read_at is not None
-    assert abs(page.results[0].read_at.timestamp() * 1000 - later) < 1_000  # kept to the second
+    assert abs(page.results[0].read_at.timestamp() - later.now()) < 1  # kept to the second
     client.force_login(author)
     html = client.get("/notifications/").content.decode()
     assert html.count("· read ") == 2
