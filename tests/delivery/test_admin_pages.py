@@ -49,8 +49,11 @@ def test_running_deliveries_are_followed_on_their_page_and_the_list_finished_one
     assert f'data-progress-url="/api/deliveries/{delivery.delivery_id}/" data-status="draft"' in running
     assert "delivery/progress.js" in running
     assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in running
-    for field in ("status", "delivered", "pending", "skipped", "percent", "progress", "chunks_done"):
+    for field in ("status", "delivered", "skipped", "percent", "progress", "chunks_done"):
         assert f'data-field="{field}"' in running
+    # A draft's targets are not counted yet: no "0 targets, 0 pending" to mislead.
+    assert "<th>Targets</th><td>counted when it is prepared</td>" in running
+    assert "<th>Pending</th>" not in running
     # What the page's script reads: the staff API's live counts.
     data = browser.get(f"/api/deliveries/{delivery.delivery_id}/").json()
     assert {"status", "total_targets", "delivered_count", "skipped_count", "chunks_done"} <= data.keys()
@@ -62,6 +65,8 @@ def test_running_deliveries_are_followed_on_their_page_and_the_list_finished_one
     dispatch(delivery.delivery_id)
     assert Delivery.get(delivery.delivery_id, consistent_read=True).status == "done"
     finished = browser.get(url).content.decode()
+    assert '<th>Targets</th><td data-field="total">2</td>' in finished
+    assert '<th>Pending</th><td><span data-field="pending">0</span>' in finished
     assert "data-progress-url" not in finished and "progress.js" not in finished and "refresh" not in finished
     listing = browser.get("/admin/dynamo/deliveries/").content.decode()
     assert "data-progress-url" not in listing and "progress.js" not in listing
