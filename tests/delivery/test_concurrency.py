@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from delivery import dispatch, preparation
-from delivery.models import Delivery
+from delivery.models import Delivery, DeliveryChunk, chunk_key
 from project import dynamo
 from tests.delivery.helpers import assert_exactly_once, create
 
@@ -85,7 +85,9 @@ def test_dispatchers_racing_to_prepare_and_dispatch(audience):
     assert_exactly_once(delivery.delivery_id, targets)
 
 
-def _command(dynamodb, *args):
+def _command(dynamodb, *args, hold: Path | None = None):
+    """`manage.py dispatch_deliveries` in its own process; with `hold`, one that waits after its
+    first batch (tests/delivery/held_dispatcher.py)."""
     env = {
         **os.environ,
         "DYNAMODB_HOST": dynamodb,
@@ -93,8 +95,9 @@ def _command(dynamodb, *args):
         "DATABASE_URL": "sqlite:///:memory:",  # the dispatch path must not need the relational DB
         "LOG_LEVEL": "INFO",
     }
+    program = ["-m", "tests.delivery.held_dispatcher", str(hold)] if hold else ["manage.py", "dispatch_deliveries"]
     return subprocess.Popen(
-        [sys.executable, "manage.py", "dispatch_deliveries", "--no-progress", *args],
+        [sys.executable, *program, "--no-progress", *args],
         cwd=BASE_DIR,
         env=env,
         stdout=subprocess.PIPE,
@@ -116,21 +119,28 @@ def test_dispatcher_processes_deliver_exactly_once(audience, dynamodb, processes
     assert_exactly_once(delivery.delivery_id, targets)
 
 
-def test_sigterm_finishes_the_batch_and_a_rerun_completes(audience, dynamodb):
+def test_sigterm_finishes_the_batch_and_a_rerun_completes(audience, dynamodb, tmp_path):
     staff, targets = audience
     delivery = create(staff)
     preparation.delivery_prepare(delivery_id=delivery.delivery_id)
-    process = _command(dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "1", "--lease-seconds", "600")
-    deadline = time.monotonic() + 60
-    while Delivery.get(delivery.delivery_id, consistent_read=True).status != "dispatching":
-        assert time.monotonic() < deadline and process.poll() is None
+    hold = tmp_path / "dispatcher"
+    process = _command(
+        dynamodb, "--delivery", delivery.delivery_id, "--batch-size", "1", "--lease-seconds", "600", hold=hold
+    )
+    # Signalled while held after its first batch: it stops half way however fast the box is.
+    deadline = time.monotonic() + 120
+    while not hold.with_suffix(".held").exists():
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr and process.stderr.read()
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
+    hold.with_suffix(".go").touch()
     _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert "finishing the current batch" in err
     stopped = Delivery.get(delivery.delivery_id, consistent_read=True)
-    assert stopped.status == "dispatching" and stopped.chunks_done < 12
+    assert stopped.status == "dispatching" and stopped.chunks_done == 0
+    chunks = DeliveryChunk.batch_get([chunk_key(delivery.delivery_id, seq) for seq in range(12)], consistent_read=True)
+    assert sorted(int(chunk.delivered) for chunk in chunks) == [0] * 11 + [1]  # the one batch, no more
     # The chunk it held was released: the re-run takes it at once instead of waiting
     # out the 600-second lease (it would time out below).
     rerun = _command(dynamodb, "--delivery", delivery.delivery_id)
