@@ -6,10 +6,14 @@ either. Under the model: every target served exactly once, nobody else.
 """
 
 import threading
+from unittest import mock
 
 import pytest
+from botocore.client import BaseClient
+from botocore.exceptions import ClientError
 
-from delivery import dispatch, preparation
+from delivery import dispatch, leases, preparation
+from delivery.models import Delivery
 from tests.delivery.helpers import assert_exactly_once, create
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -50,3 +54,46 @@ def test_four_dispatchers_under_aws_conflicts_deliver_exactly_once(audience, aws
     dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="after", batch_size=3, lease_seconds=30)
     assert_exactly_once(delivery.delivery_id, targets)
     assert aws_conflicts.transactions > 0
+
+
+def test_a_batch_cancelled_with_a_gone_target_and_a_busy_delivery_item_is_not_a_cancel(audience):
+    """On AWS one cancellation can name several reasons: here the delivery's condition check
+    met another transaction (TransactionConflict, not a failed condition) while one target
+    was already delivered (ConditionalCheckFailed). The delivery is still dispatching, so the
+    batch drops the gone target and delivers the others; nothing is served twice."""
+    staff, targets = audience
+    delivery = create(staff)
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)
+    lease = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
+    event = dispatch.delivery_feed_event(delivery)
+    first, rest = lease.user_ids[0], lease.user_ids[1:]
+    assert dispatch.targets_deliver(
+        delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=[first], event=event
+    ).delivered == [first]
+    real = BaseClient._make_api_call
+    injected = []
+
+    def reason(action: dict) -> str:
+        if "ConditionCheck" in action and action["ConditionCheck"]["TableName"] == Delivery.Meta.table_name:
+            return "TransactionConflict"
+        if "Delete" in action and action["Delete"]["Key"]["user_id"]["S"] == first:
+            return "ConditionalCheckFailed"
+        return "None"
+
+    def once_mixed(self, operation, params):
+        if operation == "TransactWriteItems" and not injected:
+            injected.append([reason(action) for action in params["TransactItems"]])
+            error = {"Code": "TransactionCanceledException", "Message": "cancelled"}
+            raise ClientError({"Error": error, "CancellationReasons": [{"Code": c} for c in injected[0]]}, operation)
+        return real(self, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", once_mixed):
+        result = dispatch.targets_deliver(
+            delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=lease.user_ids, event=event
+        )
+    assert injected[0].count("TransactionConflict") == 1 and "ConditionalCheckFailed" in injected[0]
+    assert not result.cancelled
+    assert result.gone == [first] and sorted(result.delivered) == sorted(rest)
+    assert dispatch.chunk_dispatch(lease=lease, event=event, batch_size=3).finished  # nothing left in it
+    dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=3, lease_seconds=60)
+    assert_exactly_once(delivery.delivery_id, targets)
