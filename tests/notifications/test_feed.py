@@ -240,3 +240,25 @@ def test_a_bad_feed_cap_is_reported_at_start_up_by_a_system_check(settings, valu
     assert len(errors) == 1 and "FEED_MAX_ENTRIES" in errors[0].msg
     settings.FEED_MAX_ENTRIES = 100
     assert not [error for error in checks.run_checks() if error.id == "notifications.E001"]
+
+
+def test_mark_read_racing_an_append_redoes_the_marking_on_the_newer_feed(monkeypatch):
+    """A message lands between mark-read's read and its write: the version condition refuses
+    the stale put, the marking is computed again on the newer feed, the newcomer stays unread."""
+    first = feed.feed_append(user_id="1", event=message(1)).entry_id
+    real_read, reads = feed.feed_read, []
+
+    def read_then_someone_appends(*, user_id):
+        current = real_read(user_id=user_id)
+        reads.append(current.version)
+        if len(reads) == 1:
+            feed.feed_append(user_id=user_id, event=message(2))
+        return current
+
+    monkeypatch.setattr(feed, "feed_read", read_then_someone_appends)
+    assert feed.feed_mark_read(user_id="1", entry_ids=[first]) == 1
+    # Mark-read's read, the append's own read, then mark-read's re-read after its put was refused.
+    assert reads == [1, 1, 2]
+    entries = {entry.title: entry.read for entry in stored().entries}
+    assert entries == {"Message 1": True, "Message 2": False}
+    assert badge() == 1

@@ -9,9 +9,10 @@ import threading
 
 import pytest
 
-from notifications import feed
+from notifications import feed, feed_events
 from notifications.feed_events import FeedEvent
-from notifications.models import Feed
+from notifications.models import Feed, UnreadCount
+from project.errors import Conflict, Throttled
 from tests.notifications.test_feed_concurrency import WRITERS, assert_each_event_once, drain, run_writers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,3 +45,35 @@ def test_concurrent_replies_under_aws_conflicts_count_each_person_once(aws_confl
     [entry] = Feed.get("1", consistent_read=True).entries
     assert (entry.actor_count, entry.event_count) == (WRITERS, WRITERS * 3)
     assert sorted(entry.actor_ids) == sorted(str(actor) for actor in range(WRITERS))
+
+
+def test_mark_read_under_aws_conflicts_with_writers_loses_nothing(aws_conflicts):
+    """Readers marking all read while writers append: every event lands once, read or not,
+    and the badge is exactly the feed's unread entries when they are done."""
+    stop, marked, refused = threading.Event(), [], []
+
+    def reader():
+        while not (stop.is_set() and marked):  # at least one marking, however the threads run
+            try:
+                marked.append(feed.feed_mark_read(user_id="1"))
+            except (Conflict, Throttled):  # a client's "retry shortly": nothing was written
+                refused.append(1)
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for thread in readers:
+        thread.start()
+    try:
+        results, errors = run_writers(4)
+    finally:
+        stop.set()
+        for thread in readers:
+            thread.join()
+    assert errors == [] and len(results) == WRITERS * 4
+    drain()
+    expected = [f"w{w}-e{n}" for w in range(WRITERS) for n in range(4)]
+    item = Feed.get("1", consistent_read=True)
+    entry_ids = [entry.entry_id for entry in item.entries]
+    assert sorted(entry_ids) == sorted(feed_events.feed_entry_id(event_id) for event_id in expected)
+    unread = sum(1 for entry in item.entries if not entry.read)
+    assert int(UnreadCount.get("1", "feed", consistent_read=True).count) == unread
+    assert sum(marked) + unread == len(expected)  # each entry marked read once, or still unread
