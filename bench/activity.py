@@ -99,7 +99,8 @@ def bench_like(count: int) -> None:
 
 def load_day(model, *, users: int, items: int, start_index: int, threads: int = 8) -> float:
     """Put `items` log items of DAY for `users` users with BatchWriteItem from threads."""
-    from social.activity.services import ACTIONS, at_key
+    from social.activity.models import ACTIONS
+    from social.activity.services import at_key
     from social.activity.tables import day_bounds, day_key
 
     client = dynamo.client()

@@ -20,6 +20,7 @@ TransactWriteItems (delivery deletes its target item in the same transaction).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError
@@ -44,10 +45,6 @@ ALREADY_APPLIED = "already_applied"
 QUEUED = "queued"
 
 
-def _now_ms() -> int:
-    return int(clock.now() * 1000)
-
-
 def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
     """Read the feed consistently and compute it with `event` applied. Writes nothing.
 
@@ -55,6 +52,20 @@ def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
     has the version read; `add_to` makes the write conditional on exactly that.
     """
     return feed_write_compute(feed=feed_read(user_id=user_id), event=event)
+
+
+def _feed_put(current: Callable[[], FeedWrite], *, what: str, reread: Callable[[], bool]) -> TransactOutcome:
+    """The feed's version-conditioned put (`current()`, with its unread count), in the one retry
+    loop every feed write shares: a failed version condition calls `reread` (True: try again
+    with the write it recomputed), a transaction conflict or throttling waits, all within
+    FEED_WRITE_ATTEMPTS."""
+    return transact(
+        lambda transaction: current().add_to(transaction, label="feed"),
+        what=what,
+        attempts=FEED_WRITE_ATTEMPTS,
+        on_failed=lambda outcome: reread(),
+        backoff=FEED_BACKOFF,
+    )
 
 
 # --- the full write -----------------------------------------------------------
@@ -94,7 +105,7 @@ def feed_retry_item(*, user_id: str, event: FeedEvent, delay_ms: int = 0, error:
         retry_id,
         user_id=user_id,
         event=event.to_json(),
-        due_at=_now_ms() + delay_ms,
+        due_at=clock.now_ms() + delay_ms,
         attempts=0,
         last_error=error[:500],
         created_at=clock.now_iso(),
@@ -161,7 +172,7 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
     try:
         write = feed_write_prepare(user_id=user_id, event=event)
 
-        def reread(outcome: TransactOutcome) -> bool:
+        def reread() -> bool:
             nonlocal write, conflicts
             conflicts += 1
             logger.info("feed_append: feed of user %s changed under us (conflict %d)", user_id, conflicts)
@@ -169,13 +180,7 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
             return not write.already_applied
 
         if not write.already_applied:
-            outcome = transact(
-                lambda transaction: write.add_to(transaction, label="feed"),
-                what="feed_append",
-                attempts=FEED_WRITE_ATTEMPTS,
-                on_failed=reread,
-                backoff=FEED_BACKOFF,
-            )
+            outcome = _feed_put(lambda: write, what="feed_append", reread=reread)
         if write.already_applied:
             if outbox:
                 _outbox_done(user_id=user_id, event=event)
@@ -218,7 +223,7 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
 
     def marking() -> tuple[int, FeedWrite]:
         feed = feed_read(user_id=user_id)
-        marked, now_ms = 0, _now_ms()
+        marked, now_ms = 0, clock.now_ms()
         for entry in feed.entries:
             if not entry.read and (wanted is None or entry.entry_id in wanted):
                 entry.mark_read(now_ms=now_ms)
@@ -237,18 +242,12 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
     if not marked:
         return 0
 
-    def reread(outcome: TransactOutcome) -> bool:
+    def reread() -> bool:
         nonlocal marked, write
         marked, write = marking()
         return bool(marked)
 
-    outcome = transact(
-        lambda transaction: write.add_to(transaction, label="feed"),
-        what="feed_mark_read",
-        attempts=FEED_WRITE_ATTEMPTS,
-        on_failed=reread,
-        backoff=FEED_BACKOFF,
-    )
+    outcome = _feed_put(lambda: write, what="feed_mark_read", reread=reread)
     if outcome.ok:
         return marked
     if not marked:  # someone else marked them meanwhile

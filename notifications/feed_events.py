@@ -42,6 +42,9 @@ FEED_ACTORS_KEPT = 10  # distinct actor ids kept per entry (see _merge for the c
 FEED_ENTRY_MAX_BYTES = 2800
 FEED_ITEM_BUDGET_BYTES = 300_000  # what FEED_MAX_ENTRIES full-size entries may take at most
 FEED_RETRY_SHARDS = 4  # partitions of the `feed_retry` table (see `feed_retry_key`)
+# Event digests kept (6 bytes each). Only events merged into an existing entry need
+# theirs: an event that made an entry is also found by that entry while it is in the feed.
+FEED_APPLIED_KEPT = 32
 
 
 class FeedEventTooLarge(ApplicationError):
@@ -68,12 +71,6 @@ def feed_max_entries() -> int:
     if errors:
         raise ImproperlyConfigured(errors[0])
     return settings.FEED_MAX_ENTRIES
-
-
-def _applied_kept() -> int:
-    """Event digests kept (6 bytes each). Only events merged into an existing entry need
-    theirs: an event that made an entry is also found by that entry while it is in the feed."""
-    return 32
 
 
 @dataclass(frozen=True)
@@ -254,7 +251,7 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
     if event_digest in applied or any(record.entry_id == entry_id for record in records):
         return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
     unread_before = sum(1 for record in records if not record.read)
-    created_ms = iso_to_ms(event.created_at) if event.created_at else int(clock.now() * 1000)
+    created_ms = iso_to_ms(event.created_at) if event.created_at else clock.now_ms()
     rollup = digest(event.rollup_key) if event.rollup_key is not None else None
     position = None
     if rollup is not None:
@@ -287,7 +284,7 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
     if size > FEED_ENTRY_MAX_BYTES:  # the field bounds make this unreachable; a guard, not a path
         raise FeedEventTooLarge(f"A feed entry would take {size} bytes; at most {FEED_ENTRY_MAX_BYTES}.")
     feed.records = _sort_and_cap(records, feed_max_entries())
-    feed.applied = [*applied, event_digest][-_applied_kept() :]
+    feed.applied = [*applied, event_digest][-FEED_APPLIED_KEPT:]
     feed.updated_at = clock.now_iso()
     unread_count = sum(1 for record in feed.records if not record.read)
     return FeedWrite(

@@ -25,10 +25,6 @@ FEED_RETRY_LEASE_MS = 60_000  # how long a drainer owns a claimed retry before a
 FEED_RETRY_MAX_DELAY_MS = 300_000
 
 
-def _now_ms() -> int:
-    return int(clock.now() * 1000)
-
-
 @dataclass
 class FeedRetryStats:
     applied: int = 0
@@ -56,16 +52,17 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
 
     The claim is a conditional update of `due_at` (the value we saw) to now + a lease, so
     two drainers never work on the same retry at once; a drainer that dies holding it
-    lets the lease run out and another takes it. The apply deletes the retry item in
-    the same transaction, so it is applied at most once; a failure pushes `due_at` out
-    with exponential backoff. Nothing is ever dropped.
+    lets the lease run out and another takes it. The event is applied at most once (the
+    feed keeps its digest, so a second apply writes nothing) and the retry item is
+    deleted after it; a failure pushes `due_at` out with exponential backoff. Nothing
+    is ever dropped.
     """
     seen_due = retry.due_at
     attempts = int(retry.attempts or 0) + 1
     try:
         retry.update(
             actions=[
-                FeedRetry.due_at.set(_now_ms() + FEED_RETRY_LEASE_MS),
+                FeedRetry.due_at.set(clock.now_ms() + FEED_RETRY_LEASE_MS),
                 FeedRetry.attempts.set(attempts),
             ],
             condition=FeedRetry.due_at == seen_due,
@@ -82,7 +79,7 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
         try:
             retry.update(
                 actions=[
-                    FeedRetry.due_at.set(_now_ms() + _retry_delay_ms(attempts)),
+                    FeedRetry.due_at.set(clock.now_ms() + _retry_delay_ms(attempts)),
                     FeedRetry.last_error.set(message[:500]),
                 ],
                 condition=FeedRetry.retry_id.exists(),

@@ -53,7 +53,7 @@ def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
 
 def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
     """Retries due at `now_ms` (now), oldest due first per shard: one LSI Query per shard (no Scan)."""
-    now_ms = int(clock.now() * 1000) if now_ms is None else now_ms
+    now_ms = clock.now_ms() if now_ms is None else now_ms
     due = []
     for shard in range(FEED_RETRY_SHARDS):
         due.extend(FeedRetry.by_due.query(str(shard), FeedRetry.due_at <= now_ms, limit=limit, consistent_read=True))

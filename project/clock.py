@@ -32,6 +32,10 @@ class Clock:
         """`2026-11-22T18:56:51.123456Z`: the ISO form the tables store (it sorts as text)."""
         return iso_format(self.utcnow())
 
+    def now_ms(self) -> int:
+        """Now in integer milliseconds (the feed's entry times, retry due times)."""
+        return int(self.now() * 1000)
+
     def now_ns(self) -> int:
         """Now in integer nanoseconds (sort keys that must not collide within a second)."""
         return int(self.now() * 1e9)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from django import template
+
+from project.clock import parse_iso
 
 register = template.Library()
 
@@ -15,7 +15,6 @@ def iso_datetime(value):
     if not isinstance(value, str) or not value:
         return value
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_iso(value)
     except ValueError:
         return value
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

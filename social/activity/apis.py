@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from social.activity import selectors
-from social.activity.services import ACTIONS
+from social.activity.models import ACTIONS
 
 RANGE_DAYS_MAX = 366
 

@@ -31,18 +31,7 @@ from collections.abc import Iterable
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock as project_clock
-from social.activity.models import (  # noqa: F401  (the action names, also read as services.X)
-    ACTIONS,
-    COMMENT,
-    DELIVERY_RECEIVED,
-    LIKE,
-    LOGIN,
-    READ,
-    REPLY,
-    SIGNUP,
-    UNLIKE,
-    VIEW,
-)
+from social.activity.models import ACTIONS
 from social.activity.tables import activity_model_ready, day_key, local_time, month_of
 
 logger = logging.getLogger("social.activity")

@@ -7,7 +7,8 @@ from django.contrib.auth.signals import user_logged_in
 from django.db import transaction
 from django.db.models.signals import post_save
 
-from social.activity.services import LOGIN, SIGNUP, activity_record
+from social.activity.models import LOGIN, SIGNUP
+from social.activity.services import activity_record
 
 
 def _on_login(sender, request, user, **kwargs) -> None:
