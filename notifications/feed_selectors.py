@@ -136,7 +136,7 @@ def batch_get_by_key(model, ids: set[str], attributes: list[str]) -> dict[str, o
 def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
     """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
     reply_ids = {entry.object_id for entry in entries if entry.kind == "reply" and entry.object_id}
-    replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
+    replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden", "deleted_at"])
     wanted: dict[str, set[str]] = {}
     for entry in entries:
         if entry.kind != "reply" and entry.object_id:
@@ -153,7 +153,7 @@ def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
                 continue
             url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
             rollup_key = f"reply#{reply.parent_id}"
-            if reply.hidden:
+            if reply.hidden or reply.deleted_at:
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
             else:
                 texts[entry.entry_id] = FeedText(body=reply.body, url=url, rollup_key=rollup_key)

@@ -126,7 +126,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     found = comment.result()
     liked, notified = liked.result(), notified.result()
-    if found is None or found.hidden:  # likes on a hidden or deleted comment notify nobody
+    if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
         return fold
     listed = fold.old_list
     fold.withdraw = [liker for liker in likers if liker not in liked and liker in listed]

@@ -62,6 +62,7 @@ class Notification:
     expires_at: datetime | None = None
     excerpt: str = ""
     entry_id: str | None = None  # feed entries: the id `entry_ids` takes
+    removed: bool = False  # likes: the comment was hidden or deleted since
 
     @property
     def expired(self) -> bool:
@@ -324,11 +325,19 @@ def _with_excerpts(notifications: list[Notification]) -> list[Notification]:
     comment_ids = sorted({n.comment_id for n in notifications if n.comment_id})
     if not comment_ids:
         return notifications
+    attributes = ["comment_id", "body", "hidden", "deleted_at"]
     bodies = {
-        comment.comment_id: "" if comment.hidden else comment.body
-        for comment in Comment.batch_get(comment_ids, attributes_to_get=["comment_id", "body", "hidden"])
+        comment.comment_id: None if comment.hidden or comment.deleted_at else comment.body
+        for comment in Comment.batch_get(comment_ids, attributes_to_get=attributes)
     }
-    return [replace(n, excerpt=_excerpt(bodies.get(n.comment_id, ""))) if n.comment_id else n for n in notifications]
+    return [
+        (
+            replace(n, excerpt=_excerpt(bodies.get(n.comment_id) or ""), removed=bodies.get(n.comment_id) is None)
+            if n.comment_id
+            else n
+        )
+        for n in notifications
+    ]
 
 
 def _excerpt(body: str) -> str:

@@ -92,6 +92,14 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "timeline"
 LOGOUT_REDIRECT_URL = "timeline"
 
+# E-mail (password reset links): EMAIL_URL as django-environ reads it, e.g.
+# smtp+tls://user:password@smtp.example.com:587 or filemail:///var/mail-out; by default the
+# console (the message is printed by the web process), so `make run` needs no mail server.
+vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Dynamo Social <noreply@localhost>")
+# A reset link works once and for this many seconds (Django's signed token carries its time).
+PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True

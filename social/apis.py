@@ -37,6 +37,10 @@ class CommentOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     like_count = serializers.IntegerField()
     liked = serializers.BooleanField()
+    edited_at = serializers.DateTimeField(allow_null=True, help_text="When its author last edited it, or null.")
+    deleted = serializers.BooleanField(
+        help_text="Its author deleted it: `body` is empty; it is listed only where replies hang under it."
+    )
 
 
 class CommentPageSerializer(serializers.Serializer):
@@ -75,6 +79,9 @@ class UserCreateApi(APIView):
         )
         password = serializers.CharField(max_length=128, write_only=True)
         display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
+        email = serializers.EmailField(
+            max_length=254, required=False, allow_blank=True, help_text="Optional: for password reset only."
+        )
 
         def validate_username(self, value):
             if get_user_model().objects.filter(username__iexact=value).exists():
@@ -154,10 +161,30 @@ class CommentListCreateApi(APIView):
 
 
 class CommentDetailApi(APIView):
+    """Read a comment; its author edits (PATCH) or deletes (DELETE) it."""
+
+    class EditInputSerializer(StrictSerializer):
+        body = serializers.CharField(max_length=services.BODY_MAX_LENGTH, trim_whitespace=True)
+
     @extend_schema(responses={200: CommentOutputSerializer})
     def get(self, request, comment_id: str):
         view = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
         return Response(CommentOutputSerializer(view).data)
+
+    @extend_schema(request=EditInputSerializer, responses={200: CommentOutputSerializer})
+    def patch(self, request, comment_id: str):
+        serializer = self.EditInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        comment = services.comment_edit(
+            comment_id=comment_id, author_id=str(request.user.pk), body=serializer.validated_data["body"]
+        )
+        view = selectors.comment_views([comment], viewer_id=str(request.user.pk))[0]
+        return Response(CommentOutputSerializer(view).data)
+
+    @extend_schema(request=None, responses={204: None})
+    def delete(self, request, comment_id: str):
+        services.comment_delete(comment_id=comment_id, author_id=str(request.user.pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CommentRepliesApi(APIView):

@@ -77,6 +77,10 @@ class Comment(Model):
     created_at = UnicodeAttribute()  # ISO 8601 UTC with microseconds: sorts as text
     sort_key = UnicodeAttribute()  # created_at#comment_id: unique, so cursors never skip a tie
     hidden = BooleanAttribute(default=False)
+    edited_at = UnicodeAttribute(null=True)  # when its author last changed the body
+    # When its author deleted it: the body is emptied in the same write, and the item stays
+    # as a tombstone so that replies hanging under it keep their thread.
+    deleted_at = UnicodeAttribute(null=True)
     # Present only while the comment is visible, so hiding it takes it out of the
     # timeline and replies indexes (sparse GSIs) instead of filtering pages.
     timeline_key = UnicodeAttribute(null=True)

@@ -263,9 +263,9 @@ def ranking_top(
 ) -> list[RankedComment]:
     """The `limit` comments with the highest aggregated total of `kind` (likes or views).
 
-    Ties: by comment id, descending (deterministic). Hidden comments (and comments that
-    no longer exist) are skipped at read time, so hiding or showing a comment takes
-    effect at once without touching the ranking.
+    Ties: by comment id, descending (deterministic). Hidden and deleted comments (and
+    comments that no longer exist) are skipped at read time, so hiding, showing or
+    deleting a comment takes effect at once without touching the ranking.
     """
     if kind not in KINDS:
         raise ValueError(kind)
@@ -280,7 +280,9 @@ def ranking_top(
         shown = [
             (total, found[total.object_id])
             for total in batch
-            if total.object_id in found and (include_hidden or not found[total.object_id].hidden)
+            if total.object_id in found
+            and not found[total.object_id].deleted_at
+            and (include_hidden or not found[total.object_id].hidden)
         ]
         views = comment_views([comment for _, comment in shown], viewer_id=viewer_id)
         for (total, _), view in zip(shown, views, strict=True):

@@ -38,6 +38,8 @@ class CommentView:
     like_count: int
     liked: bool
     hidden: bool = False
+    edited_at: datetime | None = None
+    deleted: bool = False  # its author deleted it: a tombstone, body ""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[Com
             like_count=counts[counter_key(kind=LIKES, object_id=comment.comment_id)],
             liked=comment.comment_id in liked,
             hidden=bool(comment.hidden),
+            edited_at=parse_iso(comment.edited_at) if comment.edited_at else None,
+            deleted=bool(comment.deleted_at),
         )
         for comment in comments
     ]
@@ -193,3 +197,64 @@ def comments_by_author(*, author_id: str, limit: int = 50) -> list[CommentView]:
     comments = list(Comment.batch_get([key.comment_id for key in keys], consistent_read=True))
     comments.sort(key=lambda comment: comment.sort_key, reverse=True)
     return comment_views(comments, viewer_id=None)
+
+
+# --- profiles -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Profile:
+    id: str
+    username: str
+    display_name: str
+    date_joined: datetime
+
+
+def profile_get(*, username: str) -> Profile:
+    """The public face of an account, found by username in any case; NotFound if none."""
+    user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
+    if user is None:
+        raise NotFound("No such person.")
+    return Profile(str(user.pk), user.username, user.shown_name, user.date_joined)
+
+
+def profile_comments(
+    *, author_id: str, viewer_id: str | None, cursor: str | None = None, limit: int | None = None
+) -> CommentPage:
+    """An author's visible comments and replies, newest first, cursor-paginated.
+
+    From the `author` index (keys only, every comment of the author in one partition),
+    then one consistent BatchGetItem for the items; hidden and deleted ones are skipped
+    and the walk goes on until the page is full, so a page is never short while more
+    exist. The cursor is signed for this author's list and names the last key read.
+    """
+    limit = clamp_limit(limit)
+    query = f"author:{author_id}"
+    position = _decode_cursor(cursor, query=query, required=("before",)) if cursor else None
+    before = position["before"] if position else None
+    found: list[Comment] = []
+    last_read = None
+    exhausted = False
+    while len(found) <= limit and not exhausted:
+        condition = Comment.sort_key < before if before else None
+        keys = list(
+            Comment.author_index.query(
+                author_id, range_key_condition=condition, scan_index_forward=False, limit=limit + 1
+            )
+        )
+        exhausted = len(keys) < limit + 1
+        if not keys:
+            break
+        batch = Comment.batch_get([key.comment_id for key in keys], consistent_read=True)
+        items = {item.comment_id: item for item in batch}
+        for key in keys:
+            item = items.get(key.comment_id)
+            if item is not None and not item.hidden and not item.deleted_at:
+                found.append(item)
+            last_read = key.sort_key
+            if len(found) > limit:
+                break
+        before = last_read
+    page, more = found[:limit], len(found) > limit
+    next_cursor = cursor_encode({"before": page[-1].sort_key}, query=query) if more else None
+    return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)

@@ -20,7 +20,8 @@ from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
-from project.errors import ApplicationError, NotFound
+from project.errors import ApplicationError, NotFound, PermissionDenied
+from project.transactions import transact
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -76,7 +77,7 @@ def username_check(username: str) -> None:
         raise ApplicationError(USERNAME_RULE, field="username")
 
 
-def user_create(*, username: str, password: str, display_name: str = ""):
+def user_create(*, username: str, password: str, display_name: str = "", email: str = ""):
     """Create an account (one INSERT: a crash leaves it created or not).
 
     Two sign-ups racing for one name in any case: the database's case-insensitive
@@ -85,9 +86,28 @@ def user_create(*, username: str, password: str, display_name: str = ""):
     username_check(username)
     try:
         with db_transaction.atomic():
-            return get_user_model().objects.create_user(username=username, password=password, display_name=display_name)
+            return get_user_model().objects.create_user(
+                username=username, password=password, display_name=display_name, email=email
+            )
     except IntegrityError:
         raise ApplicationError(USERNAME_TAKEN, field="username") from None
+
+
+DISPLAY_NAME_MAX_LENGTH = 50
+
+
+def user_display_name_set(*, user, display_name: str):
+    """Change the name shown beside a person's comments (blank: their username is shown).
+
+    One UPDATE of one column: twice or concurrently, the last one wins; every page reads
+    names from the user table when it renders, so old comments show the new name at once.
+    """
+    display_name = " ".join(display_name.split())
+    if len(display_name) > DISPLAY_NAME_MAX_LENGTH:
+        raise ApplicationError(f"At most {DISPLAY_NAME_MAX_LENGTH} characters.", field="display_name")
+    user.display_name = display_name
+    user.save(update_fields=["display_name"])
+    return user
 
 
 # --- views ----------------------------------------------------------------
@@ -113,6 +133,16 @@ def comment_view_record(*, comment_id: str, viewer: str) -> bool:
 # --- comments -------------------------------------------------------------
 
 
+def comment_body_clean(body: str) -> str:
+    """The body as stored (trimmed), or a 400 on `body` when it is empty or too long."""
+    body = body.strip()
+    if not body:
+        raise ApplicationError("The comment is empty.", field="body")
+    if len(body) > BODY_MAX_LENGTH:
+        raise ApplicationError(f"At most {BODY_MAX_LENGTH} characters.", field="body")
+    return body
+
+
 def comment_new(*, author_id: str, body: str, parent_id: str | None = None) -> tuple[Comment, Comment | None]:
     """A validated, unsaved comment (or reply to `parent_id`) and its visible parent.
 
@@ -120,11 +150,7 @@ def comment_new(*, author_id: str, body: str, parent_id: str | None = None) -> t
     (idempotent, see `_timeline_day_ensure`). `actions.comments.comment_create` saves it
     with `comment_put` in one transaction with what the comment causes in other apps.
     """
-    body = body.strip()
-    if not body:
-        raise ApplicationError("The comment is empty.", field="body")
-    if len(body) > BODY_MAX_LENGTH:
-        raise ApplicationError(f"At most {BODY_MAX_LENGTH} characters.", field="body")
+    body = comment_body_clean(body)
     parent = None
     if parent_id is not None:
         parent = comment_get_visible(comment_id=parent_id, field="parent_id")
@@ -162,9 +188,9 @@ def comment_put(transaction: TransactWrite, *, comment: Comment) -> None:
 
 
 def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment:
-    """The comment if it exists and is not hidden, else NotFound (or a 400 on `field`)."""
+    """The comment if it exists and is neither hidden nor deleted, else NotFound (or a 400 on `field`)."""
     comment = comment_find(comment_id=comment_id)
-    if comment is None or comment.hidden:
+    if comment is None or comment.hidden or comment.deleted_at:
         if field:
             raise ApplicationError("No such comment.", field=field)
         raise NotFound("No such comment.")
@@ -183,6 +209,9 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     day = comment.created_at[:10].replace("-", "")
     if hidden:
         actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
+    elif comment.deleted_at:
+        # A deleted comment shown again stays a tombstone where its delete left it.
+        actions = [Comment.hidden.set(False)]
     elif comment.parent_id:
         actions = [Comment.hidden.set(False), Comment.reply_to.set(comment.parent_id)]
     else:
@@ -194,3 +223,99 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
     return comment
+
+
+# --- the author's own edit and delete ---------------------------------------
+
+COMMENT_DELETED = "This comment was deleted."
+
+
+def _own_comment(*, comment_id: str, author_id: str) -> Comment:
+    """The comment if `author_id` wrote it and it is still there for them to change.
+
+    Unknown, hidden (moderated) or deleted: NotFound; someone else's: PermissionDenied.
+    """
+    comment = comment_find(comment_id=comment_id)
+    if comment is None or comment.hidden:
+        raise NotFound("No such comment.")
+    if comment.author_id != author_id:
+        raise PermissionDenied("Only its author can change a comment.")
+    if comment.deleted_at:
+        raise NotFound(COMMENT_DELETED)
+    return comment
+
+
+def _changeable_by(author_id: str):
+    """The condition every author's change is written under: what `_own_comment` checked,
+    checked again by DynamoDB at the moment of the write (a delete or a moderator's hide
+    that landed in between wins; nothing brings a deleted comment back)."""
+    return (
+        Comment.comment_id.exists()
+        & (Comment.author_id == author_id)
+        & Comment.deleted_at.does_not_exist()
+        & (Comment.hidden == False)  # noqa: E712 (a PynamoDB condition, not a comparison)
+    )
+
+
+def _author_write(*, comment_id: str, author_id: str, actions: list, activity: str, what: str) -> None:
+    """Update the comment under `_changeable_by` and log `activity`, in one transaction.
+
+    The condition failing means a concurrent delete or hide came first: the re-read
+    answers for it (NotFound / PermissionDenied). Transaction conflicts (AWS) are retried
+    by `transact`; a cancelled attempt wrote nothing, so the log line is there once.
+    """
+
+    def build(transaction) -> None:
+        transaction.update(Comment(comment_id), actions=actions, condition=_changeable_by(author_id), label="comment")
+        activity_put(transaction, user_id=author_id, action=activity, object_id=comment_id)
+
+    outcome = transact(build, what=what)
+    if not outcome.ok:
+        _own_comment(comment_id=comment_id, author_id=author_id)  # raises what came first
+        raise NotFound("No such comment.")  # the condition failed, yet the re-read looks fine: a race
+
+
+def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
+    """Replace the body of the author's own comment and stamp `edited_at`.
+
+    One transaction: the comment's UpdateItem (condition: still theirs, not deleted, not
+    hidden) and the activity log's `edit` line. Twice: the second body wins, each edit is
+    logged. Concurrently with a like or a reply: those never write the comment item, so
+    neither is lost. With a delete: whichever commits first; an edit after the delete
+    fails its condition and answers 404, so a deleted comment never comes back. Dies half
+    way: nothing was written (one transaction).
+    """
+    body = comment_body_clean(body)
+    _own_comment(comment_id=comment_id, author_id=author_id)
+    actions = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
+    _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit")
+    logger.info("comment %s edited by user %s", comment_id, author_id)
+    return comment_find(comment_id=comment_id)
+
+
+def comment_delete(*, comment_id: str, author_id: str) -> None:
+    """Delete the author's own comment: empty its body and stamp `deleted_at`.
+
+    The item stays as a tombstone so the thread stays readable: a comment with replies
+    keeps its place in the timeline (or its parent's replies) and shows as deleted; one
+    without replies leaves those listings. Likes, the ranking, like notifications and
+    reply feed entries read the tombstone and leave it out (or say it was removed).
+
+    One transaction with its `delete` activity line, on the condition of `comment_edit`.
+    Twice: the second finds it deleted and answers 404. Concurrently with an edit:
+    whichever first; the edit after it fails. With a reply that lands after the reply
+    check: the reply is kept and hangs under the tombstone at the comment's page (its
+    thread is not lost, only the timeline no longer lists it). With a like: the like row
+    and count stay (the count is no longer shown); the fold notifies nobody of it.
+    Dies half way: nothing was written.
+    """
+    comment = _own_comment(comment_id=comment_id, author_id=author_id)
+    has_replies = any(True for _ in Comment.replies_index.query(comment_id, limit=1))
+    actions = [Comment.body.set(""), Comment.deleted_at.set(clock.now_iso())]
+    if not has_replies:  # nothing hangs under it: it leaves the timeline or its parent's replies
+        if comment.timeline_key:
+            actions.append(Comment.timeline_key.remove())
+        if comment.reply_to:
+            actions.append(Comment.reply_to.remove())
+    _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="delete", what="comment_delete")
+    logger.info("comment %s deleted by user %s", comment_id, author_id)

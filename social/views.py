@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -24,6 +25,7 @@ from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 
+COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
@@ -34,7 +36,8 @@ class CommentForm(forms.Form):
 class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
-        fields = ("username", "display_name")
+        fields = ("username", "display_name", "email")
+        help_texts = {"email": "Optional: only to reset your password if you forget it. Never shown."}
 
     def clean_username(self):
         username = super().clean_username()
@@ -76,6 +79,101 @@ def timeline(request):
         request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor)
     )
     return render(request, "social/timeline.html", {"form": form, "page": page})
+
+
+def _comment_back(comment) -> str:
+    """Where a comment lives: its parent's page for a reply, else its own."""
+    if comment.parent_id:
+        return f"{reverse('comment', args=[comment.parent_id])}#c-{comment.id}"
+    return reverse("comment", args=[comment.id])
+
+
+def _own_comment_or_404(request, comment_id):
+    """The viewer's own, visible comment (a view), or 404 / 403 like the API."""
+    try:
+        comment = selectors.comment_get(comment_id=comment_id, viewer_id=str(request.user.pk))
+    except NotFound:
+        raise Http404("No such comment.") from None
+    if comment.deleted:
+        raise Http404(services.COMMENT_DELETED)
+    if comment.author.id != str(request.user.pk):
+        raise DjangoPermissionDenied("Only its author can change a comment.")
+    return comment
+
+
+@login_required
+def comment_edit(request, comment_id):
+    """Edit one's own comment: a plain form (no JavaScript needed)."""
+    comment = _own_comment_or_404(request, comment_id)
+    form = CommentForm(request.POST or None, initial={"body": comment.body})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.comment_edit(comment_id=comment_id, author_id=str(request.user.pk), body=form.cleaned_data["body"])
+        except NotFound as error:  # deleted or hidden while the form was open
+            messages.error(request, error.message)
+            return redirect("timeline")
+        except ApplicationError as error:
+            form.add_error("body", error.message)
+        else:
+            messages.success(request, "Your comment was saved.")
+            return HttpResponseRedirect(_comment_back(comment))
+    context = {"form": form, "comment": comment, "back": _comment_back(comment)}
+    return render(request, "social/comment_edit.html", context)
+
+
+@login_required
+def comment_delete(request, comment_id):
+    """Delete one's own comment: a confirmation page whose form does it."""
+    comment = _own_comment_or_404(request, comment_id)
+    if request.method == "POST":
+        try:
+            services.comment_delete(comment_id=comment_id, author_id=str(request.user.pk))
+        except NotFound as error:
+            messages.error(request, error.message)
+            return redirect("timeline")
+        messages.success(request, "Your comment was deleted.")
+        if comment.parent_id:
+            return redirect("comment", comment_id=comment.parent_id)
+        return redirect("timeline")
+    return render(request, "social/comment_delete.html", {"comment": comment, "back": _comment_back(comment)})
+
+
+class DisplayNameForm(forms.Form):
+    display_name = forms.CharField(
+        max_length=services.DISPLAY_NAME_MAX_LENGTH,
+        required=False,
+        help_text="Shown beside your comments. Leave it empty to show your username.",
+    )
+
+
+def profile(request, username):
+    """A person's page: name, join date and their comments, newest first."""
+    try:
+        person = selectors.profile_get(username=username)
+    except NotFound:
+        raise Http404("No such person.") from None
+    if person.username != username:
+        return redirect("profile", username=person.username)
+    page = page_or_first(
+        request,
+        lambda cursor: selectors.profile_comments(author_id=person.id, viewer_id=_viewer_id(request), cursor=cursor),
+    )
+    return render(request, "social/profile.html", {"person": person, "page": page})
+
+
+@login_required
+def account_settings(request):
+    """Change one's display name; links to the password change."""
+    form = DisplayNameForm(request.POST or None, initial={"display_name": request.user.display_name})
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.user_display_name_set(user=request.user, display_name=form.cleaned_data["display_name"])
+        except ApplicationError as error:
+            form.add_error("display_name", error.message)
+        else:
+            messages.success(request, f"Saved: your comments now show “{request.user.shown_name}”.")
+            return redirect("account-settings")
+    return render(request, "social/settings.html", {"form": form})
 
 
 def comment_detail(request, comment_id):
@@ -136,12 +234,13 @@ def comment_like(request, comment_id):
         else:
             like_add(comment_id=comment_id, user_id=str(request.user.pk))
     except NotFound:
-        if selectors.comment_find(comment_id=comment_id) is None:
+        found = selectors.comment_find(comment_id=comment_id)
+        if found is None:
             raise Http404("No such comment.") from None
-        # Hidden while the page was open: back to the page, which no longer shows it, saying why.
-        messages.error(request, COMMENT_GONE)
+        # Hidden or deleted while the page was open: back to the page, saying why.
+        messages.error(request, COMMENT_DELETED if found.deleted_at else COMMENT_GONE)
         back = _back_url(request)
-        if urlsplit(back).path == reverse("comment", args=[comment_id]):
+        if not found.deleted_at and urlsplit(back).path == reverse("comment", args=[comment_id]):
             back = reverse("timeline")
         return HttpResponseRedirect(back)
     except ApplicationError as error:

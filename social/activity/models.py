@@ -22,6 +22,8 @@ from project.dynamo import endpoint, table_meta
 # The actions the log records.
 COMMENT = "comment"
 REPLY = "reply"
+EDIT = "edit"
+DELETE = "delete"
 LIKE = "like"
 UNLIKE = "unlike"
 VIEW = "view"
@@ -29,7 +31,7 @@ READ = "read"
 LOGIN = "login"
 SIGNUP = "signup"
 DELIVERY_RECEIVED = "delivery_received"
-ACTIONS = (COMMENT, REPLY, LIKE, UNLIKE, VIEW, READ, LOGIN, SIGNUP, DELIVERY_RECEIVED)
+ACTIONS = (COMMENT, REPLY, EDIT, DELETE, LIKE, UNLIKE, VIEW, READ, LOGIN, SIGNUP, DELIVERY_RECEIVED)
 
 ACTIVITY_TABLE_STEM = "activity_"
 

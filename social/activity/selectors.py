@@ -140,7 +140,7 @@ def activity_chart(*, days: int, today: date | None = None, width: int = 900, he
 # --- a user's own activity ----------------------------------------------------------------
 
 
-COMMENT_ACTIONS = {"comment", "reply", "like", "unlike", "view"}
+COMMENT_ACTIONS = {"comment", "reply", "edit", "delete", "like", "unlike", "view"}
 
 
 @dataclass
