@@ -38,6 +38,7 @@ def main() -> None:
         from notifications import feed, feed_events
         from notifications.feed_events import FeedEvent
         from notifications.like_events import like_events_fold_until_idle
+        from social.services import comment_delete, comment_edit
 
         User = get_user_model()
         author = User.objects.create_user(username="author", password="!", display_name="Author")
@@ -84,6 +85,14 @@ def main() -> None:
         )
         run("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
         like_events_fold_until_idle()
+        run(
+            "edit a comment (200 characters)",
+            lambda n: comment_edit(comment_id=others[n].comment_id, author_id=author_id, body="Edited " * 28),
+        )
+        run(
+            "delete a comment (no replies)",
+            lambda n: comment_delete(comment_id=others[n].comment_id, author_id=author_id),
+        )
 
         def view(n):
             cache.clear()  # a new viewer this hour: the view is counted

@@ -5,6 +5,9 @@ from social.activity.apis import ActivityDailyApi
 
 urlpatterns = [
     path("users/", apis.UserCreateApi.as_view(), name="api-user-create"),
+    path("users/<str:username>/", apis.ProfileApi.as_view(), name="api-profile"),
+    path("users/<str:username>/comments/", apis.ProfileCommentsApi.as_view(), name="api-profile-comments"),
+    path("me/", apis.MeApi.as_view(), name="api-me"),
     path("auth/token/", apis.TokenCreateApi.as_view(), name="api-token"),
     path("comments/", apis.CommentListCreateApi.as_view(), name="api-comments"),
     path("comments/popular/", apis.PopularCommentsApi.as_view(), name="api-comments-popular"),

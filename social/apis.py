@@ -9,7 +9,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
@@ -259,3 +259,52 @@ class PopularCommentsApi(APIView):
             kind=self.KINDS[kind], limit=query.validated_data["limit"], viewer_id=_viewer_id(request)
         )
         return Response({"kind": kind, "results": self.OutputSerializer(ranked, many=True).data})
+
+
+class ProfileSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    username = serializers.CharField()
+    display_name = serializers.CharField(help_text="The name shown beside their comments (the username if unset).")
+    date_joined = serializers.DateTimeField()
+
+
+class ProfileApi(APIView):
+    """A person's public profile."""
+
+    @extend_schema(responses={200: ProfileSerializer})
+    def get(self, request, username: str):
+        return Response(ProfileSerializer(selectors.profile_get(username=username)).data)
+
+
+class ProfileCommentsApi(APIView):
+    """A person's visible comments and replies, newest first, cursor-paginated."""
+
+    @extend_schema(parameters=PAGE_PARAMETERS, responses={200: CommentPageSerializer})
+    def get(self, request, username: str):
+        person = selectors.profile_get(username=username)
+        query = PageQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = selectors.profile_comments(author_id=person.id, viewer_id=_viewer_id(request), **query.validated_data)
+        return _page_response(request, page)
+
+
+class MeApi(APIView):
+    """The caller's own profile; PATCH changes the display name."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(StrictSerializer):
+        display_name = serializers.CharField(
+            max_length=services.DISPLAY_NAME_MAX_LENGTH, allow_blank=True, help_text="Empty: show the username."
+        )
+
+    @extend_schema(responses={200: ProfileSerializer})
+    def get(self, request):
+        return Response(ProfileSerializer(selectors.profile_get(username=request.user.username)).data)
+
+    @extend_schema(request=InputSerializer, responses={200: ProfileSerializer})
+    def patch(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        services.user_display_name_set(user=request.user, **serializer.validated_data)
+        return Response(ProfileSerializer(selectors.profile_get(username=request.user.username)).data)

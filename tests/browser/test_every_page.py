@@ -10,6 +10,7 @@ from django.urls import reverse
 from actions.comments import comment_create
 from actions.likes import like_add
 from delivery import services as delivery_services
+from social.services import comment_delete
 from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
 
 LONG_WORD = "Supercalifragilisticexpialidocious" * 3  # user text must wrap, whatever it is
@@ -27,6 +28,9 @@ def world(make_user):
     comment_create(author_id=str(alice.pk), body="Short and sweet.")
     comment_create(author_id=str(bob.pk), body="A reply with thoughts", parent_id=first)
     like_add(comment_id=first, user_id=str(bob.pk))
+    regretted = comment_create(author_id=str(bob.pk), body="Said in haste").comment_id
+    comment_create(author_id=str(alice.pk), body="An answer to it", parent_id=regretted)
+    comment_delete(comment_id=regretted, author_id=str(bob.pk))
     delivery = delivery_services.delivery_create(
         title="Maintenance tonight",
         body="The site is down from 22:00 to 22:15.",
@@ -34,7 +38,7 @@ def world(make_user):
         audience=delivery_services.Audience(kind="usernames", usernames=("alice", "bob")),
         created_by=staff,
     )
-    return {"alice": alice, "staff": staff, "comment": first, "delivery": delivery.delivery_id}
+    return {"alice": alice, "staff": staff, "comment": first, "deleted": regretted, "delivery": delivery.delivery_id}
 
 
 PAGES = [
@@ -43,6 +47,16 @@ PAGES = [
     ("popular", lambda w: "/popular/", "alice"),
     ("comment", lambda w: f"/c/{w['comment']}/", "alice"),
     ("comment-anonymous", lambda w: f"/c/{w['comment']}/", None),
+    ("comment-edit", lambda w: f"/c/{w['comment']}/edit/", "alice"),
+    ("comment-delete", lambda w: f"/c/{w['comment']}/delete/", "alice"),
+    ("comment-deleted", lambda w: f"/c/{w['deleted']}/", "alice"),
+    ("profile", lambda w: "/u/alice/", "alice"),
+    ("profile-anonymous", lambda w: "/u/alice/", None),
+    ("settings", lambda w: "/me/settings/", "alice"),
+    ("password-change", lambda w: "/accounts/password/change/", "alice"),
+    ("password-reset", lambda w: "/accounts/password/reset/", None),
+    ("password-reset-sent", lambda w: "/accounts/password/reset/sent/", None),
+    ("password-reset-bad-link", lambda w: "/accounts/password/reset/MQ/set-password/", None),
     ("inbox", lambda w: "/notifications/", "alice"),
     ("my-activity", lambda w: "/me/activity/", "alice"),
     ("login", lambda w: "/accounts/login/", None),
