@@ -140,6 +140,26 @@ AXES_CLIENT_IP_CALLABLE = "project.security.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"  # the log-in pages' 429 (the API answers JSON itself)
+# Write limits (project/limits.py, README "Limits"): per account, counted in DynamoDB so
+# every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
+# at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.
+# RATE_LIMITS_ENABLED=False lifts them all and the API throttles (tests, benchmarks).
+RATE_LIMITS_ENABLED = env.bool("RATE_LIMITS_ENABLED", default=True)
+LIMIT_NEW_ACCOUNT_DAYS = env.float("LIMIT_NEW_ACCOUNT_DAYS", default=7.0)
+RATE_LIMITS = {
+    name: (env.str(f"LIMIT_{name.upper()}", default=rules), env.str(f"LIMIT_{name.upper()}_NEW", default=new_rules))
+    for name, rules, new_rules in (
+        ("comment", "5/min,60/hour,200/day", "2/min,10/hour,30/day"),
+        ("reply", "10/min,120/hour,500/day", "3/min,20/hour,60/day"),
+        ("like", "60/min,600/hour,3000/day", "20/min,200/hour,600/day"),
+        ("mark_read", "120/min,2000/hour", "120/min,2000/hour"),
+        ("signup", "5/hour,20/day", ""),  # per address, not per account
+        ("delivery", "10/hour,50/day", "3/hour,10/day"),
+    )
+}
+# The live poll (/api/live/, every 2 s per open page) leases this many units of its
+# throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
+LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)
 # Request limits the guard (project.guard) answers as JSON under /api/.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env.int("DATA_UPLOAD_MAX_NUMBER_FIELDS", default=1000)
