@@ -278,9 +278,9 @@ def limit_hit(
     if block > 1 and len(parsed) == 1:
         if _memory.take_leased(key):
             return ALLOWED
-        units = block
+        units = min(block, parsed[0].limit)
         decision = _count(parsed, key, now, units=units)
-        if not decision.allowed and 0 < parsed[0].limit - decision.count < block:
+        if not decision.allowed and 0 < parsed[0].limit - decision.count < units:
             units = parsed[0].limit - decision.count  # the window's last units: lease what is left
             decision = _count(parsed, key, now, units=units)
         if decision.allowed:

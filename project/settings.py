@@ -220,12 +220,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "NUM_PROXIES": NUM_PROXIES,  # the anonymous throttle keys on the address, never on a forged header
+    "NUM_PROXIES": NUM_PROXIES,
     "EXCEPTION_HANDLER": "project.errors.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    # Counted in DynamoDB (project/throttles.py), so N processes on M machines share one budget.
+    "DEFAULT_THROTTLE_CLASSES": ["project.throttles.AnonThrottle", "project.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/min"),
         "user": env.str("API_THROTTLE_USER", default="1200/min"),
@@ -245,7 +243,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-# A shared cache (e.g. CACHE_URL=redis://...) makes "one view per viewer per hour" hold across processes.
+# Nothing shared lives in the cache (limits, throttles and view marks are in DynamoDB).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 LOGGING = {

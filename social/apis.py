@@ -11,7 +11,6 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from actions.comments import comment_create
@@ -19,6 +18,7 @@ from actions.likes import like_add, like_remove
 from project.errors import LockedOut, PermissionDenied
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
+from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
@@ -64,7 +64,7 @@ class UserCreateApi(APIView):
     """Open sign-up (closed when SIGNUP_OPEN=False)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     class InputSerializer(StrictSerializer):
         username = serializers.RegexField(
@@ -109,7 +109,7 @@ class TokenCreateApi(APIView):
     """Exchange a username and password for an API token (`Authorization: Token <token>`)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     @extend_schema(
         request=AuthTokenSerializer,

@@ -5,7 +5,6 @@ Every write states what happens when it runs twice, concurrently, or dies half w
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import uuid
@@ -13,7 +12,6 @@ import zlib
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import IntegrityError
 from django.db import transaction as db_transaction
 from pynamodb.exceptions import PutError
@@ -21,6 +19,7 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.errors import ApplicationError, NotFound
+from project.limits import once_per_window
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -97,14 +96,13 @@ def comment_view_record(*, comment_id: str, viewer: str) -> bool:
     """Count one view of a comment, at most once per viewer per comment per clock hour.
 
     `viewer` is `user:<pk>` or, for anonymous visitors, `address:<client ip>`. The
-    "already counted" mark is a key in Django's cache (no DynamoDB write for a
-    reload); `cache.add` is atomic, so concurrent reloads count once. A shared cache
-    (CACHE_URL) makes that hold across processes; with the per-process default, each
-    process counts a viewer once an hour. Returns whether the view was counted.
+    "already counted" mark is a conditional put with TTL in the shared limit store
+    (`once_per_window`), so every process on every machine counts a viewer once an
+    hour; concurrent reloads count once. Costs one write per page view (the mark),
+    plus the counter's when counted. Returns whether the view was counted.
+    Dies between the mark and the count: that hour's view of that viewer is not counted.
     """
-    hour = int(clock.now() // 3600)
-    digest = hashlib.sha256(f"{viewer}|{comment_id}".encode()).hexdigest()[:32]
-    if not cache.add(f"viewed:{hour}:{digest}", 1, timeout=3600):
+    if not once_per_window(name="view", subject=f"{viewer}|{comment_id}", seconds=3600):
         return False
     counter_increment(key=counter_key(kind=VIEWS, object_id=comment_id))
     return True
