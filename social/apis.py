@@ -17,6 +17,7 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.errors import LockedOut, PermissionDenied
 from project.schema import page_parameters
+from project.security import client_ip
 from project.serializers import StrictSerializer, page_query_serializer
 from project.throttles import AnonThrottle
 from social import ranking, selectors, services
@@ -101,7 +102,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied("Sign-up is closed.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = services.user_create(**serializer.validated_data)
+        user = services.user_create(**serializer.validated_data, address=client_ip(request))
         return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
 
 

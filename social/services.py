@@ -19,7 +19,7 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.errors import ApplicationError, NotFound
-from project.limits import once_per_window
+from project.limits import address_subject, limit_enforce, limit_rules, once_per_window
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -75,13 +75,27 @@ def username_check(username: str) -> None:
         raise ApplicationError(USERNAME_RULE, field="username")
 
 
-def user_create(*, username: str, password: str, display_name: str = ""):
+def signup_limit_enforce(*, address: str) -> None:
+    """Count a sign-up from `address` (IPv6: its /64) against LIMIT_SIGNUP; RateLimited when over."""
+    limit_enforce(
+        name="signup",
+        subject=address_subject(address),
+        rules=limit_rules("signup"),
+        message="Too many accounts were created from your network recently. Please try again later.",
+    )
+
+
+def user_create(*, username: str, password: str, display_name: str = "", address: str | None = None):
     """Create an account (one INSERT: a crash leaves it created or not).
 
     Two sign-ups racing for one name in any case: the database's case-insensitive
-    unique constraint admits the first, the others get a 400 on `username`.
+    unique constraint admits the first, the others get a 400 on `username`. With
+    `address`, the sign-up counts against that address's limit first (RateLimited when
+    over; a sign-up that then fails still counts).
     """
     username_check(username)
+    if address is not None:
+        signup_limit_enforce(address=address)
     try:
         with db_transaction.atomic():
             return get_user_model().objects.create_user(username=username, password=password, display_name=display_name)
