@@ -127,7 +127,7 @@ def address_subject(address: str) -> str:
     return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
 
 
-def _subject_key(subject: str) -> str:
+def subject_key(subject: str) -> str:
     # Subjects come from clients (usernames, addresses): keep keys short and printable.
     if len(subject) <= 64 and subject.isprintable() and "#" not in subject:
         return subject
@@ -271,7 +271,7 @@ def limit_hit(
         return ALLOWED
     parsed = rules_parse(rules if rules is not None else limit_rules(name))
     now = clock.now()
-    key = f"{name}#{_subject_key(subject)}#{parsed[-1].start(now)}"
+    key = f"{name}#{subject_key(subject)}#{parsed[-1].start(now)}"
     remembered = _memory.denial(key, now)
     if remembered is not None:
         return remembered
@@ -298,7 +298,7 @@ def limit_hit(
 def limit_peek(*, name: str, subject: str, rules: str) -> int:
     """Hits counted so far in the current window of the longest rule (a strongly consistent read)."""
     parsed = rules_parse(rules)
-    stored = _stored(f"{name}#{_subject_key(subject)}#{parsed[-1].start(clock.now())}")
+    stored = _stored(f"{name}#{subject_key(subject)}#{parsed[-1].start(clock.now())}")
     return int(stored.count or 0) if stored else 0
 
 
@@ -308,7 +308,7 @@ def limit_forget(*, name: str, subject: str, rules: str, hits: int | None = None
     Twice: with `hits`, takes back twice (never below zero); without, idempotent.
     """
     parsed = rules_parse(rules)
-    key = f"{name}#{_subject_key(subject)}#{parsed[-1].start(clock.now())}"
+    key = f"{name}#{subject_key(subject)}#{parsed[-1].start(clock.now())}"
     with _memory.lock:
         _memory.denied.pop(key, None)
     item = LimitCounter(key)
@@ -373,7 +373,7 @@ def once_per_window(*, name: str, subject: str, seconds: int) -> bool:
     """
     now = clock.now()
     start = int(now // seconds) * seconds
-    mark = LimitCounter(f"once#{name}#{_subject_key(subject)}#{start}", expires_at=_expiry(start + seconds))
+    mark = LimitCounter(f"once#{name}#{subject_key(subject)}#{start}", expires_at=_expiry(start + seconds))
     try:
         mark.save(condition=LimitCounter.key.does_not_exist())
     except PutError as error:

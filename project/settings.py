@@ -41,7 +41,6 @@ INSTALLED_APPS = [
     "social",
     "notifications",
     "delivery",
-    "axes",
 ]
 
 MIDDLEWARE = [
@@ -55,7 +54,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "axes.middleware.AxesMiddleware",  # last: turns a lockout into a 429 answer
+    "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -80,8 +79,8 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
-# Axes first: it refuses a locked-out account or address before the password is checked.
-AUTHENTICATION_BACKENDS = ["project.security.LoginLimitBackend", "django.contrib.auth.backends.ModelBackend"]
+# Django's password check inside the log-in limits (project/login_limits.py).
+AUTHENTICATION_BACKENDS = ["project.security.LimitedModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -131,15 +130,16 @@ CONTENT_SECURITY_POLICY = env.str(
 # How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
 # default) trusts no forwarded header: the client address is REMOTE_ADDR.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
-# Log-in guessing limits (django-axes): per account and, separately, per address, on
-# the log-in page, the admin log-in and POST /api/auth/token/. Not the API throttle.
-AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
-AXES_COOLOFF_TIME = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_CLIENT_IP_CALLABLE = "project.security.client_ip"
-AXES_RESET_ON_SUCCESS = True
-AXES_VERBOSE = False
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"  # the log-in pages' 429 (the API answers JSON itself)
+# Log-in guessing limits (project/login_limits.py, README "Limits"), on the log-in page,
+# the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
+LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the two locks below
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)  # per address, any accounts
+LOGIN_ACCOUNT_FREE_FAILURES = env.int("LOGIN_ACCOUNT_FREE_FAILURES", default=5)  # per account a day, before delays
+LOGIN_ACCOUNT_DELAY_MAX = env.float("LOGIN_ACCOUNT_DELAY_MAX", default=3600.0)  # seconds, the delays' cap
+LOGIN_FRESH_ADDRESS_FAILURES = env.int("LOGIN_FRESH_ADDRESS_FAILURES", default=2)  # below: not delayed
+LOGIN_NOTICE_FAILURES = env.int("LOGIN_NOTICE_FAILURES", default=3)  # a day, before the owner is told
+LOGIN_NOTICE_HOURS = env.float("LOGIN_NOTICE_HOURS", default=6.0)  # at most one notice per this many hours
 # Write limits (project/limits.py, README "Limits"): per account, counted in DynamoDB so
 # every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
 # at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
-from project.errors import LockedOut, PermissionDenied
+from project.errors import PermissionDenied
 from project.schema import page_parameters
 from project.security import client_ip
 from project.serializers import StrictSerializer, page_query_serializer
@@ -120,8 +120,9 @@ class TokenCreateApi(APIView):
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()
-        if getattr(request, "axes_locked_out", False):  # set by django-axes' backend (settings AXES_*)
-            raise LockedOut("Too many failed log-ins for this account or address; try again later.")
+        refusal = getattr(request, "login_refused", None)  # project.security.LimitedModelBackend
+        if refusal is not None:
+            raise refusal
         if not valid:
             raise serializers.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])

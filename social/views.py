@@ -174,7 +174,7 @@ def signup(request):
         else:
             user = form.save_once()
     if user is not None:
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")
     return refused_page(render(request, "registration/signup.html", {"form": form}), refused)
