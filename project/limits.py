@@ -16,8 +16,8 @@ at the first check of each new shorter window (the reset of its count); a denied
 costs its failed conditional write (1 WCU) plus a strongly consistent GetItem (1 RCU)
 to learn which rule denied and until when. After that this process answers "denied"
 from memory until that window ends: a refused client hammering one key costs one
-write per process per window, not one per request (the hot-key bound). Memory only
-ever repeats a denial DynamoDB gave; it never allows anything.
+write per process per window (per minute at most), not one per request (the hot-key
+bound). Memory only ever repeats a denial DynamoDB gave; it never allows anything.
 
 `limit_hit(..., block=n)` leases n units at once for one-rule limits polled very
 often (the live poll): one write per n hits. The limit still holds across processes
@@ -71,6 +71,9 @@ RULES_MAX = 3  # the longest rule's count plus two shorter windows (LimitCounter
 EXPIRY_GRACE = 3600  # TTL after the window ends (AWS deletes within days anyway)
 UPDATE_ATTEMPTS = 4
 MEMORY_MAX = 10_000  # keys remembered per process (denials, leases); oldest dropped first
+# A denial is remembered at most this long (then asked again), so an operator's unlock
+# (`login_unlock`) reaches every process within a minute.
+MEMORY_SECONDS_MAX = 60.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ class _Memory:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.denied: dict[str, tuple[float, int]] = {}  # key -> (until, count)
+        self.denied: dict[str, tuple[float, float, int]] = {}  # key -> (remembered until, retry at, count)
         self.leased: dict[str, int] = {}  # key -> units left
 
     @staticmethod
@@ -149,15 +152,15 @@ class _Memory:
 
     def denial(self, key: str, now: float) -> LimitDecision | None:
         with self.lock:
-            until, count = self.denied.get(key, (0.0, 0))
+            until, retry_at, count = self.denied.get(key, (0.0, 0.0, 0))
             if until > now:
-                return LimitDecision(allowed=False, retry_after=until - now, count=count)
+                return LimitDecision(allowed=False, retry_after=retry_at - now, count=count)
             self.denied.pop(key, None)
             return None
 
-    def deny(self, key: str, until: float, count: int) -> None:
+    def deny(self, key: str, *, now: float, retry_at: float, count: int) -> None:
         with self.lock:
-            self.denied[key] = (until, count)
+            self.denied[key] = (min(retry_at, now + MEMORY_SECONDS_MAX), retry_at, count)
             self._bound(self.denied)
 
     def take_leased(self, key: str) -> bool:
@@ -291,7 +294,7 @@ def limit_hit(
     else:
         decision = _count(parsed, key, now)
     if not decision.allowed:
-        _memory.deny(key, now + decision.retry_after, decision.count)
+        _memory.deny(key, now=now, retry_at=now + decision.retry_after, count=decision.count)
     return decision
 
 

@@ -157,3 +157,19 @@ def login_attempt_end(attempt: LoginAttempt, *, user_id: str | None, succeeded: 
         hours = max(1, round(settings.LOGIN_NOTICE_HOURS * 3600))
         if once_per_window(name="login_notice", subject=user_id, seconds=hours):
             login_failures_noticed.send(sender=LoginAttempt, user_id=user_id, failures=failures)
+
+
+def login_limits_clear(*, username: str = "", address: str = "") -> None:
+    """Unlock (operators): the account's delays; with `address`, its failures from there and the address's lock.
+
+    Idempotent. Web processes that refused the key ask DynamoDB again within a minute.
+    """
+    now = clock.now()
+    account = account_name(username)
+    if account:
+        LimitCounter(_account_key(account, now)).delete()
+    if address:
+        subject = address_subject(address)
+        limit_forget(name="login_address", subject=subject, rules=_address_rule())
+        if account:
+            limit_forget(name="login_pair", subject=f"{account}|{subject}", rules=_pair_rule())

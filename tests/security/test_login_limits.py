@@ -170,3 +170,17 @@ def test_a_successful_login_is_not_limited(client, make_user, limits):
     client.post("/accounts/login/", {"username": "judy", "password": "wrong"}, REMOTE_ADDR="10.0.0.1")
     answer = client.post("/accounts/login/", {"username": "judy", "password": PASSWORD}, REMOTE_ADDR="10.0.0.1")
     assert answer.status_code == 302
+
+
+def test_an_operator_can_unlock_an_account_and_an_address(api, make_user, limits):
+    from django.core.management import call_command
+
+    make_user("locked")
+    for _ in range(4):
+        attempt(api, "/api/auth/token/", "locked", "wrong", "10.6.0.1")
+    assert attempt(api, "/api/auth/token/", "locked", PASSWORD, "10.6.0.1").status_code == 429
+    call_command("login_unlock", "locked", "--address", "10.6.0.1")
+    from project.limits import limits_forget_memory
+
+    limits_forget_memory()  # a web process asks DynamoDB again within a minute
+    assert succeeded(attempt(api, "/api/auth/token/", "locked", PASSWORD, "10.6.0.1"))
