@@ -121,7 +121,8 @@ def login_attempt_begin(*, username: str, address: str) -> LoginAttempt:
         if now < next_at:
             raise _refused("Too many failed log-ins for this account.", next_at - now)
         # Claim the one checked guess of this delay: of concurrent guessers, one wins.
-        seen = LimitCounter.next_at.does_not_exist() if state.next_at is None else LimitCounter.next_at == state.next_at
+        stored_next = state.next_at if state is not None else None
+        seen = LimitCounter.next_at.does_not_exist() if stored_next is None else LimitCounter.next_at == stored_next
         try:
             LimitCounter(key).update(actions=[LimitCounter.next_at.set(now + account_delay(failures))], condition=seen)
         except UpdateError as error:
