@@ -16,7 +16,10 @@ from project.security import client_ip
 
 class StoreRateThrottle(BaseThrottle):
     scope: str = ""
-    block = 1  # units leased per DynamoDB write (project.limits)
+
+    def block(self, rate: str) -> int:
+        """Units leased per DynamoDB write (project.limits): 1, counted one by one."""
+        return 1
 
     def subject(self, request) -> str | None:
         """Who is counted; None: this throttle does not apply to the request."""
@@ -34,7 +37,7 @@ class StoreRateThrottle(BaseThrottle):
             return True
         from project.limits import limit_hit
 
-        decision = limit_hit(name=f"api_{self.scope}", subject=subject, rules=rate, block=self.block)
+        decision = limit_hit(name=f"api_{self.scope}", subject=subject, rules=rate, block=self.block(rate))
         self.retry_after = decision.retry_after
         return decision.allowed
 
@@ -54,9 +57,20 @@ class AnonThrottle(StoreRateThrottle):
 
 
 class UserThrottle(StoreRateThrottle):
-    """Signed-in callers, per account (API_THROTTLE_USER)."""
+    """Signed-in callers, per account (API_THROTTLE_USER), leased 1% of the rate per write.
+
+    Every API request of an account passes it: 1,200/min leases 12 units per write (0.08
+    WCU a request); units a process leased and did not use refuse the others at most 1%
+    early each.
+    """
 
     scope = "user"
+
+    def block(self, rate: str) -> int:
+        from project.limits import rules_parse
+
+        rules = rules_parse(rate)
+        return max(1, rules[0].limit // 100) if len(rules) == 1 else 1
 
     def subject(self, request) -> str | None:
         if not (request.user and request.user.is_authenticated):
@@ -69,6 +83,5 @@ class LiveThrottle(StoreRateThrottle):
 
     scope = "live"
 
-    @property
-    def block(self) -> int:
+    def block(self, rate: str) -> int:
         return settings.LIMIT_LIVE_BLOCK
