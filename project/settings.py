@@ -186,6 +186,12 @@ ACTIVITY_EXPORT_S3_PREFIX = env.str("ACTIVITY_EXPORT_S3_PREFIX", default="activi
 ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
 ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
 
+# --- Operations (README "Operations: health, workers and metrics") ----------------
+# A polling worker writes its heartbeat at most this often; `manage.py health`, the admin
+# System page and /metrics call a worker stale when its last heartbeat is older than that.
+WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)
+WORKER_STALE_SECONDS = env.float("WORKER_STALE_SECONDS", default=60.0)
+
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
