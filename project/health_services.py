@@ -62,7 +62,12 @@ def heartbeat_write(
 
 
 def heartbeat_delete(*, worker: str, instance: str) -> None:
-    """Delete a process's heartbeat (it stopped cleanly). Twice: the second deletes nothing."""
+    """Delete a process's heartbeat (it stopped cleanly): one DeleteItem of the process's own item.
+
+    Twice: the second deletes nothing. Concurrently with a pulse of the same process (a
+    dispatcher thread): the pulse may put it back; it then expires with its TTL and is
+    reported stale meanwhile. Dies before it: the item stays until its TTL, reported stale.
+    """
     WorkerHeartbeat(worker, instance).delete()
 
 

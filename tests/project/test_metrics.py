@@ -139,3 +139,16 @@ def test_workers_backlog_lag_and_up_from_their_heartbeats(client):
 
 def test_gunicorn_child_exit_hook_accepts_a_dead_worker():
     metrics.child_exit(server=None, worker=SimpleNamespace(pid=999_999))
+
+
+def test_metrics_dir_prepare_drops_only_files_of_processes_no_longer_running(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "prometheus"))
+    (tmp_path / "prometheus").mkdir()
+    mine = tmp_path / "prometheus" / f"counter_{os.getpid()}.db"
+    gone = tmp_path / "prometheus" / "histogram_999999999.db"  # above any pid_max: no such process
+    mine.write_bytes(b"")
+    gone.write_bytes(b"")
+    metrics.metrics_dir_prepare()
+    assert mine.exists() and not gone.exists()
