@@ -222,3 +222,63 @@ def test_days_not_rolled_up(settings):
     )
     rollup.activity_rollup_day(day=day - timedelta(days=1), now=now)
     assert rollup.activity_days_backlog(now=now).count == 1
+
+
+def wait_for(predicate, seconds: float = 60.0):
+    import time
+
+    deadline = time.monotonic() + seconds  # generous: a busy CI box
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_the_aggregator_loop_reports_its_heartbeat_and_backlog_and_clears_it_on_stop(settings):
+    from social.management.commands.aggregate_counters import Command
+
+    settings.WORKER_HEARTBEAT_SECONDS = 0.1
+    stop = threading.Event()
+    worker = threading.Thread(target=Command()._loop, args=(0.05, stop))
+    worker.start()
+    try:
+        [item] = wait_for(lambda: list(WorkerHeartbeat.query("aggregate_counters")))
+        assert item.backlog_label == "counters due" and item.backlog == 0
+        assert [status.state for status in worker_statuses() if status.worker == "aggregate_counters"] == [OK]
+    finally:
+        stop.set()
+        worker.join()
+    assert list(WorkerHeartbeat.query("aggregate_counters")) == []
+
+
+@pytest.mark.django_db(transaction=True)  # the dispatcher's thread reads the users
+def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, settings):
+    from delivery.management.commands.dispatch_deliveries import Command
+
+    settings.WORKER_HEARTBEAT_SECONDS = 0.1
+    staff = make_user("boss", is_staff=True)
+    stop = threading.Event()
+    options = {"delivery": None, "workers": 1, "batch_size": 10, "lease_seconds": 30, "loop": True}
+    command = Command()
+    worker = threading.Thread(target=command._run, args=({**options, "poll_seconds": 0.05, "no_progress": True}, stop))
+    worker.start()
+    try:
+        [item] = wait_for(lambda: list(WorkerHeartbeat.query("dispatch_deliveries")))
+        assert item.backlog_label == "unfinished delivery chunks"
+        delivery_services.delivery_create(
+            title="Hi", body="Hello", url="", audience=delivery_services.Audience(kind="all"), created_by=staff
+        )
+        # The dispatcher prepares and sends it; its heartbeats go back to an empty backlog.
+        assert wait_for(lambda: delivery_selectors.deliveries_active() == [])
+        assert wait_for(
+            lambda: (
+                [item.backlog for item in WorkerHeartbeat.query("dispatch_deliveries")] == [0]
+                and WorkerHeartbeat.query("dispatch_deliveries").__next__().cycle_at is not None
+            )
+        )
+    finally:
+        stop.set()
+        worker.join()
+    assert list(WorkerHeartbeat.query("dispatch_deliveries")) == []
