@@ -11,14 +11,15 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
-from project.errors import LockedOut, PermissionDenied
+from project.errors import PermissionDenied
 from project.schema import page_parameters
+from project.security import client_ip
 from project.serializers import StrictSerializer, page_query_serializer
+from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
@@ -64,7 +65,7 @@ class UserCreateApi(APIView):
     """Open sign-up (closed when SIGNUP_OPEN=False)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     class InputSerializer(StrictSerializer):
         username = serializers.RegexField(
@@ -101,7 +102,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied("Sign-up is closed.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = services.user_create(**serializer.validated_data)
+        user = services.user_create(**serializer.validated_data, address=client_ip(request))
         return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
 
 
@@ -109,7 +110,7 @@ class TokenCreateApi(APIView):
     """Exchange a username and password for an API token (`Authorization: Token <token>`)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     @extend_schema(
         request=AuthTokenSerializer,
@@ -119,8 +120,9 @@ class TokenCreateApi(APIView):
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()
-        if getattr(request, "axes_locked_out", False):  # set by django-axes' backend (settings AXES_*)
-            raise LockedOut("Too many failed log-ins for this account or address; try again later.")
+        refusal = getattr(request, "login_refused", None)  # project.security.LimitedModelBackend
+        if refusal is not None:
+            raise refusal
         if not valid:
             raise serializers.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
