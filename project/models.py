@@ -1,17 +1,11 @@
-<<<<<<< HEAD
-"""The `project` room's one table: the polling workers' heartbeats (README "Operations")."""
+"""Tables of the `project` room: the polling workers' heartbeats (README "Operations") and the
+shared limit store (project/limits.py)."""
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
-=======
-"""Tables of the `project` room: the shared limit store (project/limits.py)."""
-
-from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
->>>>>>> limits
 from pynamodb.models import Model
 
 from project.dynamo import table_meta
 
-<<<<<<< HEAD
 # A heartbeat no process renewed for this long is dropped from every answer (and by TTL):
 # a host that died or was scaled away is reported stale for an hour, then forgotten.
 HEARTBEAT_KEPT_SECONDS = 3600
@@ -39,7 +33,7 @@ class WorkerHeartbeat(Model):
     backlog_capped = BooleanAttribute(default=False)  # counting stopped at a cap: at least `backlog`
     lag_seconds = NumberAttribute(null=True)  # age of the oldest pending item, when measurable
     expires_at = TTLAttribute()
-=======
+
 
 class LimitCounter(Model):
     """One limit's counts for one subject in one window of the limit's longest rule.
@@ -62,4 +56,3 @@ class LimitCounter(Model):
     count2 = NumberAttribute(null=True)
     next_at = NumberAttribute(null=True)  # log-in backoff: the next guess checked not before this
     expires_at = TTLAttribute(null=True)
->>>>>>> limits
