@@ -21,6 +21,7 @@ from pynamodb.exceptions import DoesNotExist
 from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE
 from notifications.feed_format import FeedEntry
 from notifications.models import Feed, FeedRetry, UnreadCount
+from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from social.models import Comment
 from social.selectors import Author, authors_by_id
@@ -216,3 +217,24 @@ def feed_unread_count(*, user_id: str) -> int:
         return max(0, int(UnreadCount.get(user_id, FEED_SOURCE, consistent_read=True).count))
     except DoesNotExist:
         return 0
+
+
+FEED_RETRY_BACKLOG_CAP = 100  # the index holds whole items (the event's JSON): count fewer
+
+
+def feed_retries_backlog(*, now_ms: int | None = None) -> Backlog:
+    """Feed events due for a retry (`process_feed_retries`' queue) and how long the oldest waits.
+
+    One Query per shard of the `by_due` LSI (`due_at <= now`), at most 100 items in all;
+    its entries are whole items of up to ~1 KB, so at the cap about 13 RCU, and 0.5 RCU per
+    shard when nothing is due. An item a worker holds has a `due_at` in the future: not counted.
+    """
+    now_ms = clock.now_ms() if now_ms is None else now_ms
+    return backlog_of_parts(
+        FeedRetry.by_due,
+        parts=FEED_RETRY_SHARDS,
+        label="feed retries due",
+        oldest_at=lambda retry: retry.due_at / 1000,
+        range_key_condition=FeedRetry.due_at <= now_ms,
+        cap=FEED_RETRY_BACKLOG_CAP,
+    )

@@ -7,3 +7,6 @@ class ProjectConfig(AppConfig):
 
     def ready(self):
         from project import checks  # noqa: F401  (registers the system checks of the limits)
+        from project.metrics import metrics_install
+
+        metrics_install()

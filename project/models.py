@@ -1,9 +1,38 @@
-"""Tables of the `project` room: the shared limit store (project/limits.py)."""
+"""Tables of the `project` room: the polling workers' heartbeats (README "Operations") and the
+shared limit store (project/limits.py)."""
 
-from pynamodb.attributes import NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
 
 from project.dynamo import table_meta
+
+# A heartbeat no process renewed for this long is dropped from every answer (and by TTL):
+# a host that died or was scaled away is reported stale for an hour, then forgotten.
+HEARTBEAT_KEPT_SECONDS = 3600
+
+
+class WorkerHeartbeat(Model):
+    """The last sign of life of one worker process: one item per worker name and process.
+
+    Written at most every WORKER_HEARTBEAT_SECONDS by the process itself (a put of about
+    300 bytes: 1 WCU); deleted when the process stops cleanly.
+    """
+
+    Meta = table_meta("worker_heartbeats")
+
+    worker = UnicodeAttribute(hash_key=True)  # the command: fold_like_events, dispatch_deliveries...
+    instance = UnicodeAttribute(range_key=True)  # <host>:<pid>
+    host = UnicodeAttribute()
+    pid = NumberAttribute()
+    started_at = NumberAttribute()  # epoch seconds, when the process started its loop
+    beat_at = NumberAttribute()  # when this heartbeat was written
+    cycle_at = NumberAttribute(null=True)  # when the last complete pass ended
+    cycle_seconds = NumberAttribute(null=True)  # how long that pass took
+    backlog_label = UnicodeAttribute(default="")  # what the backlog counts ("pending like events")
+    backlog = NumberAttribute(null=True)  # None: not measured (the measurement failed)
+    backlog_capped = BooleanAttribute(default=False)  # counting stopped at a cap: at least `backlog`
+    lag_seconds = NumberAttribute(null=True)  # age of the oldest pending item, when measurable
+    expires_at = TTLAttribute()
 
 
 class LimitCounter(Model):

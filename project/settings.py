@@ -5,6 +5,7 @@ DEBUG=True for development. README "Production checklist" lists what to set befo
 exposing the site.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -44,6 +45,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "project.logs.RequestIdMiddleware",  # first: every log line of the request carries its id
+    "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
     "django.middleware.security.SecurityMiddleware",
     "project.security.ContentSecurityPolicyMiddleware",
     "project.guard.RequestGuardMiddleware",
@@ -206,6 +209,23 @@ ACTIVITY_EXPORT_S3_PREFIX = env.str("ACTIVITY_EXPORT_S3_PREFIX", default="activi
 ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
 ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
 
+# --- Operations (README "Operations: health, workers and metrics") ----------------
+# A polling worker writes its heartbeat at most this often; `manage.py health`, the admin
+# System page and /metrics call a worker stale when its last heartbeat is older than that.
+WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)
+WORKER_STALE_SECONDS = env.float("WORKER_STALE_SECONDS", default=60.0)
+# /metrics (Prometheus) is off (404) unless one of these is set: a bearer token, and/or the
+# addresses or networks (10.0.0.0/8) allowed without one (the client address: NUM_PROXIES).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+# Where each process of the machine keeps its counts (prometheus-client's multiprocess mode).
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default=str(BASE_DIR / "var" / "prometheus"))
+if METRICS_TOKEN or METRICS_ALLOWED_IPS:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR  # read when prometheus_client loads
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id, exception).
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -246,15 +266,27 @@ SPECTACULAR_SETTINGS = {
 # Nothing shared lives in the cache (limits, throttles and view marks are in DynamoDB).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "project.logs.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "project.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["request_id"],
+        }
+    },
+    # Every logger writes through the root's one handler, in one format.
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "project": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "social": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "notifications": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "delivery": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+        **{app: {"level": LOG_LEVEL} for app in ("project", "social", "notifications", "delivery", "actions")},
+        "django": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},  # 5xx with their traceback; 4xx are the access log's
     },
 }
