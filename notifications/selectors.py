@@ -62,6 +62,7 @@ class Notification:
     expires_at: datetime | None = None
     excerpt: str = ""
     entry_id: str | None = None  # feed entries: the id `entry_ids` takes
+    grouped_by: str | None = None  # feed entries: "comment", "person" (feed_selectors.FeedEntryView)
 
     @property
     def expired(self) -> bool:
@@ -293,6 +294,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
             excerpt=_excerpt(view.body),
             entry_id=view.id,
             read_at=view.read_at,
+            grouped_by=view.grouped_by,
         )
         for (position, _), view in zip(page, views, strict=True)
     ]
