@@ -18,7 +18,7 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.errors import LockedOut, PermissionDenied
 from project.schema import page_parameters
-from project.serializers import StrictSerializer, page_query_serializer
+from project.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
@@ -73,7 +73,7 @@ class UserCreateApi(APIView):
             error_messages={"invalid": services.USERNAME_RULE},
             help_text="ASCII letters, digits and @ . + - _; unique regardless of case.",
         )
-        password = serializers.CharField(max_length=128, write_only=True)
+        password = serializers.CharField(max_length=services.PASSWORD_MAX_LENGTH, write_only=True)
         display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
 
         def validate_username(self, value):
@@ -198,7 +198,7 @@ class PopularCommentsApi(APIView):
 
     KINDS = {"likes": LIKES, "views": VIEWS}
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(NoBlankSerializer):
         kind = serializers.ChoiceField(choices=["likes", "views"], default="likes", required=False)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=ranking.RANKING_LIMIT_MAX)
 
