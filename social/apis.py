@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.errors import LockedOut, PermissionDenied
+from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
 from project.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from social import ranking, selectors, services
@@ -139,7 +140,10 @@ class CommentListCreateApi(APIView):
         page = selectors.comment_timeline(viewer_id=_viewer_id(request), **query.validated_data)
         return _page_response(request, page)
 
-    @extend_schema(request=InputSerializer, responses={201: CommentOutputSerializer})
+    @extend_schema(
+        request=InputSerializer, responses={201: CommentOutputSerializer}, parameters=[IDEMPOTENCY_PARAMETER]
+    )
+    @idempotent
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
