@@ -45,7 +45,7 @@ def apply(events, *, user_id="1", feed_item=None):
     return current
 
 
-def test_a_broadcast_survives_one_person_replying_to_every_comment(make_user, api):
+def test_a_broadcast_survives_one_person_replying_to_every_comment(make_user, api, client):
     staff = make_user("boss", is_staff=True)
     ann, bob = make_user("ann", display_name="Ann"), make_user("bob", display_name="Bob")
     delivery = create(staff, kind="usernames", users=[ann])
@@ -70,6 +70,9 @@ def test_a_broadcast_survives_one_person_replying_to_every_comment(make_user, ap
     inbox = api.as_user(ann).get("/api/notifications/").json()
     assert inbox["unread_count"] == 7
     assert "Bob replied 96 more times to your comments" in [item["text"] for item in inbox["results"]]
+    client.force_login(ann)
+    page = client.get("/notifications/").content.decode()
+    assert "Bob replied 96 more times to your comments" in page and "Clinic closed Friday" in page
 
 
 def test_many_people_replying_evict_replies_never_an_unread_broadcast(settings):
