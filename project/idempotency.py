@@ -179,8 +179,10 @@ def idempotency_claim(*, user_id: str, key: str, fingerprint: str) -> Claimed | 
 def idempotency_complete(*, claim: Claimed, status_code: int, body) -> None:
     """Store the answer of the claiming request (only while it still owns the claim).
 
-    Twice: the second writes the same. Dies before it: the claim is taken over after
-    IDEMPOTENCY_LEASE_SECONDS (the module docstring says what that costs).
+    Twice: the second writes the same. Dies before it, or DynamoDB fails it: the claim
+    is taken over after IDEMPOTENCY_LEASE_SECONDS (the module docstring says what that
+    costs); it never raises, since what it follows has already been created and the
+    client should get that answer.
     """
     try:
         IdempotencyRecord(claim.key).update(
@@ -192,9 +194,10 @@ def idempotency_complete(*, claim: Claimed, status_code: int, body) -> None:
             condition=IdempotencyRecord.owner == claim.owner,
         )
     except UpdateError as error:
-        if error_code(error) != "ConditionalCheckFailedException":
-            raise
-        logger.warning("Idempotency-Key %s was taken over before its answer was stored", claim.key)
+        if error_code(error) == "ConditionalCheckFailedException":
+            logger.warning("Idempotency-Key %s was taken over before its answer was stored", claim.key)
+        else:
+            logger.exception("Idempotency-Key %s: the answer was not stored", claim.key)
 
 
 def idempotency_release(*, claim: Claimed) -> None:

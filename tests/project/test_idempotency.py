@@ -207,3 +207,21 @@ def test_the_schema_documents_the_header_on_the_creating_posts(client):
     for path in ("/api/comments/", "/api/deliveries/"):
         names = [parameter["name"] for parameter in schema["paths"][path]["post"].get("parameters", [])]
         assert "Idempotency-Key" in names, path
+
+
+def test_an_answer_that_cannot_be_stored_still_reaches_the_client(make_user, monkeypatch, settings):
+    """DynamoDB fails the store after the comment was created: the client gets its 201, and
+    a retry finds the claim pending (409) rather than creating a second comment at once."""
+    from pynamodb.exceptions import UpdateError
+
+    def failing_update(self, *args, **kwargs):
+        raise UpdateError("injected: the data store is unavailable")
+
+    settings.IDEMPOTENCY_WAIT_SECONDS = 0
+    user = make_user("ann")
+    with monkeypatch.context() as patch:
+        patch.setattr(IdempotencyRecord, "update", failing_update)
+        answer = post(client_of(user), "/api/comments/", {"body": "a"}, "k")
+    assert answer.status_code == 201 and len(comments()) == 1
+    retry = post(client_of(user), "/api/comments/", {"body": "a"}, "k")
+    assert retry.status_code == 409 and len(comments()) == 1
