@@ -31,6 +31,12 @@ class NotificationSerializer(serializers.Serializer):
         required=False, help_text="Feed entries (replies, messages): the id `entry_ids` takes."
     )
     url = serializers.CharField(allow_blank=True, help_text="Feed entries: where the entry leads.")
+    grouped_by = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text='Feed entries: "comment" (replies to one comment), "person" (one person\'s replies '
+        "across your comments), null (a message).",
+    )
     actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
     actor_count = serializers.IntegerField()
     text = serializers.CharField()
@@ -42,6 +48,7 @@ class NotificationSerializer(serializers.Serializer):
         if not instance.entry_id:  # a like keeps exactly the shape DESIGN.md 5 fixes
             data.pop("entry_id")
             data.pop("url")
+            data.pop("grouped_by")
         return data
 
 

@@ -1,5 +1,6 @@
-"""Tables of the `project` room: the polling workers' heartbeats (README "Operations") and the
-shared limit store (project/limits.py)."""
+"""Tables of the `project` room: the polling workers' heartbeats (README "Operations"), the
+shared limit store (project/limits.py) and the answers of create requests kept for their
+Idempotency-Key (project/idempotency.py)."""
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
@@ -56,3 +57,24 @@ class LimitCounter(Model):
     count2 = NumberAttribute(null=True)
     next_at = NumberAttribute(null=True)  # log-in backoff: the next guess checked not before this
     expires_at = TTLAttribute(null=True)
+
+
+class IdempotencyRecord(Model):
+    """One `Idempotency-Key` of one user (project/idempotency.py).
+
+    Put with "no item yet" by the request that claims the key (`state` pending, `owner`
+    its random token); that request then stores its answer (`state` done, `status`,
+    `response`) on condition it still owns the claim. TTL deletes it after
+    IDEMPOTENCY_TTL_SECONDS; until then a read treats an expired one as gone.
+    """
+
+    Meta = table_meta("idempotency")
+
+    key = UnicodeAttribute(hash_key=True)  # "<user id>#<Idempotency-Key>"
+    fingerprint = UnicodeAttribute()  # of the request: method, path, body
+    owner = UnicodeAttribute()  # the claiming request's token
+    state = UnicodeAttribute()  # "pending" or "done"
+    claimed_ms = NumberAttribute()
+    status = NumberAttribute(null=True)
+    response = UnicodeAttribute(null=True)  # the answer's JSON body
+    expires_at = TTLAttribute()

@@ -198,6 +198,14 @@ LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=5
 LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
 LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
+# Idempotency-Key (project/idempotency.py): how long an answer is kept for its key, how long a
+# retry waits for the first request still running, and when a claim left by a dead request is taken over.
+IDEMPOTENCY_TTL_SECONDS = env.int("IDEMPOTENCY_TTL_SECONDS", default=24 * 3600)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=5.0)
+IDEMPOTENCY_LEASE_SECONDS = env.float("IDEMPOTENCY_LEASE_SECONDS", default=60.0)
+# Unread reply entries one person may hold in someone's feed; their further replies to other
+# comments roll up into one "replied N more times" entry, so they cannot push the rest out.
+FEED_REPLIES_PER_PERSON = env.int("FEED_REPLIES_PER_PERSON", default=5)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 # Activity log (README "Activity log"): by_day write shards, months kept before export+drop,
 # where exports go, and the rollup's grace for late writes / how often it re-rolls today.

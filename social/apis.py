@@ -16,9 +16,10 @@ from rest_framework.views import APIView
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.errors import PermissionDenied
+from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
 from project.security import client_ip
-from project.serializers import StrictSerializer, page_query_serializer
+from project.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
@@ -74,7 +75,7 @@ class UserCreateApi(APIView):
             error_messages={"invalid": services.USERNAME_RULE},
             help_text="ASCII letters, digits and @ . + - _; unique regardless of case.",
         )
-        password = serializers.CharField(max_length=128, write_only=True)
+        password = serializers.CharField(max_length=services.PASSWORD_MAX_LENGTH, write_only=True)
         display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
 
         def validate_username(self, value):
@@ -141,7 +142,10 @@ class CommentListCreateApi(APIView):
         page = selectors.comment_timeline(viewer_id=_viewer_id(request), **query.validated_data)
         return _page_response(request, page)
 
-    @extend_schema(request=InputSerializer, responses={201: CommentOutputSerializer})
+    @extend_schema(
+        request=InputSerializer, responses={201: CommentOutputSerializer}, parameters=[IDEMPOTENCY_PARAMETER]
+    )
+    @idempotent
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -200,7 +204,7 @@ class PopularCommentsApi(APIView):
 
     KINDS = {"likes": LIKES, "views": VIEWS}
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(NoBlankSerializer):
         kind = serializers.ChoiceField(choices=["likes", "views"], default="likes", required=False)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=ranking.RANKING_LIMIT_MAX)
 

@@ -68,6 +68,8 @@ def _timeline_day_ensure(day: str) -> int:
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9@.+_-]+\Z")
 USERNAME_RULE = "Use only letters a-z, digits and @ . + - _ (no accents or other alphabets)."
 USERNAME_TAKEN = "This username is taken."
+# One limit for the sign-up page and the API: hashing a password costs time in its length.
+PASSWORD_MAX_LENGTH = 128
 
 
 def username_check(username: str) -> None:

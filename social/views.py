@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
+from django.core.validators import MaxLengthValidator
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -36,6 +37,14 @@ class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "display_name")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("password1", "password2"):
+            field = self.fields[name]
+            field.max_length = services.PASSWORD_MAX_LENGTH
+            field.validators.append(MaxLengthValidator(services.PASSWORD_MAX_LENGTH))
+            field.widget.attrs["maxlength"] = str(services.PASSWORD_MAX_LENGTH)
 
     def clean_username(self):
         username = super().clean_username()
