@@ -14,8 +14,9 @@ def limits_on(settings):
     settings.RATE_LIMITS_ENABLED = True
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def manual_clock():
+    """Time moves only when a test moves it: no window ends mid-test."""
     with clock_override(ManualClock(1_800_000_000.0)) as moved:  # a round hour and day
         yield moved
 
