@@ -16,6 +16,7 @@ from delivery.models import (
     CANCELLED,
     CHUNK_DONE,
     DISPATCHING,
+    LIST_BUCKET,
     QUEUE,
     Delivery,
     DeliveryChunk,
@@ -25,7 +26,7 @@ from delivery.models import (
 )
 from project.backlog import Backlog
 from project.clock import clock, parse_iso
-from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.cursors import HEX_ID, ISO_AT, cursor_encode, cursor_fields
 from project.errors import NotFound
 
 PAGE_SIZE = 20
@@ -114,25 +115,36 @@ class DeliveryPage:
     next_cursor: str | None
 
 
-def _decode_cursor(cursor: str) -> dict:
-    key = cursor_decode(cursor, query="deliveries")
-    if not isinstance(key, dict) or not all(isinstance(v, dict) for v in key.values()):
-        raise InvalidCursor()
-    return key
+DELIVERIES_CURSOR = {"created_at": ISO_AT, "delivery_id": HEX_ID}
+
+
+def _start_key(cursor: str) -> dict:
+    """The `by_created` key to start after, rebuilt from the cursor's checked sort-key values."""
+    position = cursor_fields(cursor, query="deliveries", fields=DELIVERIES_CURSOR)
+    return {
+        "list_bucket": {"S": LIST_BUCKET},
+        "created_at": {"S": position["created_at"]},
+        "delivery_id": {"S": position["delivery_id"]},
+    }
 
 
 def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> DeliveryPage:
     """Deliveries newest first (the `by_created` GSI), cursor-paginated."""
     limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))
     query = Delivery.by_created.query(
-        "all",
+        LIST_BUCKET,
         scan_index_forward=False,
         limit=limit,
-        last_evaluated_key=_decode_cursor(cursor) if cursor else None,
+        last_evaluated_key=_start_key(cursor) if cursor else None,
     )
     results = list(query)
-    last = query.last_evaluated_key
-    next_cursor = cursor_encode(last, query="deliveries") if last and len(results) == limit else None
+    more = query.last_evaluated_key and len(results) == limit
+    last = results[-1] if more else None
+    next_cursor = (
+        cursor_encode({"created_at": last.created_at, "delivery_id": last.delivery_id}, query="deliveries")
+        if last
+        else None
+    )
     return DeliveryPage(results=results, next_cursor=next_cursor)
 
 

@@ -1,4 +1,6 @@
-"""The `project` room's one table: the polling workers' heartbeats (README "Operations")."""
+"""Tables of the `project` room: the polling workers' heartbeats (README "Operations"), the
+shared limit store (project/limits.py) and the answers of create requests kept for their
+Idempotency-Key (project/idempotency.py)."""
 
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.models import Model
@@ -31,4 +33,48 @@ class WorkerHeartbeat(Model):
     backlog = NumberAttribute(null=True)  # None: not measured (the measurement failed)
     backlog_capped = BooleanAttribute(default=False)  # counting stopped at a cap: at least `backlog`
     lag_seconds = NumberAttribute(null=True)  # age of the oldest pending item, when measurable
+    expires_at = TTLAttribute()
+
+
+class LimitCounter(Model):
+    """One limit's counts for one subject in one window of the limit's longest rule.
+
+    The key `<name>#<subject>#<window start>` is new every window, so the counts of a
+    window are never read again once it is over and TTL deletes them. A limit of up to
+    three rules ("10/min,100/day") keeps its shorter windows in the same item (`start1`,
+    `count1`, ...): one conditional UpdateItem checks and counts every rule at once.
+    The same table holds once-per-window marks (`once#...`, a conditional put) and the
+    log-in backoff of an account (`next_at`).
+    """
+
+    Meta = table_meta("limits")
+
+    key = UnicodeAttribute(hash_key=True)
+    count = NumberAttribute(null=True)  # hits in the longest rule's window (the key's)
+    start1 = NumberAttribute(null=True)  # start of the current window of the shortest rule
+    count1 = NumberAttribute(null=True)
+    start2 = NumberAttribute(null=True)
+    count2 = NumberAttribute(null=True)
+    next_at = NumberAttribute(null=True)  # log-in backoff: the next guess checked not before this
+    expires_at = TTLAttribute(null=True)
+
+
+class IdempotencyRecord(Model):
+    """One `Idempotency-Key` of one user (project/idempotency.py).
+
+    Put with "no item yet" by the request that claims the key (`state` pending, `owner`
+    its random token); that request then stores its answer (`state` done, `status`,
+    `response`) on condition it still owns the claim. TTL deletes it after
+    IDEMPOTENCY_TTL_SECONDS; until then a read treats an expired one as gone.
+    """
+
+    Meta = table_meta("idempotency")
+
+    key = UnicodeAttribute(hash_key=True)  # "<user id>#<Idempotency-Key>"
+    fingerprint = UnicodeAttribute()  # of the request: method, path, body
+    owner = UnicodeAttribute()  # the claiming request's token
+    state = UnicodeAttribute()  # "pending" or "done"
+    claimed_ms = NumberAttribute()
+    status = NumberAttribute(null=True)
+    response = UnicodeAttribute(null=True)  # the answer's JSON body
     expires_at = TTLAttribute()

@@ -12,5 +12,7 @@ os.environ.setdefault("METRICS_TOKEN", "tests-metrics-token")
 if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="metrics-")
     atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
+# Write limits and API throttles lifted: tests that are about them turn them on (settings fixture).
+os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
 from project.settings import *  # noqa: F403
