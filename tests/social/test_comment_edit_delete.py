@@ -362,3 +362,23 @@ def test_edits_likes_replies_and_a_delete_racing_lose_nothing_and_never_resurrec
     rows = list(Like.query(comment.comment_id, consistent_read=True))
     assert counters.counter_value(key=counters.counter_key(kind=LIKES, object_id=comment.comment_id)) == len(rows)
     assert actions_logged(author, comment) == ["comment"] + ["edit"] * 12 + ["delete"]
+
+
+# --- limits ---------------------------------------------------------------------------
+
+
+def test_edits_and_deletes_share_a_write_limit_and_a_refusal_changes_nothing(alice, api, client, settings):
+    settings.RATE_LIMITS_ENABLED = True
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "edit": ("2/hour", "2/hour")}
+    comment, other = post(alice, "v0"), post(alice, "keep me")
+    as_alice = api.as_user(alice)
+    assert as_alice.patch(f"/api/comments/{comment.comment_id}/", {"body": "v1"}, format="json").status_code == 200
+    assert as_alice.patch(f"/api/comments/{comment.comment_id}/", {"body": "v2"}, format="json").status_code == 200
+    refused = as_alice.patch(f"/api/comments/{comment.comment_id}/", {"body": "v3"}, format="json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert as_alice.delete(f"/api/comments/{other.comment_id}/").status_code == 429
+    client.force_login(alice)
+    page = client.post(f"/c/{comment.comment_id}/edit/", {"body": "typed text"})
+    assert page.status_code == 429 and "typed text" in page.content.decode()
+    assert client.post(f"/c/{other.comment_id}/delete/").status_code == 429
+    assert stored(comment).body == "v2" and stored(other).deleted_at is None

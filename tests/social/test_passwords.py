@@ -124,3 +124,18 @@ def test_sign_up_takes_an_optional_email(client, api, django_user_model):
         "/api/users/", {"username": "xi", "password": NEW_PASSWORD, "email": "not-an-address"}, format="json"
     )
     assert bad.status_code == 400 and "email" in bad.json()
+
+
+def test_reset_mails_are_limited_per_address_and_per_email(alice, client, settings):
+    settings.RATE_LIMITS_ENABLED = True
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "password_reset": ("2/hour", "")}
+    for _ in range(2):
+        assert client.post("/accounts/password/reset/", {"email": "alice@example.com"}).status_code == 302
+    refused = client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+    assert refused.status_code == 429 and "Too many reset e-mails" in refused.content.decode()
+    # From another address, the same e-mail address is still limited; unknown ones are
+    # counted the same way, so the limit says nothing about which addresses have accounts.
+    elsewhere = Client(REMOTE_ADDR="198.51.100.7")
+    assert elsewhere.post("/accounts/password/reset/", {"email": "alice@example.com"}).status_code == 429
+    assert elsewhere.post("/accounts/password/reset/", {"email": "nobody@example.com"}).status_code == 302
+    assert len(mail.outbox) == 2
