@@ -84,7 +84,12 @@ class Command(BaseCommand):
             return False
 
         worker_loop(
-            dispatch_pass, stop=stop, interval=options["poll_seconds"], logger=logger, name="dispatch_deliveries"
+            dispatch_pass,
+            stop=stop,
+            interval=options["poll_seconds"],
+            logger=logger,
+            name="dispatch_deliveries",
+            through_outages=options["loop"],
         )
         return failures
 

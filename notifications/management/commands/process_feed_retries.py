@@ -5,7 +5,7 @@ import logging
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from notifications import feed, feed_retries, feed_selectors
+from notifications import feed_retries, feed_selectors
 from project.commands import stop_on_signals, worker_loop
 
 logger = logging.getLogger("notifications.feed_retries")
@@ -47,7 +47,7 @@ class Command(BaseCommand):
                 interval=interval,
                 logger=logger,
                 name="process_feed_retries",
-                keep_going_on=lambda error: loop and feed.is_transient(error),
+                through_outages=loop,
             )
         summary = (
             f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
