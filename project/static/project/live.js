@@ -3,8 +3,11 @@
 //
 // One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
 // (nothing while it is hidden; at once when it comes back). After 10 minutes without
-// any input the page asks every 30 s instead, and at once on the next input. A 429
-// waits for its Retry-After. Pages work the same without JavaScript (counts as of load).
+// any input the page asks every 30 s instead, and at once on the next input. A refusal
+// (429 throttled, 503 busy or data store down) or no answer at all waits for its
+// Retry-After (else 5 s), doubled with each refusal in a row up to 2 minutes, plus up to
+// a quarter more at random, so a crowd refused together does not come back together.
+// Pages work the same without JavaScript (counts as of load).
 (function () {
   if (!window.fetch || !document.body) return;
   var badge = document.querySelector("[data-unread-badge]");
@@ -13,7 +16,9 @@
   var FAST_MS = 2000;
   var IDLE_MS = 30000;
   var IDLE_AFTER_MS = 10 * 60 * 1000;
+  var BACKOFF_MAX_MS = 120000;
   var lastInput = Date.now();
+  var refusals = 0;
   var timer = null;
   var inFlight = false;
   var visible = new Set();
@@ -73,6 +78,14 @@
     return Date.now() - lastInput > IDLE_AFTER_MS ? IDLE_MS : FAST_MS;
   }
 
+  // After a refusal: Retry-After seconds (5 when absent), doubled per refusal in a row.
+  function backoff(retryAfter) {
+    refusals += 1;
+    var base = (Number(retryAfter) > 0 ? Number(retryAfter) : 5) * 1000;
+    var wait = Math.min(BACKOFF_MAX_MS, base * Math.pow(2, refusals - 1));
+    return wait + Math.random() * wait * 0.25;
+  }
+
   function poll() {
     if (document.hidden) return; // visibilitychange starts it again
     if (inFlight) return schedule(nextDelay());
@@ -82,11 +95,11 @@
     var delay = nextDelay();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
-        if (response.status === 429) {
-          var wait = Number(response.headers.get("Retry-After")) || 30;
-          delay = Math.max(delay, wait * 1000);
+        if (response.status === 429 || response.status >= 500) {
+          delay = Math.max(delay, backoff(response.headers.get("Retry-After")));
           return null;
         }
+        refusals = 0;
         return response.ok ? response.json() : null;
       })
       .then(function (data) {
@@ -94,7 +107,9 @@
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
         if (data.like_counts) showCounts(data.like_counts);
       })
-      .catch(function () {})
+      .catch(function () {
+        delay = Math.max(delay, backoff(null)); // no answer: the server or the network is down
+      })
       .finally(function () {
         inFlight = false;
         schedule(delay);
