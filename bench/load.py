@@ -104,7 +104,7 @@ class CpuMeter:
     def used(before: dict, after: dict) -> Counter:
         used = Counter()
         for pid, (part, seconds) in after.items():
-            used[part] += seconds - before.get(pid, (part, 0.0))[1]
+            used[part] += max(0.0, seconds - before.get(pid, (part, 0.0))[1])  # a dead pid reads 0
         return used
 
 
@@ -397,7 +397,7 @@ def main() -> int:
                 meter=meter, outage=outage,
             )  # fmt: skip
             lines = report(stage, options.stage_seconds)
-            if cpu_per_call and stage["requests"]:
+            if cpu_per_call and stage["requests"] and stage["cpu"]["DynamoDB Local"]:
                 per_request = stage["cpu"]["DynamoDB Local"] * 1000 / stage["requests"]
                 web = stage["cpu"]["web"] * 1000 / stage["requests"]
                 lines.append(
