@@ -51,7 +51,9 @@ if [ -z "${DYNAMODB_HOST+set}" ]; then
   if answers; then
     echo "DynamoDB Local already answers on port $DYNAMODB_PORT; using it."
   else
-    python -m project.dynamo_local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
+    # Its own session: Ctrl-C reaches the processes first, and this DynamoDB Local is
+    # stopped (by cleanup) only after they have finished their last unit of work.
+    setsid python -m project.dynamo_local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
     dynamo_pid=$!
     for _ in $(seq 1 600); do
       answers && break
