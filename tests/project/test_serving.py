@@ -119,3 +119,17 @@ def test_past_the_in_flight_limit_requests_are_refused_at_once_with_retry_after(
     assert first["answer"].status_code == 200
     assert shedding.in_flight.count == 0
     assert client.get("/api/comments/").status_code == 200
+
+
+def test_the_memoised_user_agent_sanitiser_builds_the_same_header(monkeypatch):
+    from botocore import useragent
+
+    from project import dynamo
+
+    memoised = useragent.sanitize_user_agent_string_component
+    assert hasattr(memoised, "cache_info")
+    creator = dynamo.client()._user_agent_creator
+    header = creator.to_string()
+    monkeypatch.setattr(useragent, "sanitize_user_agent_string_component", memoised.__wrapped__)
+    assert creator.to_string() == header
+    assert "Botocore/" in header
