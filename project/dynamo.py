@@ -31,7 +31,7 @@ LOCAL_ACCESS_KEY = "local"  # DynamoDB Local accepts any credentials; -sharedDb 
 
 # botocore (pinned 1.44.5) builds the User-Agent header twice per call from ~28 parts,
 # sanitising each character by character: 0.24 ms of CPU each time, about 0.5 ms per
-# DynamoDB call (a timeline page makes 11). The parts are the same few strings on every
+# DynamoDB call (a timeline page makes 16). The parts are the same few strings on every
 # call, so the pure sanitiser is memoised: 0.08 ms per header.
 if not hasattr(botocore_useragent.sanitize_user_agent_string_component, "cache_info"):
     botocore_useragent.sanitize_user_agent_string_component = lru_cache(maxsize=512)(
