@@ -55,3 +55,15 @@ def post_worker_init(worker):
     from project.serving import warm_up
 
     warm_up(worker.wsgi, log=worker.log)
+
+
+def on_starting(server):
+    from project.metrics import metrics_dir_prepare
+
+    metrics_dir_prepare()
+
+
+def child_exit(server, worker):
+    from project.metrics import child_exit as metrics_child_exit
+
+    metrics_child_exit(server, worker)

@@ -8,7 +8,9 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
+from project.clock import clock
 from project.errors import is_transient
+from project.health_services import Heartbeat
 
 
 @contextlib.contextmanager
@@ -48,6 +50,7 @@ def worker_loop(
     name: str,
     keep_going_on: Callable[[Exception], bool] | None = None,
     through_outages: bool = True,
+    heartbeat: Heartbeat | None = None,
 ) -> None:
     """The `--loop` of a polling command: run passes until `stop` is set.
 
@@ -58,24 +61,36 @@ def worker_loop(
     or when `keep_going_on(error)` is True, the error is logged and the next pass waits
     longer each time (doubling up to OUTAGE_BACKOFF_MAX seconds) until one succeeds; any
     other error propagates (and the supervisor starts the command again).
+
+    With a `heartbeat` (the commands' --loop mode), each completed pass is reported to it
+    (a write at most every WORKER_HEARTBEAT_SECONDS; a failed pass writes none, so a worker
+    that keeps failing goes stale), and the heartbeat is deleted when the loop ends.
     """
     failures = 0
-    while not stop.is_set():
-        try:
-            busy = run_pass()
-        except Exception as error:
-            if not ((through_outages and is_transient(error)) or (keep_going_on is not None and keep_going_on(error))):
-                raise
-            failures += 1
-            delay = min(OUTAGE_BACKOFF_MAX, max(interval, 0.1) * 2**failures)
-            if failures == 1:
-                logger.exception("%s: a pass failed, trying again with back-off", name)
-            else:
-                logger.warning("%s: pass failed again (%s); next try in %.1fs", name, type(error).__name__, delay)
-            stop.wait(delay)
-            continue
-        if failures:
-            logger.info("%s: passes succeed again after %d failure(s)", name, failures)
-            failures = 0
-        if not busy and not stop.is_set():
-            stop.wait(interval)
+    try:
+        while not stop.is_set():
+            started = clock.now()
+            try:
+                busy = run_pass()
+            except Exception as error:
+                outage = through_outages and is_transient(error)
+                if not (outage or (keep_going_on is not None and keep_going_on(error))):
+                    raise
+                failures += 1
+                delay = min(OUTAGE_BACKOFF_MAX, max(interval, 0.1) * 2**failures)
+                if failures == 1:
+                    logger.exception("%s: a pass failed, trying again with back-off", name)
+                else:
+                    logger.warning("%s: pass failed again (%s); next try in %.1fs", name, type(error).__name__, delay)
+                stop.wait(delay)
+                continue
+            if failures:
+                logger.info("%s: passes succeed again after %d failure(s)", name, failures)
+                failures = 0
+            if heartbeat is not None:
+                heartbeat.cycle_done(started=started, finished=clock.now())
+            if not busy and not stop.is_set():
+                stop.wait(interval)
+    finally:
+        if heartbeat is not None:
+            heartbeat.stop()
