@@ -59,6 +59,11 @@ def like_source(comment_id: str) -> str:
 # --- like / unlike ---------------------------------------------------------
 
 
+def like_seq_condition(seq_attribute, old: int):
+    """The notification still has sequence `old` (absent counts as 0)."""
+    return (seq_attribute == old) if old else (seq_attribute.does_not_exist() | (seq_attribute == 0))
+
+
 def likers_max() -> int:
     """How many liker ids an unread notification keeps (the text names two, so at least 2)."""
     return max(2, int(settings.LIKE_NOTIFICATION_LIKERS_MAX))
@@ -87,20 +92,28 @@ def _unread(item: LikeUnread) -> bool:
 
 def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int):
     liker_ids = list(copy.liker_ids or [])
+    old_seq = int(copy.seq or 0)
     transaction.update(
         LikeUnread(user_id, copy.comment_id),
         actions=[
             LikeUnread.liker_ids.set([]),
             LikeUnread.num_likes.set(0),
             LikeUnread.updated_at.set(iso_format(read_at)),
+            LikeUnread.seq.set(old_seq + 1),
         ],
-        # Reset only the state that is copied into history: a like (or unlike) that
-        # landed after the read fails this, and the comment is re-read and retried.
+        # Reset only the state that is copied into history: a like (or unlike) folded
+        # after the read fails this, and the comment is re-read and retried.
         # An overflow like changes `num_likes` only, which is enough to fail it.
-        condition=(LikeUnread.num_likes == int(copy.num_likes)) & (LikeUnread.liker_ids == liker_ids),
+        condition=(LikeUnread.num_likes == int(copy.num_likes))
+        & (LikeUnread.liker_ids == liker_ids)
+        & like_seq_condition(LikeUnread.seq, old_seq),
         label=copy.comment_id,
     )
-    transaction.update(UnreadCount(user_id, like_source(copy.comment_id)), actions=[UnreadCount.count.set(0)])
+    # The badge item with the notification's new `seq`: a fold's late badge write (older) cannot undo it.
+    transaction.update(
+        UnreadCount(user_id, like_source(copy.comment_id)),
+        actions=[UnreadCount.count.set(0), UnreadCount.seq.set(old_seq + 1)],
+    )
     transaction.save(
         LikeRead(
             user_id,
