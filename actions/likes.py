@@ -66,13 +66,20 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
             what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
             on_retry=grow_on_contention,
         )
-    # Fold once the answer is sent, and only where that is cheap: a like that met no
-    # contention is not on a hot comment, where concurrent folds would only cancel each
-    # other. Outside a request, and whatever this process does not fold, the folder does.
-    if outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
-        after_response(lambda: like_events.like_events_fold_after_response(comment_id=comment_id))
     # Not ok: the like row's condition failed (already liked / not liked): nothing written.
-    return counter_value(key=key)
+    count = counter_value(key=key)
+    # Fold once the answer is sent (outside a request, a command or a shell, right away),
+    # and only where that is cheap: a like that met no contention is not on a hot comment,
+    # where concurrent folds would only cancel each other. What is not folded here, the
+    # folder folds.
+    if outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
+
+        def fold() -> None:
+            like_events.like_events_fold_after_response(comment_id=comment_id)
+
+        if not after_response(fold):
+            fold()
+    return count
 
 
 def like_add(*, comment_id: str, user_id: str) -> LikeState:

@@ -171,9 +171,9 @@ RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 # Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
-# Like events (the likes' outbox): whether the web process folds a like's events once its
-# answer is sent (else only fold_like_events does), and how long the same person liking
-# the same comment again notifies nobody.
+# Like events (the likes' outbox): whether the liking process folds the like's events once
+# its answer is sent (outside a request: right away; else only fold_like_events does), and
+# how long the same person liking the same comment again notifies nobody.
 LIKE_FOLD_AFTER_RESPONSE = env.bool("LIKE_FOLD_AFTER_RESPONSE", default=True)
 LIKE_RENOTIFY_WINDOW_HOURS = env.float("LIKE_RENOTIFY_WINDOW_HOURS", default=24.0)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
