@@ -45,7 +45,9 @@ logger = logging.getLogger(__name__)
 # Mark read takes 3 actions per comment; TransactWriteItems takes at most 100.
 MARK_READ_ACTIONS_PER_COMMENT = 3
 MARK_READ_COMMENTS_PER_TRANSACTION = 99 // MARK_READ_ACTIONS_PER_COMMENT  # + the activity log line
-MARK_READ_ATTEMPTS = 8
+# A notification of a comment liked at that moment changes with every fold (one plain write
+# each): a mark-read re-reads and tries again, a little longer than a transaction conflict.
+MARK_READ_ATTEMPTS = 12
 MARK_READ_IDS_MAX = 100
 
 LIKE_SOURCE_PREFIX = "like#"
