@@ -121,8 +121,11 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
     under the modelled AWS conflict rules, with `fold_like_events --loop` running in its own
     process. Fold lag: from a like's answer to the moment the author's notifications count
     that many likes (polled every 20 ms). Returns rate, latencies, lags, given up, capacity."""
+    from django.core.signals import request_finished
+
     from actions.likes import like_add
     from notifications.models import LikeUnread
+    from project.after_response import AfterResponseMiddleware
     from project.testing.aws_conflicts import aws_conflict_model
 
     latencies, failures, answered = [], [], []
@@ -143,11 +146,17 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
             comment_id = comment_ids[n % len(comment_ids)]
             started = time.perf_counter()
             try:
-                like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
+                # As a web request: answered when like_add returns, its fold run after that.
+                AfterResponseMiddleware(
+                    lambda request, comment_id=comment_id: like_add(
+                        comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}"
+                    )
+                )(None)
                 answered.append(time.perf_counter())
             except Exception as error:
                 failures.append(type(error).__name__)
             latencies.append(time.perf_counter() - started)
+            request_finished.send(sender=None)
 
     watcher = threading.Thread(target=monitor, daemon=True)
     with folder_process(), aws_conflict_model() as conflicts, capacity_meter() as capacity:
@@ -178,13 +187,16 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
 
 def fold_cost(*, author_id: str) -> str:
     """Write capacity of folding 45 likes of one comment (one fold), per like."""
+    from django.test import override_settings
+
     from actions.comments import comment_create
     from actions.likes import like_add
     from notifications import like_events
 
     comment_id = comment_create(author_id=author_id, body="fold cost").comment_id
-    for n in range(like_events.FOLD_EVENTS_MAX):
-        like_add(comment_id=comment_id, user_id=f"fold-{n}")
+    with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):
+        for n in range(like_events.FOLD_EVENTS_MAX):
+            like_add(comment_id=comment_id, user_id=f"fold-{n}")
     with capacity_meter() as capacity:
         folded = like_events.like_events_fold(comment_id=comment_id)
     return (
