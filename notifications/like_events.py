@@ -70,6 +70,7 @@ UNLIKE = "unlike"
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
+_writers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-write")
 PENDING_SCAN_LIMIT = 200
 
 
@@ -161,12 +162,10 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     liked = _readers.submit(
         lambda: {row.user_id for row in _likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
     )
+    likers_markers = _readers.submit(_markers_get, comment_id, likers)
     fold = _Fold(comment_id, author_id, events, unread.result(), badge.result())
-    marked = fold.journal + likers
-    markers = {
-        row.user_id: row
-        for row in (LikeNotified.batch_get([(comment_id, x) for x in dict.fromkeys(marked)], consistent_read=True))
-    }
+    # The last fold's likers have markers unless it died before writing them (rare: read apart).
+    markers = {**_markers_get(comment_id, [x for x in fold.journal if x not in likers]), **likers_markers.result()}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
@@ -189,6 +188,13 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
         if len(fold.new_list) < likers_max():
             fold.new_list.append(liker)
     return fold
+
+
+def _markers_get(comment_id: str, likers: list[str]) -> dict[str, LikeNotified]:
+    if not likers:
+        return {}
+    keys = [(comment_id, liker) for liker in dict.fromkeys(likers)]
+    return {row.user_id: row for row in LikeNotified.batch_get(keys, consistent_read=True)}
 
 
 def _likes_batch_get(keys):
@@ -317,7 +323,7 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
     2. the notification, on condition it still holds what was read (the commit point; a
        changed notification is re-read and planned again, up to `attempts` times);
     3. this fold's markers; 4. the badge item, to the notification's count unless a newer
-    state is there; 5. the counter's due flag; 6. the likers' activity lines;
+    state is there; 5. the counter's due flag; 6. the likers' activity lines (3-6 at once);
     7. the events. A crash anywhere leaves the events pending, and their next fold finds the
     notification as this one left it, changes nothing there and finishes steps 3-7.
     """
@@ -333,13 +339,18 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
         break
     else:
         return 0
+    # Steps 3-6 depend on nothing but the commit: one round trip of latency, then the events.
+    steps = [
+        _writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
+        _writers.submit(_activity_lines, fold.events),
+    ]
     if fold.changes:
-        _markers_put(comment_id, fold.notify, now)
-        _badge_sync(fold, count=fold.new_count, seq=fold.old_seq + 1)
+        steps.append(_writers.submit(_markers_put, comment_id, fold.notify, now))
+        steps.append(_writers.submit(_badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
     elif fold.unread is not None:
-        _badge_sync(fold, count=fold.old_count, seq=fold.old_seq)
-    counter_due_flag_raise(key=counter_key(kind=LIKES, object_id=comment_id))
-    _activity_lines(fold.events)
+        steps.append(_writers.submit(_badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
+    for step in steps:
+        step.result()  # a failure leaves the events for the next fold, which repeats these steps
     _events_delete(fold.events)
     if fold.changes:
         logger.info(
