@@ -31,7 +31,7 @@ FLOORS: dict[str, tuple[float, float]] = {
     "unlike, all-in (+ its fold)": (7, 16),
     # The comment (1) and its replies page (GSI, 0.5); the view counter's shard (1) once
     # an hour per viewer; its activity line (2).
-    "comment page view (counted)": (2, 3),
+    "comment page view (counted, anonymous)": (2, 3),
     # One Query per day shard of the timeline GSI (10 x 0.5), the day list (0.5), and per
     # comment shown its count (20 x 0.5 eventually consistent, 1 consistent) and the
     # viewer's like states (one BatchGetItem).
@@ -49,7 +49,7 @@ FLOORS: dict[str, tuple[float, float]] = {
 # What one daily active person does on an average day (stated, not measured: change to taste).
 DAILY_MIX: dict[str, float] = {
     "timeline page": 10,
-    "comment page view (counted)": 8,
+    "comment page view (counted, anonymous)": 8,
     "like, all-in (+ its fold)": 5,
     "unlike, all-in (+ its fold)": 0.5,
     "post a comment": 0.3,

@@ -1,9 +1,10 @@
-"""Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere."""
+"""Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere; a refused form's 429."""
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.views import defaults
 
+from project.errors import ApplicationError, RateLimited
 from project.guard import exception_answer, is_api, too_large
 
 
@@ -34,3 +35,11 @@ def server_error(request):
     if is_api(request):
         return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
     return defaults.server_error(request)
+
+
+def refused_page(response, error: ApplicationError | None):
+    """A page re-rendered with the form a write limit refused: 429 and Retry-After, the text kept."""
+    if isinstance(error, RateLimited):
+        response.status_code = 429
+        response["Retry-After"] = error.retry_after_header
+    return response

@@ -3,15 +3,12 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from project.errors import ApplicationError
+from project.cursors import page_or_first
 from social.activity import selectors
 
 
 @login_required
 def my_activity(request):
     user_id = str(request.user.pk)
-    try:
-        page = selectors.activity_of_user(user_id=user_id, cursor=request.GET.get("cursor") or None)
-    except ApplicationError:
-        page = selectors.activity_of_user(user_id=user_id)  # a mangled cursor: start over
+    page = page_or_first(request, lambda cursor: selectors.activity_of_user(user_id=user_id, cursor=cursor))
     return render(request, "social/my_activity.html", {"page": page})
