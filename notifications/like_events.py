@@ -65,8 +65,9 @@ logger = logging.getLogger(__name__)
 
 LIKE = "like"
 UNLIKE = "unlike"
-# Events one fold takes: its notification keeps their likers in `fold_notified` (45 short
-# ids) and stays well under 1 KB... for a quiet comment; a storm's folds amortise it.
+# Events one fold takes (one Query page). The notification lists the likers a fold notified
+# (`fold_notified`): a few short ids for a quiet comment, at most 45 when a storm's folds
+# amortise a bigger item over as many likes.
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
