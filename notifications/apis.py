@@ -185,6 +185,10 @@ class LiveApi(APIView):
     class OutputSerializer(serializers.Serializer):
         unread_count = serializers.IntegerField(allow_null=True, help_text="null when not logged in.")
         like_counts = serializers.DictField(child=serializers.IntegerField(), help_text="Comment id to like count.")
+        liked = serializers.DictField(
+            child=serializers.BooleanField(),
+            help_text="Comment id to whether the caller likes it (empty when not logged in).",
+        )
 
     @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
     def get(self, request):
@@ -195,4 +199,7 @@ class LiveApi(APIView):
         if request.user.is_authenticated:
             unread = selectors.unread_count(user_id=_user_id(request), consistent=False)
         counts = social_selectors.like_counts(comment_ids=comment_ids) if comment_ids else {}
-        return Response({"unread_count": unread, "like_counts": counts})
+        liked = {}
+        if request.user.is_authenticated and comment_ids:
+            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=_user_id(request))
+        return Response({"unread_count": unread, "like_counts": counts, "liked": liked})

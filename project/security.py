@@ -23,6 +23,13 @@ def client_ip(request) -> str:
     return remote
 
 
+def login_username(request, credentials=None) -> str | None:
+    """The name a log-in attempt is counted under: lower case, as names are matched in any case."""
+    source = credentials or getattr(request, "data", request.POST)
+    username = source.get("username")
+    return username.lower() if isinstance(username, str) else username
+
+
 class ContentSecurityPolicyMiddleware:
     """Adds CONTENT_SECURITY_POLICY to every answer that has none (empty setting: off)."""
 

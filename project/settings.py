@@ -81,7 +81,7 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / '
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
 # Axes first: it refuses a locked-out account or address before the password is checked.
-AUTHENTICATION_BACKENDS = ["project.security.LoginLimitBackend", "django.contrib.auth.backends.ModelBackend"]
+AUTHENTICATION_BACKENDS = ["project.security.LoginLimitBackend", "social.backends.CaseInsensitiveModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -89,6 +89,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+CSRF_FAILURE_VIEW = "project.views.csrf_failure"  # keeps a post's text (project.drafts)
 LOGIN_REDIRECT_URL = "timeline"
 LOGOUT_REDIRECT_URL = "timeline"
 
@@ -136,6 +137,7 @@ NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
 AXES_COOLOFF_TIME = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_USERNAME_CALLABLE = "project.security.login_username"  # "Alice" and "alice" share one count
 AXES_CLIENT_IP_CALLABLE = "project.security.client_ip"
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False

@@ -1,5 +1,5 @@
-// Keeps an open page current: the unread badge and the like counts of the comments on
-// screen follow changes made elsewhere within about 2 seconds.
+// Keeps an open page current: the unread badge, the like counts of the comments on screen
+// and the viewer's own hearts on them follow changes made elsewhere within about 2 seconds.
 //
 // One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
 // (nothing while it is hidden; at once when it comes back). After 10 minutes without
@@ -54,12 +54,18 @@
     if (event.detail && typeof event.detail.unread_count === "number") lastUnread = event.detail.unread_count;
   });
 
-  function showCounts(counts) {
+  // The viewer's own heart follows too: liked or unliked in another tab, or a page from
+  // the browser's history.
+  function showCounts(counts, liked) {
     Object.keys(counts).forEach(function (id) {
       document.querySelectorAll('[data-like-count="' + id + '"]').forEach(function (element) {
         var button = element.closest("button");
-        if (button && button.disabled) return; // the viewer's own like is on its way
-        element.textContent = String(counts[id]);
+        if (button && button.getAttribute("aria-busy") === "true") return; // the viewer's own like is on its way
+        if (button && typeof liked[id] === "boolean" && window.renderLikeButton) {
+          window.renderLikeButton(button, { like_count: counts[id], liked: liked[id] });
+        } else {
+          element.textContent = String(counts[id]);
+        }
       });
     });
   }
@@ -92,7 +98,7 @@
       .then(function (data) {
         if (!data) return;
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
-        if (data.like_counts) showCounts(data.like_counts);
+        if (data.like_counts) showCounts(data.like_counts, data.liked || {});
       })
       .catch(function () {})
       .finally(function () {
