@@ -110,3 +110,26 @@ def test_my_activity_pages_newest_first_over_two_months(client, make_user):
 
 def test_my_activity_needs_a_sign_in(client):
     assert client.get("/me/activity/").status_code == 302
+
+
+def test_my_activity_reads_as_sentences_in_the_browsers_time_zone(client, make_user):
+    user = make_user("reader")
+    at = datetime(2026, 11, 18, 9, 30, tzinfo=ZoneInfo("UTC")).timestamp()
+    activity.activity_record(
+        user_id=str(user.pk), action="like", object_id="c0ffee00-0000-0000-0000-000000000000", at=at
+    )
+    activity.activity_record(user_id=str(user.pk), action="read", object_id="c1,c2", at=at + 60)
+    client.force_login(user)
+
+    text = client.get("/me/activity/").content.decode()
+    assert "Times are in Asia/Tokyo" in text and "18 Nov 2026, 18:30" in text  # the site's zone
+    assert 'You liked <a href="/c/c0ffee00-0000-0000-0000-000000000000/">a comment</a>.' in text
+    assert "You read your notifications." in text
+
+    client.cookies["tz"] = "America/New_York"
+    text = client.get("/me/activity/").content.decode()
+    assert "Times are in America/New_York" in text and "18 Nov 2026, 04:30" in text
+
+    client.cookies["tz"] = "../../etc/passwd"
+    assert "Times are in Asia/Tokyo" in client.get("/me/activity/").content.decode()
+    assert 'href="/me/activity/" aria-current="page"' in text  # linked from the header

@@ -176,6 +176,17 @@
     });
   }
 
+  // Times on pages in the browser's time zone (project/timezones.py reads the cookie). A page
+  // that shows times in another zone is drawn again once, in this one.
+  function keepTimeZone() {
+    var zone = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
+    if (!zone || document.cookie.split("; ").indexOf("tz=" + encodeURIComponent(zone)) !== -1) return;
+    document.cookie = "tz=" + encodeURIComponent(zone) + "; path=/; max-age=31536000; SameSite=Lax";
+    var shown = document.querySelector("[data-time-zone]");
+    if (shown && shown.dataset.timeZone !== zone) location.reload();
+  }
+
+  keepTimeZone();
   document.querySelectorAll("form.post-form").forEach(startPostForm);
 
   document.addEventListener("submit", function (event) {
