@@ -79,6 +79,9 @@ def test_admin_activity_page_draws_the_chart_without_scripts(client, make_user, 
     assert page.status_code == 200
     html = page.content.decode()
     assert "<svg" in html and "<polyline" in html and "<script" not in html.split("<svg", 1)[1].split("</svg>")[0]
+    # One small chart per series (active users, comment, like), each on its own round scale.
+    assert html.count("<polyline") == 3
+    assert 'aria-label="Like per day, 2026-08-21 to 2026-11-18: 6 in all"' in html
     assert "Last 90 days" in html and "2026-11-17" in html
     assert "activity_202611" in html  # the monthly tables (the staff user's sign-up created November's)
     assert "/admin/dynamo/activity/" in client.get("/admin/").content.decode()
@@ -133,3 +136,11 @@ def test_my_activity_reads_as_sentences_in_the_browsers_time_zone(client, make_u
     client.cookies["tz"] = "../../etc/passwd"
     assert "Times are in Asia/Tokyo" in client.get("/me/activity/").content.decode()
     assert 'href="/me/activity/" aria-current="page"' in text  # linked from the header
+
+
+@pytest.mark.parametrize(
+    ("maximum", "ticks"),
+    [(0, [0, 1]), (1, [0, 1]), (3, [0, 1, 2, 3]), (19, [0, 5, 10, 15, 20]), (25, [0, 10, 20, 30]), (99, [0, 50, 100])],
+)
+def test_chart_ticks_are_round(maximum, ticks):
+    assert selectors.round_ticks(maximum) == ticks
