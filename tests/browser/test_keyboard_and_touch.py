@@ -152,3 +152,17 @@ def test_dark_mode_follows_the_system_and_stays_readable(pages, make_user):
         assert background == "rgb(17, 19, 24)"
         assert axe_violations(page) == []
         page.screenshot(path=f"var/browser/screenshots/comment-dark-{viewport['width']}.png", full_page=True)
+
+
+def test_your_activity_is_in_the_header_and_in_the_browsers_time_zone(pages, make_user):
+    alice, bob = make_user("alice"), make_user("bob")
+    like_add(comment_id=post(alice, "Liked at a local time"), user_id=str(bob.pk))
+    page = pages.open("/", user=bob, timezone_id="Asia/Tokyo", viewport=PHONE)
+
+    page.get_by_role("link", name="Your activity").click()
+
+    expect(page.get_by_text("Times are in Asia/Tokyo")).to_be_visible()  # drawn again once, in the browser's zone
+    expect(page.get_by_role("link", name="Your activity")).to_have_attribute("aria-current", "page")
+    expect(page.locator(".activity-list li").first).to_contain_text(re.compile(r"You (liked|logged in)"))
+    expect(page.get_by_text("You liked a comment.")).to_be_visible()
+    assert axe_violations(page) == []

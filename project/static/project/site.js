@@ -180,8 +180,10 @@
   // that shows times in another zone is drawn again once, in this one.
   function keepTimeZone() {
     var zone = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;
-    if (!zone || document.cookie.split("; ").indexOf("tz=" + encodeURIComponent(zone)) !== -1) return;
-    document.cookie = "tz=" + encodeURIComponent(zone) + "; path=/; max-age=31536000; SameSite=Lax";
+    // A zone name ("Europe/Paris") is a valid cookie value as it is; anything else is left out.
+    if (!zone || !/^[A-Za-z0-9_+\-\/]+$/.test(zone)) return;
+    if (document.cookie.split("; ").indexOf("tz=" + zone) !== -1) return;
+    document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";
     var shown = document.querySelector("[data-time-zone]");
     if (shown && shown.dataset.timeZone !== zone) location.reload();
   }
