@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from notifications.feed import FeedAppendResult, feed_append, feed_outbox_add
 from notifications.feed_events import FeedEvent
+from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
 from social.models import Comment
 from social.services import comment_new, comment_put
@@ -61,8 +62,10 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     Twice: two comments (each call mints its own id). Dies half way: at worst a
     day marker without comments, which the timeline skips. A reply and the feed
     notification of the parent's author commit together through the feed's outbox.
+    Over the author's `comment` (or `reply`) limit: RateLimited, nothing written.
     """
     comment, parent = comment_new(author_id=author_id, body=body, parent_id=parent_id)
+    account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
 
     # A reply tells the parent's author through their feed (never the replier themself).
     notification = None

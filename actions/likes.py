@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_events
+from project.limits import account_limit_enforce
 from project.transactions import transact
 from social.activity.services import activity_put
 from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
@@ -48,6 +49,7 @@ def _like_transaction(
 def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     """Run the like/unlike transaction; returns the counter's exact value read right after it."""
     comment = comment_get_visible(comment_id=comment_id)
+    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     key = counter_key(kind=LIKES, object_id=comment_id)
     shards_table = CounterShard.Meta.table_name
 

@@ -169,6 +169,7 @@ def main() -> None:
 
 def inbox_compare(*, author_count: int) -> None:
     """The inbox of a full feed of replies, compact (today) vs the pre-issue-10 format (text inline)."""
+    from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from actions.comments import comment_create
@@ -178,10 +179,16 @@ def inbox_compare(*, author_count: int) -> None:
 
     User = get_user_model()
     owner = User.objects.create_user(username="inbox-owner", password="!")
-    replier = User.objects.create_user(username="inbox-replier", password="!", display_name="Replier")
+    # FEED_REPLIES_PER_PERSON replies each: a feed of that many entries per person, none rolled up.
+    per_person = settings.FEED_REPLIES_PER_PERSON
+    repliers = [
+        User.objects.create_user(username=f"inbox-replier-{n}", password=None, display_name=f"Replier {n}")
+        for n in range(-(-author_count // per_person))
+    ]
     legacy_owner = User.objects.create_user(username="inbox-legacy", password="!")
     legacy = []
     for n in range(author_count):
+        replier = repliers[n // per_person]
         parent = comment_create(author_id=str(owner.pk), body=f"Comment {n}")
         reply = comment_create(author_id=str(replier.pk), body="返信ありがとう。" * 15, parent_id=parent.comment_id)
         at = reply.created_at

@@ -16,6 +16,7 @@ from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DR
 from project.admin_pages import AdminPage, dynamo_admin
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
+from project.views import refused_page
 
 PAGES = [AdminPage("Deliveries", "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
 USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
@@ -117,7 +118,7 @@ def urls(site):
 
     def create(request):
         form = DeliveryForm(request.POST or None, request.FILES or None)
-        unknown = []
+        unknown, refused = [], None
         if request.method == "POST" and form.is_valid():
             try:
                 delivery = services.delivery_create(
@@ -135,6 +136,7 @@ def urls(site):
                 )
             except ApplicationError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
+                refused = error
             else:
                 note = f" ({delivery.unknown_count} unknown usernames left out)" if delivery.unknown_count else ""
                 messages.success(
@@ -148,7 +150,7 @@ def urls(site):
             "unknown": unknown[:500],
             "unknown_more": max(0, len(unknown) - 500),
         }
-        return TemplateResponse(request, "admin/delivery/create.html", context)
+        return refused_page(TemplateResponse(request, "admin/delivery/create.html", context), refused)
 
     def detail(request, delivery_id):
         try:

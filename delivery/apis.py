@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
+from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
 
@@ -121,7 +122,10 @@ class DeliveryListCreateApi(APIView):
             {"results": [_output(delivery, live=False) for delivery in page.results], "next": page.next_cursor}
         )
 
-    @extend_schema(request=InputSerializer, responses={201: DeliveryOutputSerializer})
+    @extend_schema(
+        request=InputSerializer, responses={201: DeliveryOutputSerializer}, parameters=[IDEMPOTENCY_PARAMETER]
+    )
+    @idempotent
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)

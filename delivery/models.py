@@ -52,6 +52,9 @@ def chunk_key(delivery_id: str, seq: int) -> str:
     return f"{delivery_id}#{seq}"
 
 
+LIST_BUCKET = "all"  # the `by_created` partition every delivery is listed under
+
+
 class DeliveriesByCreated(GlobalSecondaryIndex):
     """Every delivery, newest first, for the staff list (never read on the dispatch path)."""
 
@@ -81,7 +84,7 @@ class Delivery(Model):
     created_at = UnicodeAttribute()
     updated_at = UnicodeAttribute()
     finished_at = UnicodeAttribute(null=True)
-    list_bucket = UnicodeAttribute(default="all")
+    list_bucket = UnicodeAttribute(default=LIST_BUCKET)
 
     # Prepare: chunks 0..frozen_chunks-1 exist with their targets written;
     # `prepare_after` is the last user id frozen (keyset position of the audience

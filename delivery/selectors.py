@@ -16,6 +16,7 @@ from delivery.models import (
     CANCELLED,
     CHUNK_DONE,
     DISPATCHING,
+    LIST_BUCKET,
     QUEUE,
     Delivery,
     DeliveryChunk,
@@ -23,8 +24,9 @@ from delivery.models import (
     DeliveryTarget,
     chunk_key,
 )
-from project.clock import clock
-from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.backlog import Backlog
+from project.clock import clock, parse_iso
+from project.cursors import HEX_ID, ISO_AT, cursor_encode, cursor_fields
 from project.errors import NotFound
 
 PAGE_SIZE = 20
@@ -113,25 +115,36 @@ class DeliveryPage:
     next_cursor: str | None
 
 
-def _decode_cursor(cursor: str) -> dict:
-    key = cursor_decode(cursor, query="deliveries")
-    if not isinstance(key, dict) or not all(isinstance(v, dict) for v in key.values()):
-        raise InvalidCursor()
-    return key
+DELIVERIES_CURSOR = {"created_at": ISO_AT, "delivery_id": HEX_ID}
+
+
+def _start_key(cursor: str) -> dict:
+    """The `by_created` key to start after, rebuilt from the cursor's checked sort-key values."""
+    position = cursor_fields(cursor, query="deliveries", fields=DELIVERIES_CURSOR)
+    return {
+        "list_bucket": {"S": LIST_BUCKET},
+        "created_at": {"S": position["created_at"]},
+        "delivery_id": {"S": position["delivery_id"]},
+    }
 
 
 def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> DeliveryPage:
     """Deliveries newest first (the `by_created` GSI), cursor-paginated."""
     limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))
     query = Delivery.by_created.query(
-        "all",
+        LIST_BUCKET,
         scan_index_forward=False,
         limit=limit,
-        last_evaluated_key=_decode_cursor(cursor) if cursor else None,
+        last_evaluated_key=_start_key(cursor) if cursor else None,
     )
     results = list(query)
-    last = query.last_evaluated_key
-    next_cursor = cursor_encode(last, query="deliveries") if last and len(results) == limit else None
+    more = query.last_evaluated_key and len(results) == limit
+    last = results[-1] if more else None
+    next_cursor = (
+        cursor_encode({"created_at": last.created_at, "delivery_id": last.delivery_id}, query="deliveries")
+        if last
+        else None
+    )
     return DeliveryPage(results=results, next_cursor=next_cursor)
 
 
@@ -181,3 +194,32 @@ def delivery_pending_sample(*, delivery: Delivery, chunks: list[ChunkView], limi
         chunk = DeliveryChunk.get(chunk_key(delivery.delivery_id, view.seq), consistent_read=True)
         sample += targets_pending(delivery_id=delivery.delivery_id, user_ids=list(chunk.user_ids))
     return sample[:limit]
+
+
+BACKLOG_DELIVERIES_MAX = 25
+
+
+def deliveries_backlog() -> Backlog:
+    """Chunks not delivered yet of the deliveries in the queue (`dispatch_deliveries`' work),
+    and since when the oldest of those deliveries waits.
+
+    One eventually consistent Query of `delivery_queue` (at most 25 entries of ~100 bytes:
+    0.5 RCU) and one BatchGetItem of those deliveries (0.5 RCU per 4 KB item). A delivery
+    still being prepared counts the chunks frozen so far. Capped at 25 deliveries.
+    """
+    entries = list(DeliveryQueueEntry.query(QUEUE, limit=BACKLOG_DELIVERIES_MAX))
+    oldest = min((parse_iso(entry.created_at).timestamp() for entry in entries), default=None)
+    chunks = 0
+    if entries:
+        for delivery in Delivery.batch_get(
+            [entry.delivery_id for entry in entries],
+            attributes_to_get=["delivery_id", "chunk_count", "frozen_chunks", "chunks_done"],
+        ):
+            known = delivery.chunk_count if delivery.chunk_count is not None else delivery.frozen_chunks
+            chunks += max(0, int(known or 0) - int(delivery.chunks_done or 0))
+    return Backlog(
+        label="unfinished delivery chunks",
+        count=chunks,
+        capped=len(entries) >= BACKLOG_DELIVERIES_MAX,
+        oldest_at=oldest,
+    )

@@ -62,6 +62,7 @@ from delivery.selectors import delivery_get_consistent
 from notifications.feed_events import FeedEvent
 from project.clock import clock
 from project.errors import ApplicationError
+from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact, write_retrying
 
 logger = logging.getLogger(__name__)
@@ -172,6 +173,7 @@ def delivery_create(*, title: str, body: str, url: str | None, audience: Audienc
         raise ApplicationError("The title is empty.", field="title")
     if not body:
         raise ApplicationError("The body is empty.", field="body")
+    account_limit_enforce(name="delivery", user_id=str(created_by.pk))  # RateLimited: nothing written
     delivery_id = uuid.uuid4().hex
     # The message becomes a feed entry: the feed's bounds apply (FeedEventTooLarge is a 400).
     FeedEvent(f"delivery#{delivery_id}", "message", None, None, title, body, url or "", delivery_id)

@@ -6,12 +6,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from notifications import selectors, services
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
+from project.throttles import LiveThrottle
 from social import selectors as social_selectors
 
 
@@ -31,6 +31,12 @@ class NotificationSerializer(serializers.Serializer):
         required=False, help_text="Feed entries (replies, messages): the id `entry_ids` takes."
     )
     url = serializers.CharField(allow_blank=True, help_text="Feed entries: where the entry leads.")
+    grouped_by = serializers.CharField(
+        required=False,
+        allow_null=True,
+        help_text='Feed entries: "comment" (replies to one comment), "person" (one person\'s replies '
+        "across your comments), null (a message).",
+    )
     actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
     actor_count = serializers.IntegerField()
     text = serializers.CharField()
@@ -42,6 +48,7 @@ class NotificationSerializer(serializers.Serializer):
         if not instance.entry_id:  # a like keeps exactly the shape DESIGN.md 5 fixes
             data.pop("entry_id")
             data.pop("url")
+            data.pop("grouped_by")
         return data
 
 
@@ -157,12 +164,12 @@ class LiveApi(APIView):
     like counts of the comments it shows (the page asks every 2 s while it is visible).
 
     Reads are eventually consistent (half the units; at most about a second late). It has
-    its own throttle scope (`API_THROTTLE_LIVE`), so polling spends no other API's budget.
+    its own throttle (`API_THROTTLE_LIVE`, counted in DynamoDB in leased blocks: one write
+    per LIMIT_LIVE_BLOCK polls), so polling spends no other API's budget.
     """
 
     permission_classes = [AllowAny]
-    throttle_classes = [ScopedRateThrottle]
-    throttle_scope = "live"
+    throttle_classes = [LiveThrottle]
 
     class InputSerializer(StrictSerializer):
         comments = serializers.CharField(

@@ -9,5 +9,9 @@ class NotificationsConfig(AppConfig):
         from django.utils.module_loading import autodiscover_modules
 
         from notifications import checks  # noqa: F401  (registers the system checks)
+        from notifications.login_notices import login_failures_notice
+        from project.login_limits import login_failures_noticed
+
+        login_failures_noticed.connect(login_failures_notice, dispatch_uid="login_failures_notice")
 
         autodiscover_modules("feed_sources")  # where entries of other apps' kinds read their text

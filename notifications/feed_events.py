@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from notifications.feed_format import FeedEntry, Record, digest, iso_to_ms, pack_entry
+from notifications.feed_format import KIND_CODES, FeedEntry, Record, actor_bytes, digest, iso_to_ms, pack_entry
 from notifications.models import Feed, UnreadCount
 from project.clock import clock
 from project.errors import ApplicationError
@@ -56,13 +56,20 @@ FEED_MAX_ENTRIES_LIMIT = FEED_ITEM_BUDGET_BYTES // FEED_ENTRY_MAX_BYTES
 
 def feed_settings_errors() -> list[str]:
     """What is wrong with the feed's settings (a system check reports it at start-up)."""
+    errors = []
     limit = settings.FEED_MAX_ENTRIES
     if not isinstance(limit, int) or not 1 <= limit <= FEED_MAX_ENTRIES_LIMIT:
-        return [
+        errors.append(
             f"FEED_MAX_ENTRIES={limit!r}: must be an integer between 1 and {FEED_MAX_ENTRIES_LIMIT} "
             "so that a full feed stays far below DynamoDB's 400 KB item limit."
-        ]
-    return []
+        )
+    per_person = settings.FEED_REPLIES_PER_PERSON
+    if not isinstance(per_person, int) or per_person < 1:
+        errors.append(
+            f"FEED_REPLIES_PER_PERSON={per_person!r}: must be a positive integer (the unread reply "
+            "entries one person may hold in someone's feed before their replies roll up into one)."
+        )
+    return errors
 
 
 def feed_max_entries() -> int:
@@ -71,6 +78,14 @@ def feed_max_entries() -> int:
     if errors:
         raise ImproperlyConfigured(errors[0])
     return settings.FEED_MAX_ENTRIES
+
+
+def feed_replies_per_person() -> int:
+    """FEED_REPLIES_PER_PERSON, checked at start-up by `notifications.checks`."""
+    errors = feed_settings_errors()
+    if errors:
+        raise ImproperlyConfigured(errors[-1])
+    return settings.FEED_REPLIES_PER_PERSON
 
 
 @dataclass(frozen=True)
@@ -189,8 +204,24 @@ def feed_unread_entries(feed: Feed) -> int:
     return sum(1 for entry in feed.entries if not entry.read)
 
 
+MESSAGE_CODE = KIND_CODES["message"]
+REPLY_CODE = KIND_CODES["reply"]
+PERSON_ROLLUP_KIND = "replies"
+
+
+def _eviction_rank(entry: FeedEntry | Record) -> int:
+    """Which entries the cap drops first: read ones (0), then unread activity of other people
+    (1), and unread broadcasts (2) only to make room for newer broadcasts (when unread
+    broadcasts alone fill the feed): no amount of replies can push a staff message out."""
+    if entry.read:
+        return 0
+    kind_code = entry.kind_code if isinstance(entry, Record) else KIND_CODES.get(entry.kind, 0)
+    return 2 if kind_code == MESSAGE_CODE else 1
+
+
 def _sort_and_cap(entries: list[FeedEntry] | list[Record], limit: int) -> list:
-    """Newest first; beyond `limit`, drop the oldest read entries first, then the oldest unread.
+    """Newest first; beyond `limit`, drop the oldest read entries first, then the oldest
+    unread ones that are not broadcasts, then the oldest unread broadcasts.
 
     Works on entries and on records alike (both have `updated_ms`, `entry_id`, `read`).
     """
@@ -198,20 +229,35 @@ def _sort_and_cap(entries: list[FeedEntry] | list[Record], limit: int) -> list:
     excess = len(entries) - limit
     if excess <= 0:
         return entries
+    ranks = [_eviction_rank(entry) for entry in entries]
     dropped = set()
-    for index in range(len(entries) - 1, -1, -1):
-        if excess == 0:
-            break
-        if entries[index].read:
-            dropped.add(index)
-            excess -= 1
-    for index in range(len(entries) - 1, -1, -1):
-        if excess == 0:
-            break
-        if index not in dropped:
-            dropped.add(index)
-            excess -= 1
+    for rank in (0, 1, 2):
+        for index in range(len(entries) - 1, -1, -1):
+            if excess == 0:
+                break
+            if ranks[index] == rank:
+                dropped.add(index)
+                excess -= 1
     return [entry for index, entry in enumerate(entries) if index not in dropped]
+
+
+def _person_rollup(records: list[Record], actor_id: str) -> bytes | None:
+    """The roll-up digest a reply from `actor_id` to a comment without an unread entry goes
+    under: None (its own entry) while the person has fewer than FEED_REPLIES_PER_PERSON unread
+    reply entries of their own here, else their one "replied N more times" entry. So one
+    person replying to every comment someone wrote fills at most that many entries plus one.
+    Only unread reply records that hold the actor's bytes are decoded, and only their actor ids.
+    """
+    needle, own = actor_bytes(actor_id), 0
+    for record in records:
+        if (
+            not record.read
+            and record.kind_code == REPLY_CODE
+            and needle in record.raw
+            and record.actor_ids() == [actor_id]
+        ):
+            own += 1
+    return digest(f"{PERSON_ROLLUP_KIND}#{actor_id}") if own >= feed_replies_per_person() else None
 
 
 def _merge(entry: FeedEntry, event: FeedEvent, created_ms: int) -> None:
@@ -253,11 +299,19 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
     unread_before = sum(1 for record in records if not record.read)
     created_ms = iso_to_ms(event.created_at) if event.created_at else clock.now_ms()
     rollup = digest(event.rollup_key) if event.rollup_key is not None else None
-    position = None
-    if rollup is not None:
-        position = next(
-            (index for index, record in enumerate(records) if not record.read and record.rollup == rollup), None
-        )
+    kind = event.kind
+
+    def unread_with(key: bytes | None) -> int | None:
+        if key is None:
+            return None
+        return next((index for index, record in enumerate(records) if not record.read and record.rollup == key), None)
+
+    position = unread_with(rollup)
+    if position is None and event.kind == "reply" and event.actor_id is not None:
+        person_rollup = _person_rollup(records, event.actor_id)
+        if person_rollup is not None:
+            kind, rollup = PERSON_ROLLUP_KIND, person_rollup
+            position = unread_with(rollup)
     if position is not None:
         target = records[position].entry()
         _merge(target, event, created_ms)
@@ -268,7 +322,7 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
         title, body, url = event.entry_text()
         target = FeedEntry(
             entry_id=entry_id,
-            kind=event.kind,
+            kind=kind,
             created_ms=created_ms,
             updated_ms=created_ms,
             rollup=rollup,

@@ -46,7 +46,9 @@ from datetime import UTC, datetime
 from project.clock import parse_iso
 
 DIGEST_BYTES = 6
-KIND_CODES = {"reply": 1, "message": 2}
+# "replies": one person's replies across several comments, rolled into one entry once they
+# have FEED_REPLIES_PER_PERSON unread reply entries (notifications/feed_events.py).
+KIND_CODES = {"reply": 1, "message": 2, "replies": 3}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
 KIND_SHIFT = 6
 
@@ -142,6 +144,12 @@ def _numeric(actor_ids: list[str]) -> bool:
     return all(actor.isascii() and actor.isdigit() and (actor == "0" or actor[0] != "0") for actor in actor_ids)
 
 
+def actor_bytes(actor_id: str) -> bytes:
+    """How `actor_id` appears in a record (as one of its actors): a record without these bytes
+    does not name the actor, which the write path checks before decoding anything."""
+    return _varint(int(actor_id)) if _numeric([actor_id]) else _short(actor_id)
+
+
 def pack_entry(entry: FeedEntry) -> bytes:
     """The entry's record, its length prefix included."""
     code = KIND_CODES.get(entry.kind, 0)
@@ -210,13 +218,37 @@ class Record:
     read: bool
     rollup: bytes | None
     raw: bytes  # the whole record, length prefix included
+    kind_code: int = 0  # KIND_CODES (0: another kind, spelled out in the record)
 
     def entry(self) -> FeedEntry:
         return unpack_entry(self.raw)
 
+    def actor_ids(self) -> list[str]:
+        """The actor ids alone, skipping over the rest (the write path counts a person's entries)."""
+        reader = _Reader(self.raw)
+        reader.varint()
+        flags = reader.take(_HEAD.size)[0]
+        if flags & ROLLUP:
+            reader.offset += DIGEST_BYTES
+        if not flags >> KIND_SHIFT:
+            reader.short()
+        reader.varint(), reader.varint(), reader.varint()
+        if flags & OBJECT_UUID:
+            reader.offset += 16
+        elif flags & OBJECT:
+            reader.short()
+        return _read_actors(reader)
+
     @classmethod
     def of(cls, entry: FeedEntry) -> Record:
-        return cls(entry.entry_id, entry.updated_ms, entry.read, entry.rollup, pack_entry(entry))
+        return cls(
+            entry.entry_id,
+            entry.updated_ms,
+            entry.read,
+            entry.rollup,
+            pack_entry(entry),
+            KIND_CODES.get(entry.kind, 0),
+        )
 
 
 def scan_records(data: bytes | None) -> list[Record]:
@@ -232,10 +264,22 @@ def scan_records(data: bytes | None) -> list[Record]:
         reader.offset += size
         records.append(
             Record(
-                entry_id.hex(), int.from_bytes(updated, "big"), bool(flags & READ), rollup, data[start : reader.offset]
+                entry_id.hex(),
+                int.from_bytes(updated, "big"),
+                bool(flags & READ),
+                rollup,
+                data[start : reader.offset],
+                flags >> KIND_SHIFT,
             )
         )
     return records
+
+
+def _read_actors(reader: _Reader) -> list[str]:
+    actors = reader.varint()
+    if actors & 1:
+        return [str(reader.varint()) for _ in range(actors // 2)]
+    return [reader.short() for _ in range(actors // 2)]
 
 
 def _read_entry(reader: _Reader, *, end: int) -> FeedEntry:
@@ -252,11 +296,7 @@ def _read_entry(reader: _Reader, *, end: int) -> FeedEntry:
         object_id = parsed.hex if flags & HEX_UUID else str(parsed)
     elif flags & OBJECT:
         object_id = reader.short()
-    actors = reader.varint()
-    if actors & 1:
-        actor_ids = [str(reader.varint()) for _ in range(actors // 2)]
-    else:
-        actor_ids = [reader.short() for _ in range(actors // 2)]
+    actor_ids = _read_actors(reader)
     title = body = url = ""
     if flags & TEXT:
         title, body, url = reader.long(), reader.long(), reader.long()

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE
+from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE, PERSON_ROLLUP_KIND
 from notifications.feed_format import FeedEntry
 from notifications.models import Feed, FeedRetry, UnreadCount
+from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from social.models import Comment
 from social.selectors import Author, authors_by_id
@@ -78,10 +79,18 @@ class FeedEntryView:
     updated_at: datetime
     removed: bool = False  # what it pointed at was hidden or deleted since
     read_at: datetime | None = None  # to the second; None when unread (or read before it was kept)
+    event_count: int = 1  # events rolled into the entry (replies, for a reply entry)
+    # What the entry groups: "comment" (replies to one comment), "person" (one person's
+    # replies across comments, beyond FEED_REPLIES_PER_PERSON entries), None (one event).
+    grouped_by: str | None = None
 
 
-def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str) -> str:
-    """ "Bob replied to your comment", "Bob and Alice ...", "Bob and 3 others ..." (newest first)."""
+def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str, event_count: int = 1) -> str:
+    """ "Bob replied to your comment", "Bob and Alice ...", "Bob and 3 others ..." (newest first);
+    one person's replies rolled up across comments: "Bob replied 5 more times to your comments"."""
+    if kind == PERSON_ROLLUP_KIND and actors:
+        times = "once more" if event_count == 1 else f"{event_count} more times"
+        return f"{actors[0].display_name} replied {times} to your comments"
     if kind == "reply" and actors:
         first = actors[0].display_name
         if actor_count <= 1:
@@ -135,24 +144,27 @@ def batch_get_by_key(model, ids: set[str], attributes: list[str]) -> dict[str, o
 
 def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
     """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
-    reply_ids = {entry.object_id for entry in entries if entry.kind == "reply" and entry.object_id}
+    reply_kinds = ("reply", PERSON_ROLLUP_KIND)
+    reply_ids = {entry.object_id for entry in entries if entry.kind in reply_kinds and entry.object_id}
     replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden"])
     wanted: dict[str, set[str]] = {}
     for entry in entries:
-        if entry.kind != "reply" and entry.object_id:
+        if entry.kind not in reply_kinds and entry.object_id:
             wanted.setdefault(entry.kind, set()).add(entry.object_id)
     found = {kind: _SOURCES[kind](ids) if kind in _SOURCES else {} for kind, ids in wanted.items()}
     texts = {}
     for entry in entries:
         if entry.object_id is None:  # an event that kept its text inline (or an old-format entry)
             texts[entry.entry_id] = FeedText(entry.title, entry.body, entry.url)
-        elif entry.kind == "reply":
+        elif entry.kind in reply_kinds:
             reply = replies.get(entry.object_id)
             if reply is None or reply.parent_id is None:
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, removed=True)
                 continue
             url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
             rollup_key = f"reply#{reply.parent_id}"
+            if entry.kind == PERSON_ROLLUP_KIND and entry.actor_ids:
+                rollup_key = f"{PERSON_ROLLUP_KIND}#{entry.actor_ids[-1]}"
             if reply.hidden:
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
             else:
@@ -173,23 +185,33 @@ def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
         actors = [authors[actor_id] for actor_id in reversed(entry.actor_ids) if actor_id in authors]
         actor_count = int(entry.actor_count)
         text = texts[entry.entry_id]
+        grouped_by = {"reply": "comment", PERSON_ROLLUP_KIND: "person"}.get(entry.kind)
         views.append(
             FeedEntryView(
                 id=entry.entry_id,
-                kind=entry.kind,
+                # A person's roll-up is a reply entry to clients; `grouped_by` tells them apart.
+                kind="reply" if entry.kind == PERSON_ROLLUP_KIND else entry.kind,
                 rollup_key=text.rollup_key,
                 actors=actors,
                 actor_count=actor_count,
                 title=text.title,
                 body=text.body,
                 url=text.url,
-                text=feed_entry_text(kind=entry.kind, actors=actors, actor_count=actor_count, title=text.title),
+                text=feed_entry_text(
+                    kind=entry.kind,
+                    actors=actors,
+                    actor_count=actor_count,
+                    title=text.title,
+                    event_count=int(entry.event_count),
+                ),
                 unread=not entry.read,
                 delivery_id=entry.delivery_id,
                 created_at=_at(entry.created_ms),
                 updated_at=_at(entry.updated_ms),
                 removed=text.removed,
                 read_at=_at(entry.read_ms) if entry.read_ms is not None else None,
+                event_count=int(entry.event_count),
+                grouped_by=grouped_by,
             )
         )
     return views
@@ -216,3 +238,24 @@ def feed_unread_count(*, user_id: str) -> int:
         return max(0, int(UnreadCount.get(user_id, FEED_SOURCE, consistent_read=True).count))
     except DoesNotExist:
         return 0
+
+
+FEED_RETRY_BACKLOG_CAP = 100  # the index holds whole items (the event's JSON): count fewer
+
+
+def feed_retries_backlog(*, now_ms: int | None = None) -> Backlog:
+    """Feed events due for a retry (`process_feed_retries`' queue) and how long the oldest waits.
+
+    One Query per shard of the `by_due` LSI (`due_at <= now`), at most 100 items in all;
+    its entries are whole items of up to ~1 KB, so at the cap about 13 RCU, and 0.5 RCU per
+    shard when nothing is due. An item a worker holds has a `due_at` in the future: not counted.
+    """
+    now_ms = clock.now_ms() if now_ms is None else now_ms
+    return backlog_of_parts(
+        FeedRetry.by_due,
+        parts=FEED_RETRY_SHARDS,
+        label="feed retries due",
+        oldest_at=lambda retry: retry.due_at / 1000,
+        range_key_condition=FeedRetry.due_at <= now_ms,
+        cap=FEED_RETRY_BACKLOG_CAP,
+    )

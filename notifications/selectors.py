@@ -11,6 +11,7 @@ position, descending.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -20,7 +21,8 @@ from django.conf import settings
 from django.urls import reverse
 
 from notifications.feed_selectors import feed_entry_views, feed_read
-from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
+from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
+from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock, parse_iso
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
@@ -62,6 +64,7 @@ class Notification:
     expires_at: datetime | None = None
     excerpt: str = ""
     entry_id: str | None = None  # feed entries: the id `entry_ids` takes
+    grouped_by: str | None = None  # feed entries: "comment", "person" (feed_selectors.FeedEntryView)
 
     @property
     def expired(self) -> bool:
@@ -293,6 +296,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
             excerpt=_excerpt(view.body),
             entry_id=view.id,
             read_at=view.read_at,
+            grouped_by=view.grouped_by,
         )
         for (position, _), view in zip(page, views, strict=True)
     ]
@@ -310,12 +314,21 @@ def encode_cursor(position: Position, *, user_id: str) -> str:
     return cursor_encode(list(position), query=f"inbox:{user_id}")
 
 
+# An inbox item's id: "like:<comment id>", "like:<read key>" or "feed:<entry id>".
+INBOX_ITEM_ID = re.compile(r"(like|feed):[0-9A-Za-z#._-]{1,120}", flags=re.ASCII)
+AT_NS_MAX = 10**20 - 1  # read keys keep the time as 20 digits
+
+
 def decode_cursor(cursor: str, *, user_id: str) -> Position:
-    try:
-        unread, at_ns, item_id = cursor_decode(cursor, query=f"inbox:{user_id}")
-    except (ValueError, TypeError):
-        raise InvalidCursor() from None
-    if unread not in (0, 1) or not isinstance(at_ns, int) or not isinstance(item_id, str):
+    """The position of a cursor of this user's inbox, each value type-checked (InvalidCursor)."""
+    payload = cursor_decode(cursor, query=f"inbox:{user_id}")
+    if not isinstance(payload, list) or len(payload) != 3:
+        raise InvalidCursor()
+    unread, at_ns, item_id = payload
+    # `type(...) is int`: JSON true/false are bools, which Python would take for 1/0.
+    if type(unread) is not int or unread not in (0, 1) or type(at_ns) is not int or not 0 <= at_ns <= AT_NS_MAX:
+        raise InvalidCursor()
+    if not isinstance(item_id, str) or not INBOX_ITEM_ID.fullmatch(item_id):
         raise InvalidCursor()
     return (unread, at_ns, item_id)
 
@@ -389,4 +402,18 @@ def notifications_for_staff(*, user_id: str) -> StaffNotifications:
         unread=_with_excerpts(unread),
         read=_with_excerpts(_like_notifications(list(read_items), unread=False)),
         feed=feed_source(user_id=user_id, before=None, limit=STAFF_HISTORY_LIMIT),
+    )
+
+
+def like_events_backlog() -> Backlog:
+    """Like events not folded yet (`fold_like_events`' queue) and the oldest one's time.
+
+    One Query per partition of the keys-only `pending` index, at most BACKLOG_CAP entries
+    in all (about 13 RCU at the cap, 0.5 RCU per partition when nothing is pending).
+    """
+    return backlog_of_parts(
+        LikeEvent.pending,
+        parts=settings.LIKE_EVENT_PARTS,
+        label="pending like events",
+        oldest_at=lambda event: int(event.event_id.partition("#")[0]) / 1e9,  # <time ns>#<random>
     )

@@ -37,6 +37,7 @@ from notifications.feed import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
 from project.clock import clock, iso_format
 from project.errors import Conflict
+from project.limits import account_limit_enforce
 from project.transactions import TransactOutcome, transact
 from social.activity.services import activity_put
 
@@ -192,7 +193,9 @@ def inbox_mark_read(*, user_id: str, comment_ids: Iterable[str] = (), entry_ids:
     Returns how many were marked. Not one transaction across the two (the feed is one
     version-locked item, each like notification its own): each part is atomic and
     idempotent, so a failure half way leaves the rest unread for the next call.
+    Over the account's `mark_read` limit: RateLimited, nothing marked.
     """
+    account_limit_enforce(name="mark_read", user_id=user_id)
     marked = like_notifications_mark_read(user_id=user_id, comment_ids=comment_ids)
     entry_ids = list(dict.fromkeys(entry_ids))
     if entry_ids:
@@ -201,5 +204,9 @@ def inbox_mark_read(*, user_id: str, comment_ids: Iterable[str] = (), entry_ids:
 
 
 def inbox_mark_all_read(*, user_id: str) -> int:
-    """ "Mark all as read": every unread inbox item of the user (likes and feed entries)."""
+    """ "Mark all as read": every unread inbox item of the user (likes and feed entries).
+
+    Counts against the account's `mark_read` limit, as `inbox_mark_read` does.
+    """
+    account_limit_enforce(name="mark_read", user_id=user_id)
     return like_notifications_mark_all_read(user_id=user_id) + feed_mark_read(user_id=user_id)

@@ -1,12 +1,15 @@
-"""Admin page: every DynamoDB table's status, approximate item count and drift."""
+"""Admin pages: every DynamoDB table's status, approximate item count and drift; and System,
+each polling worker's heartbeat, backlog and lag."""
 
+from django.conf import settings
 from django.template.response import TemplateResponse
 from django.urls import path
 
 from project.admin_pages import AdminPage, dynamo_admin
 from project.dynamo import tables_check
+from project.health_selectors import worker_statuses
 
-PAGES = [AdminPage("Tables", "dynamo-tables")]
+PAGES = [AdminPage("Tables", "dynamo-tables"), AdminPage("System", "dynamo-system")]
 
 
 def urls(site):
@@ -18,7 +21,21 @@ def urls(site):
         }
         return TemplateResponse(request, "admin/dynamo/tables.html", context)
 
-    return [path("tables/", site.admin_view(tables), name="dynamo-tables")]
+    def system(request):
+        statuses = worker_statuses()
+        context = {
+            **site.each_context(request),
+            "title": "System: workers",
+            "statuses": statuses,
+            "problems": sum(not status.healthy for status in statuses),
+            "stale_seconds": settings.WORKER_STALE_SECONDS,
+        }
+        return TemplateResponse(request, "admin/dynamo/system.html", context)
+
+    return [
+        path("tables/", site.admin_view(tables), name="dynamo-tables"),
+        path("system/", site.admin_view(system), name="dynamo-system"),
+    ]
 
 
 dynamo_admin.register(pages=PAGES, urls=urls)

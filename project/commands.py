@@ -8,6 +8,9 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
+from project.clock import clock
+from project.health_services import Heartbeat
+
 
 @contextlib.contextmanager
 def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threading.Event]:
@@ -40,6 +43,7 @@ def worker_loop(
     logger: logging.Logger,
     name: str,
     keep_going_on: Callable[[Exception], bool] | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> None:
     """The `--loop` of a polling command: run passes until `stop` is set.
 
@@ -47,14 +51,26 @@ def worker_loop(
     once), False to wait `interval` seconds first; a signal cuts the wait short. An
     exception for which `keep_going_on(error)` is True (e.g. the table unreachable for a
     moment) is logged and the loop polls again after `interval`; any other propagates.
+
+    With a `heartbeat` (the commands' --loop mode), each completed pass is reported to it
+    (a write at most every WORKER_HEARTBEAT_SECONDS; a failed pass writes none, so a worker
+    that keeps failing goes stale), and the heartbeat is deleted when the loop ends.
     """
-    while not stop.is_set():
-        try:
-            busy = run_pass()
-        except Exception as error:
-            if keep_going_on is None or not keep_going_on(error):
-                raise
-            logger.exception("%s: a pass failed, polling again", name)
-            busy = False
-        if not busy and not stop.is_set():
-            stop.wait(interval)
+    try:
+        while not stop.is_set():
+            started = clock.now()
+            try:
+                busy = run_pass()
+            except Exception as error:
+                if keep_going_on is None or not keep_going_on(error):
+                    raise
+                logger.exception("%s: a pass failed, polling again", name)
+                busy = False
+            else:
+                if heartbeat is not None:
+                    heartbeat.cycle_done(started=started, finished=clock.now())
+            if not busy and not stop.is_set():
+                stop.wait(interval)
+    finally:
+        if heartbeat is not None:
+            heartbeat.stop()

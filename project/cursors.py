@@ -6,9 +6,16 @@ A cursor is the position of the last item shown, signed with SECRET_KEY
 position (which would reach DynamoDB as a key) nor replay one cursor on another
 list or another user's inbox; an old one expires after CURSOR_MAX_AGE seconds.
 Every refusal is the same 400 naming the `cursor` field.
+
+A cursor holds only the sort-key values of the last item (never a DynamoDB key as the
+SDK spells it): `cursor_fields` checks each against the pattern the list issues, and
+the list rebuilds its key from them. So even a signed cursor of the wrong shape (from
+an older version of the code, or a leaked key) is a 400, never a key DynamoDB refuses.
 """
 
 from __future__ import annotations
+
+import re
 
 from django.conf import settings
 from django.core import signing
@@ -46,6 +53,25 @@ def cursor_decode(cursor: str, *, query: str):
         return signing.loads(cursor, salt=_salt(query), max_age=settings.CURSOR_MAX_AGE)
     except (signing.BadSignature, ValueError, TypeError, UnicodeDecodeError, OverflowError):
         raise InvalidCursor() from None
+
+
+# What the lists issue, checked on the way back in.
+ISO_AT = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z"  # project.clock's ISO form
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+HEX_ID = r"[0-9a-f]{32}"
+
+
+def cursor_fields(cursor: str, *, query: str, fields: dict[str, str]) -> dict[str, str]:
+    """The fields of a cursor for `query` that hold exactly `fields` (name -> regular
+    expression each value must match in full, as strings), or InvalidCursor (400)."""
+    payload = cursor_decode(cursor, query=query)
+    if not isinstance(payload, dict) or set(payload) != set(fields):
+        raise InvalidCursor()
+    for name, pattern in fields.items():
+        value = payload[name]
+        if not isinstance(value, str) or not re.fullmatch(pattern, value, flags=re.ASCII):
+            raise InvalidCursor()
+    return payload
 
 
 def page_or_first(request, fetch):

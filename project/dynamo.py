@@ -109,6 +109,20 @@ def client():
     return connection().client
 
 
+def client_hook_add(event_name: str, handler) -> None:
+    """Register a botocore event handler on every DynamoDB client made from now on.
+
+    There is no one shared client: PynamoDB makes a botocore session per thread and a client
+    per model's connection, lazily, and `connection()` has its own. A botocore session
+    registers the handlers listed in `botocore.handlers.BUILTIN_HANDLERS` when it is made, so
+    the handler is added there (once); call this at start-up, before the first DynamoDB call.
+    """
+    import botocore.handlers
+
+    if (event_name, handler) not in botocore.handlers.BUILTIN_HANDLERS:
+        botocore.handlers.BUILTIN_HANDLERS.append((event_name, handler))
+
+
 def point_models_at(host: str | None, prefix: str | None = None) -> None:
     """Re-point every model (and the transaction connection) at another endpoint.
 

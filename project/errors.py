@@ -8,6 +8,7 @@ client sends can surface as a 500.
 from __future__ import annotations
 
 import logging
+import math
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
@@ -59,10 +60,24 @@ class Throttled(ApplicationError):
     code = "throttled"
 
 
-class LockedOut(ApplicationError):
-    """Too many failed log-ins for the account or the address (django-axes); no Retry-After soon."""
+class RateLimited(ApplicationError):
+    """A limit of project.limits refused: 429 with Retry-After (seconds, rounded up)."""
 
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float, field: str | None = None):
+        super().__init__(message, field=field)
+        self.retry_after = retry_after
+
+    @property
+    def retry_after_header(self) -> str:
+        return str(max(1, math.ceil(self.retry_after)))
+
+
+class LockedOut(RateLimited):
+    """Too many failed log-ins for the account from this address, or from this address (project.login_limits)."""
+
     code = "locked_out"
 
 
@@ -124,7 +139,9 @@ def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
 def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         response = Response(_body(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
-        if isinstance(exc, Throttled | Conflict | Unavailable):
+        if isinstance(exc, RateLimited):
+            response["Retry-After"] = exc.retry_after_header
+        elif isinstance(exc, Throttled | Conflict | Unavailable):
             response["Retry-After"] = "1"
         return response
     from project.guard import exception_answer  # the guard imports this module

@@ -1,9 +1,12 @@
-"""Production safety: the client's address and the Content-Security-Policy header."""
+"""Production safety: the client's address, the Content-Security-Policy header, limited log-ins."""
 
 from __future__ import annotations
 
-from axes.backends import AxesStandaloneBackend
 from django.conf import settings
+from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import PermissionDenied
+from django.http import JsonResponse
+from django.shortcuts import render
 
 
 def client_ip(request) -> str:
@@ -23,13 +26,6 @@ def client_ip(request) -> str:
     return remote
 
 
-def login_username(request, credentials=None) -> str | None:
-    """The name a log-in attempt is counted under: lower case, as names are matched in any case."""
-    source = credentials or getattr(request, "data", request.POST)
-    username = source.get("username")
-    return username.lower() if isinstance(username, str) else username
-
-
 class ContentSecurityPolicyMiddleware:
     """Adds CONTENT_SECURITY_POLICY to every answer that has none (empty setting: off)."""
 
@@ -44,15 +40,68 @@ class ContentSecurityPolicyMiddleware:
         return response
 
 
-class LoginLimitBackend(AxesStandaloneBackend):
-    """django-axes' check, skipped for the in-process calls that have no request.
+class LimitedModelBackend(ModelBackend):
+    """Django's username/password check inside the log-in limits (project/login_limits.py).
 
-    Every log-in that comes over HTTP (the log-in page, the admin, the token API)
-    passes its request; `authenticate()` without one (Django's test client `login()`,
-    a shell) has no address to limit, and axes would refuse it outright.
+    Every log-in over HTTP passes its request (the log-in page, the admin, the token
+    API). A refused attempt is never checked: the backend raises PermissionDenied (so
+    `authenticate()` stops and answers None) and leaves the refusal on the request for
+    `LoginRefusalMiddleware` (pages) or the token API to answer 429. `authenticate()`
+    without a request (the test client's `login()`, a shell) has no address and is
+    checked as Django checks it.
     """
 
     def authenticate(self, request, username=None, password=None, **kwargs):
-        if request is None:
+        from project.errors import LockedOut
+        from project.login_limits import login_attempt_begin, login_attempt_end
+
+        if username is None:
+            username = kwargs.pop(self._username_field(), None)
+        if username is None or password is None:
             return None
-        return super().authenticate(request, username=username, password=password, **kwargs)
+        # Names are unique in any case (sign-up's constraint), so "ALICE" logs in as alice.
+        account = self._account(str(username))
+        name = account.get_username() if account is not None else username
+        if request is None:
+            return super().authenticate(request, username=name, password=password, **kwargs)
+        try:
+            attempt = login_attempt_begin(username=str(username), address=client_ip(request))
+        except LockedOut as refusal:
+            request.login_refused = refusal
+            raise PermissionDenied(refusal.message) from None
+        user = super().authenticate(request, username=name, password=password, **kwargs)
+        login_attempt_end(attempt, user_id=str(account.pk) if account else None, succeeded=user is not None)
+        return user
+
+    @staticmethod
+    def _username_field() -> str:
+        from django.contrib.auth import get_user_model
+
+        return get_user_model().USERNAME_FIELD
+
+    @staticmethod
+    def _account(username: str):
+        """The account a log-in named (any case): to check its password, or tell its owner of a failure."""
+        from django.contrib.auth import get_user_model
+
+        model = get_user_model()
+        return model._default_manager.filter(**{f"{model.USERNAME_FIELD}__iexact": username}).first()
+
+
+class LoginRefusalMiddleware:
+    """A log-in the limits refused answers 429 with Retry-After (JSON under /api/, else a page)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        refusal = getattr(request, "login_refused", None)
+        if refusal is None or response.status_code == 429:
+            return response
+        if request.path.startswith("/api/"):
+            refused = JsonResponse({"detail": refusal.message, "code": refusal.code}, status=429)
+        else:
+            refused = render(request, "registration/locked_out.html", {"refusal": refusal}, status=429)
+        refused["Retry-After"] = refusal.retry_after_header
+        return refused

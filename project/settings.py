@@ -5,6 +5,7 @@ DEBUG=True for development. README "Production checklist" lists what to set befo
 exposing the site.
 """
 
+import os
 from pathlib import Path
 
 import environ
@@ -41,10 +42,11 @@ INSTALLED_APPS = [
     "social",
     "notifications",
     "delivery",
-    "axes",
 ]
 
 MIDDLEWARE = [
+    "project.logs.RequestIdMiddleware",  # first: every log line of the request carries its id
+    "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
     "django.middleware.security.SecurityMiddleware",
     "project.security.ContentSecurityPolicyMiddleware",
     "project.guard.RequestGuardMiddleware",
@@ -56,7 +58,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "project.timezones.BrowserTimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "axes.middleware.AxesMiddleware",  # last: turns a lockout into a 429 answer
+    "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
 
 ROOT_URLCONF = "project.urls"
@@ -81,8 +83,8 @@ TEMPLATES = [
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'var' / 'db.sqlite3'}")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
-# Axes first: it refuses a locked-out account or address before the password is checked.
-AUTHENTICATION_BACKENDS = ["project.security.LoginLimitBackend", "social.backends.CaseInsensitiveModelBackend"]
+# Django's password check inside the log-in limits (project/login_limits.py).
+AUTHENTICATION_BACKENDS = ["project.security.LimitedModelBackend"]
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -133,16 +135,36 @@ CONTENT_SECURITY_POLICY = env.str(
 # How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
 # default) trusts no forwarded header: the client address is REMOTE_ADDR.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
-# Log-in guessing limits (django-axes): per account and, separately, per address, on
-# the log-in page, the admin log-in and POST /api/auth/token/. Not the API throttle.
-AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)
-AXES_COOLOFF_TIME = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
-AXES_USERNAME_CALLABLE = "project.security.login_username"  # "Alice" and "alice" share one count
-AXES_CLIENT_IP_CALLABLE = "project.security.client_ip"
-AXES_RESET_ON_SUCCESS = True
-AXES_VERBOSE = False
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"  # the log-in pages' 429 (the API answers JSON itself)
+# Log-in guessing limits (project/login_limits.py, README "Limits"), on the log-in page,
+# the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
+LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the two locks below
+LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
+LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)  # per address, any accounts
+LOGIN_ACCOUNT_FREE_FAILURES = env.int("LOGIN_ACCOUNT_FREE_FAILURES", default=5)  # per account a day, before delays
+LOGIN_ACCOUNT_DELAY_MAX = env.float("LOGIN_ACCOUNT_DELAY_MAX", default=3600.0)  # seconds, the delays' cap
+LOGIN_FRESH_ADDRESS_FAILURES = env.int("LOGIN_FRESH_ADDRESS_FAILURES", default=2)  # below: not delayed
+LOGIN_NOTICE_FAILURES = env.int("LOGIN_NOTICE_FAILURES", default=3)  # a day, before the owner is told
+LOGIN_NOTICE_HOURS = env.float("LOGIN_NOTICE_HOURS", default=6.0)  # at most one notice per this many hours
+# Write limits (project/limits.py, README "Limits"): per account, counted in DynamoDB so
+# every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
+# at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.
+# RATE_LIMITS_ENABLED=False lifts them all and the API throttles (tests, benchmarks).
+RATE_LIMITS_ENABLED = env.bool("RATE_LIMITS_ENABLED", default=True)
+LIMIT_NEW_ACCOUNT_DAYS = env.float("LIMIT_NEW_ACCOUNT_DAYS", default=7.0)
+RATE_LIMITS = {
+    name: (env.str(f"LIMIT_{name.upper()}", default=rules), env.str(f"LIMIT_{name.upper()}_NEW", default=new_rules))
+    for name, rules, new_rules in (
+        ("comment", "5/min,60/hour,200/day", "2/min,10/hour,30/day"),
+        ("reply", "10/min,120/hour,500/day", "3/min,20/hour,60/day"),
+        ("like", "60/min,600/hour,3000/day", "20/min,200/hour,600/day"),
+        ("mark_read", "120/min,2000/hour", "120/min,2000/hour"),
+        ("signup", "5/hour,20/day", ""),  # per address, not per account
+        ("delivery", "10/hour,50/day", "3/hour,10/day"),
+    )
+}
+# The live poll (/api/live/, every 2 s per open page) leases this many units of its
+# throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
+LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)
 # Request limits the guard (project.guard) answers as JSON under /api/.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env.int("DATA_UPLOAD_MAX_NUMBER_FIELDS", default=1000)
@@ -178,6 +200,14 @@ LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=5
 LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
 LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
+# Idempotency-Key (project/idempotency.py): how long an answer is kept for its key, how long a
+# retry waits for the first request still running, and when a claim left by a dead request is taken over.
+IDEMPOTENCY_TTL_SECONDS = env.int("IDEMPOTENCY_TTL_SECONDS", default=24 * 3600)
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=5.0)
+IDEMPOTENCY_LEASE_SECONDS = env.float("IDEMPOTENCY_LEASE_SECONDS", default=60.0)
+# Unread reply entries one person may hold in someone's feed; their further replies to other
+# comments roll up into one "replied N more times" entry, so they cannot push the rest out.
+FEED_REPLIES_PER_PERSON = env.int("FEED_REPLIES_PER_PERSON", default=5)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 # Activity log (README "Activity log"): by_day write shards, months kept before export+drop,
 # where exports go, and the rollup's grace for late writes / how often it re-rolls today.
@@ -188,6 +218,23 @@ ACTIVITY_EXPORT_S3_BUCKET = env.str("ACTIVITY_EXPORT_S3_BUCKET", default="")  # 
 ACTIVITY_EXPORT_S3_PREFIX = env.str("ACTIVITY_EXPORT_S3_PREFIX", default="activity/")
 ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
 ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
+
+# --- Operations (README "Operations: health, workers and metrics") ----------------
+# A polling worker writes its heartbeat at most this often; `manage.py health`, the admin
+# System page and /metrics call a worker stale when its last heartbeat is older than that.
+WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)
+WORKER_STALE_SECONDS = env.float("WORKER_STALE_SECONDS", default=60.0)
+# /metrics (Prometheus) is off (404) unless one of these is set: a bearer token, and/or the
+# addresses or networks (10.0.0.0/8) allowed without one (the client address: NUM_PROXIES).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+# Where each process of the machine keeps its counts (prometheus-client's multiprocess mode).
+PROMETHEUS_MULTIPROC_DIR = env.str("PROMETHEUS_MULTIPROC_DIR", default=str(BASE_DIR / "var" / "prometheus"))
+if METRICS_TOKEN or METRICS_ALLOWED_IPS:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = PROMETHEUS_MULTIPROC_DIR  # read when prometheus_client loads
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id, exception).
+LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 
 # --- API ------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -203,12 +250,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "NUM_PROXIES": NUM_PROXIES,  # the anonymous throttle keys on the address, never on a forged header
+    "NUM_PROXIES": NUM_PROXIES,
     "EXCEPTION_HANDLER": "project.errors.api_exception_handler",
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-    ],
+    # Counted in DynamoDB (project/throttles.py), so N processes on M machines share one budget.
+    "DEFAULT_THROTTLE_CLASSES": ["project.throttles.AnonThrottle", "project.throttles.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="60/min"),
         "user": env.str("API_THROTTLE_USER", default="1200/min"),
@@ -228,18 +273,30 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
 }
 
-# A shared cache (e.g. CACHE_URL=redis://...) makes "one view per viewer per hour" hold across processes.
+# Nothing shared lives in the cache (limits, throttles and view marks are in DynamoDB).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "project.logs.RequestIdFilter"}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "json": {"()": "project.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["request_id"],
+        }
+    },
+    # Every logger writes through the root's one handler, in one format.
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "project": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "social": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "notifications": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "delivery": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+        **{app: {"level": LOG_LEVEL} for app in ("project", "social", "notifications", "delivery", "actions")},
+        "django": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},  # 5xx with their traceback; 4xx are the access log's
     },
 }

@@ -1,4 +1,4 @@
-"""Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere."""
+"""Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere; a refused form's 429."""
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.views import defaults
 
 from project import drafts
+from project.errors import ApplicationError, RateLimited
 from project.guard import exception_answer, is_api, too_large
 
 
@@ -47,3 +48,11 @@ def csrf_failure(request, reason=""):
         kept = drafts.draft_keep(request, path=request.path, body=request.POST.get("body", ""))
     back = request.path if request.user.is_authenticated else drafts.login_url(request.path)
     return render(request, "403_csrf.html", {"kept": kept, "back": back}, status=403)
+
+
+def refused_page(response, error: ApplicationError | None):
+    """A page re-rendered with the form a write limit refused: 429 and Retry-After, the text kept."""
+    if isinstance(error, RateLimited):
+        response.status_code = 429
+        response["Retry-After"] = error.retry_after_header
+    return response

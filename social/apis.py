@@ -11,14 +11,16 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
-from project.errors import LockedOut, PermissionDenied
+from project.errors import PermissionDenied
+from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
-from project.serializers import StrictSerializer, page_query_serializer
+from project.security import client_ip
+from project.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
+from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
@@ -64,7 +66,7 @@ class UserCreateApi(APIView):
     """Open sign-up (closed when SIGNUP_OPEN=False)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     class InputSerializer(StrictSerializer):
         username = serializers.RegexField(
@@ -73,7 +75,7 @@ class UserCreateApi(APIView):
             error_messages={"invalid": services.USERNAME_RULE},
             help_text="ASCII letters, digits and @ . + - _; unique regardless of case.",
         )
-        password = serializers.CharField(max_length=128, write_only=True)
+        password = serializers.CharField(max_length=services.PASSWORD_MAX_LENGTH, write_only=True)
         display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
 
         def validate_username(self, value):
@@ -101,7 +103,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied("Sign-up is closed.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = services.user_create(**serializer.validated_data)
+        user = services.user_create(**serializer.validated_data, address=client_ip(request))
         return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
 
 
@@ -109,7 +111,7 @@ class TokenCreateApi(APIView):
     """Exchange a username and password for an API token (`Authorization: Token <token>`)."""
 
     permission_classes = [AllowAny]
-    throttle_classes = [AnonRateThrottle]
+    throttle_classes = [AnonThrottle]
 
     @extend_schema(
         request=AuthTokenSerializer,
@@ -119,8 +121,9 @@ class TokenCreateApi(APIView):
     def post(self, request):
         serializer = AuthTokenSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()
-        if getattr(request, "axes_locked_out", False):  # set by django-axes' backend (settings AXES_*)
-            raise LockedOut("Too many failed log-ins for this account or address; try again later.")
+        refusal = getattr(request, "login_refused", None)  # project.security.LimitedModelBackend
+        if refusal is not None:
+            raise refusal
         if not valid:
             raise serializers.ValidationError(serializer.errors)
         token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
@@ -139,7 +142,10 @@ class CommentListCreateApi(APIView):
         page = selectors.comment_timeline(viewer_id=_viewer_id(request), **query.validated_data)
         return _page_response(request, page)
 
-    @extend_schema(request=InputSerializer, responses={201: CommentOutputSerializer})
+    @extend_schema(
+        request=InputSerializer, responses={201: CommentOutputSerializer}, parameters=[IDEMPOTENCY_PARAMETER]
+    )
+    @idempotent
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -198,7 +204,7 @@ class PopularCommentsApi(APIView):
 
     KINDS = {"likes": LIKES, "views": VIEWS}
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(NoBlankSerializer):
         kind = serializers.ChoiceField(choices=["likes", "views"], default="likes", required=False)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=ranking.RANKING_LIMIT_MAX)
 

@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
 from project.clock import parse_iso
-from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.errors import NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.models import Comment, Like, TimelineDay
@@ -123,11 +123,9 @@ def like_state(*, comment_id: str, user_id: str) -> tuple[int, bool]:
 # --- cursors --------------------------------------------------------------
 
 
-def _decode_cursor(cursor: str, *, query: str, required: tuple[str, ...]) -> dict:
-    payload = cursor_decode(cursor, query=query)
-    if not isinstance(payload, dict) or not all(isinstance(payload.get(key), str) for key in required):
-        raise InvalidCursor()
-    return payload
+COMMENT_SORT_KEY = f"{ISO_AT}#{UUID}"  # created_at#comment_id
+TIMELINE_CURSOR = {"day": r"\d{8}", "before": COMMENT_SORT_KEY}
+REPLIES_CURSOR = {"after": COMMENT_SORT_KEY}
 
 
 def clamp_limit(limit: int | None) -> int:
@@ -161,7 +159,7 @@ def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit:
     walking the `timeline_days` list instead of probing empty days.
     """
     limit = clamp_limit(limit)
-    position = _decode_cursor(cursor, query="timeline", required=("day", "before")) if cursor else None
+    position = cursor_fields(cursor, query="timeline", fields=TIMELINE_CURSOR) if cursor else None
     condition = TimelineDay.day <= position["day"] if position else None
     found: list[Comment] = []
     for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
@@ -186,7 +184,7 @@ def comment_replies(
 ) -> CommentPage:
     """Visible replies of a visible comment, oldest first, cursor-paginated."""
     limit = clamp_limit(limit)
-    position = _decode_cursor(cursor, query=f"replies:{comment_id}", required=("after",)) if cursor else None
+    position = cursor_fields(cursor, query=f"replies:{comment_id}", fields=REPLIES_CURSOR) if cursor else None
     condition = Comment.sort_key > position["after"] if position else None
     found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1))
     page, more = found[:limit], len(found) > limit

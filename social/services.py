@@ -5,7 +5,6 @@ Every write states what happens when it runs twice, concurrently, or dies half w
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import uuid
@@ -13,7 +12,6 @@ import zlib
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.cache import cache
 from django.db import IntegrityError
 from django.db import transaction as db_transaction
 from pynamodb.exceptions import PutError
@@ -21,6 +19,7 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.errors import ApplicationError, NotFound
+from project.limits import address_subject, limit_enforce, limit_rules, once_per_window
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -69,6 +68,8 @@ def _timeline_day_ensure(day: str) -> int:
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9@.+_-]+\Z")
 USERNAME_RULE = "Use only letters a-z, digits and @ . + - _ (no accents or other alphabets)."
 USERNAME_TAKEN = "This username is taken."
+# One limit for the sign-up page and the API: hashing a password costs time in its length.
+PASSWORD_MAX_LENGTH = 128
 
 
 def username_check(username: str) -> None:
@@ -76,13 +77,27 @@ def username_check(username: str) -> None:
         raise ApplicationError(USERNAME_RULE, field="username")
 
 
-def user_create(*, username: str, password: str, display_name: str = ""):
+def signup_limit_enforce(*, address: str) -> None:
+    """Count a sign-up from `address` (IPv6: its /64) against LIMIT_SIGNUP; RateLimited when over."""
+    limit_enforce(
+        name="signup",
+        subject=address_subject(address),
+        rules=limit_rules("signup"),
+        message="Too many accounts were created from your network recently. Please try again later.",
+    )
+
+
+def user_create(*, username: str, password: str, display_name: str = "", address: str | None = None):
     """Create an account (one INSERT: a crash leaves it created or not).
 
     Two sign-ups racing for one name in any case: the database's case-insensitive
-    unique constraint admits the first, the others get a 400 on `username`.
+    unique constraint admits the first, the others get a 400 on `username`. With
+    `address`, the sign-up counts against that address's limit first (RateLimited when
+    over; a sign-up that then fails still counts).
     """
     username_check(username)
+    if address is not None:
+        signup_limit_enforce(address=address)
     try:
         with db_transaction.atomic():
             return get_user_model().objects.create_user(username=username, password=password, display_name=display_name)
@@ -97,14 +112,13 @@ def comment_view_record(*, comment_id: str, viewer: str) -> bool:
     """Count one view of a comment, at most once per viewer per comment per clock hour.
 
     `viewer` is `user:<pk>` or, for anonymous visitors, `address:<client ip>`. The
-    "already counted" mark is a key in Django's cache (no DynamoDB write for a
-    reload); `cache.add` is atomic, so concurrent reloads count once. A shared cache
-    (CACHE_URL) makes that hold across processes; with the per-process default, each
-    process counts a viewer once an hour. Returns whether the view was counted.
+    "already counted" mark is a conditional put with TTL in the shared limit store
+    (`once_per_window`), so every process on every machine counts a viewer once an
+    hour; concurrent reloads count once. Costs one write per page view (the mark),
+    plus the counter's when counted. Returns whether the view was counted.
+    Dies between the mark and the count: that hour's view of that viewer is not counted.
     """
-    hour = int(clock.now() // 3600)
-    digest = hashlib.sha256(f"{viewer}|{comment_id}".encode()).hexdigest()[:32]
-    if not cache.add(f"viewed:{hour}:{digest}", 1, timeout=3600):
+    if not once_per_window(name="view", subject=f"{viewer}|{comment_id}", seconds=3600):
         return False
     counter_increment(key=counter_key(kind=VIEWS, object_id=comment_id))
     return True

@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
+from django.core.validators import MaxLengthValidator
 from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -18,8 +19,9 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project import drafts
 from project.cursors import page_or_first
-from project.errors import ApplicationError, NotFound
+from project.errors import ApplicationError, NotFound, RateLimited
 from project.security import client_ip
+from project.views import refused_page
 from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
@@ -69,6 +71,14 @@ class SignUpForm(UserCreationForm):
         model = User
         fields = ("username", "display_name")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("password1", "password2"):
+            field = self.fields[name]
+            field.max_length = services.PASSWORD_MAX_LENGTH
+            field.validators.append(MaxLengthValidator(services.PASSWORD_MAX_LENGTH))
+            field.widget.attrs["maxlength"] = str(services.PASSWORD_MAX_LENGTH)
+
     def clean_username(self):
         username = super().clean_username()
         if username is None:
@@ -95,6 +105,7 @@ def _viewer_id(request):
 
 def timeline(request):
     form = _form_with_kept_draft(request, button="Post") if request.user.is_authenticated else CommentForm()
+    refused = None
     if request.method == "POST":
         if not request.user.is_authenticated:
             return _keep_draft_and_log_in(request)
@@ -105,11 +116,12 @@ def timeline(request):
                 messages.success(request, "Posted.", extra_tags="posted")
                 return redirect("timeline")
             except ApplicationError as error:
-                form.add_error("body", error.message)
+                form.add_error("body", error.message)  # the form keeps the text for another try
+                refused = error
     page = page_or_first(
         request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor)
     )
-    return render(request, "social/timeline.html", {"form": form, "page": page})
+    return refused_page(render(request, "social/timeline.html", {"form": form, "page": page}), refused)
 
 
 def comment_detail(request, comment_id):
@@ -124,6 +136,7 @@ def comment_detail(request, comment_id):
             raise Http404("No such comment.")
         return render(request, "social/comment_hidden.html", {"comment": comment})
     form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
+    refused = None
     if request.method == "POST":
         if not request.user.is_authenticated:
             return _keep_draft_and_log_in(request)
@@ -135,6 +148,7 @@ def comment_detail(request, comment_id):
                 return redirect("comment", comment_id=comment_id)
             except ApplicationError as error:
                 form.add_error("body", error.message)
+                refused = error
     replies = page_or_first(
         request,
         lambda cursor: selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor),
@@ -148,7 +162,7 @@ def comment_detail(request, comment_id):
             activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
     view_count = counters.counter_value(key=views_key)
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count}
-    return render(request, "social/comment.html", context)
+    return refused_page(render(request, "social/comment.html", context), refused)
 
 
 POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
@@ -227,10 +241,17 @@ def signup(request):
     if not settings.SIGNUP_OPEN:
         messages.error(request, "Sign-up is closed.")
         return redirect("login")
-    form = SignUpForm(request.POST or None)
-    user = form.save_once() if request.method == "POST" and form.is_valid() else None
+    form, refused, user = SignUpForm(request.POST or None), None, None
+    if request.method == "POST" and form.is_valid():
+        try:
+            services.signup_limit_enforce(address=client_ip(request))
+        except RateLimited as error:
+            form.add_error(None, error.message)  # the names typed stay in the form
+            refused = error
+        else:
+            user = form.save_once()
     if user is not None:
-        login(request, user, backend="social.backends.CaseInsensitiveModelBackend")
+        login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")
-    return render(request, "registration/signup.html", {"form": form})
+    return refused_page(render(request, "registration/signup.html", {"form": form}), refused)

@@ -47,10 +47,12 @@ def truncate_tables() -> None:
 
 @pytest.fixture(autouse=True)
 def clean_state(dynamodb):
+    from project.limits import limits_forget_memory
     from social import services
 
     truncate_tables()
     services._day_shards.clear()
+    limits_forget_memory()
     cache.clear()
     yield
 

@@ -1,8 +1,18 @@
 """Test settings: the production settings (DEBUG=False) with a test key and plain HTTP."""
 
+import atexit
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-for-production-0123456789")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "False")
+# Metrics on, as in production, each test run counting into its own folder.
+os.environ.setdefault("METRICS_TOKEN", "tests-metrics-token")
+if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="metrics-")
+    atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
+# Write limits and API throttles lifted: tests that are about them turn them on (settings fixture).
+os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
 from project.settings import *  # noqa: F403

@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
+from project.backlog import Backlog
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
 from social.activity.tables import activity_table_exists, day_bounds, day_partitions, local_time
@@ -122,6 +123,19 @@ def activity_day_store(count: DayCount, *, final: bool) -> bool:
 def day_final_at(day: date) -> float:
     """When a day's rollup is final: the day's end plus the grace for late writes."""
     return day_bounds(day)[1] + settings.ACTIVITY_ROLLUP_GRACE_SECONDS
+
+
+def activity_days_backlog(*, now: float | None = None) -> Backlog:
+    """Days that ended (plus the grace) and are not rolled up for good (`rollup_activity`'s
+    backlog), and when the oldest of them became final. One small relational SELECT.
+    """
+    now = activity_services.clock() if now is None else now
+    late = [day for day in activity_days_due(now=now) if now >= day_final_at(day)]
+    return Backlog(
+        label="days not rolled up",
+        count=len(late),
+        oldest_at=min((day_final_at(day) for day in late), default=None),
+    )
 
 
 def activity_rollup_day(

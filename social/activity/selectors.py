@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from django.core import signing
-
 from project.clock import clock
-from project.errors import ApplicationError
+from project.cursors import InvalidCursor, cursor_encode, cursor_fields
 from social.activity.models import ACTIONS, ActivityDaily, ActivityDay, activity_model
 from social.activity.tables import (
     activity_table_describe,
@@ -21,7 +19,7 @@ from social.activity.tables import (
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
-CURSOR_SALT = "social.activity.mine"
+ACTIVITY_CURSOR = {"month": r"\d{6}", "before": r"\d{13}#[0-9a-f]{12}"}  # at_key: epoch ms#suffix
 
 # --- the rollup ----------------------------------------------------------------------
 
@@ -183,21 +181,19 @@ def activity_of_user(
 ) -> ActivityPage:
     """The user's own actions of this month and last, newest first, `limit` a page.
 
-    The cursor is signed (django.core.signing) and names the month and the last key
-    shown, so it can't be forged to read another user's items or another month.
+    The cursor (project.cursors) is signed, bound to this user's list, expires after
+    CURSOR_MAX_AGE like every cursor, and holds the month and the last key shown, each
+    checked against the form they are issued in.
     """
     current = month_of(clock.now() if now is None else now)
     months = [current, month_shift(current, -1)]
     before = None
     if cursor:
-        try:
-            position = signing.loads(cursor, salt=CURSOR_SALT)
-            months = months[months.index(position["month"]) :]
-            before = str(position["before"])
-            if position["user"] != user_id:
-                raise ValueError("another user's cursor")
-        except (signing.BadSignature, KeyError, TypeError, ValueError):
-            raise ApplicationError("Invalid cursor.", field="cursor") from None
+        position = cursor_fields(cursor, query=f"activity:{user_id}", fields=ACTIVITY_CURSOR)
+        if position["month"] not in months:
+            raise InvalidCursor()
+        months = months[months.index(position["month"]) :]
+        before = position["before"]
     found: list[tuple[str, object]] = []
     for month in months:
         if not activity_table_exists(month=month):
@@ -215,5 +211,5 @@ def activity_of_user(
     next_cursor = None
     if more:
         month, last = found[-1]
-        next_cursor = signing.dumps({"user": user_id, "month": month, "before": last.at_key}, salt=CURSOR_SALT)
+        next_cursor = cursor_encode({"month": month, "before": last.at_key}, query=f"activity:{user_id}")
     return ActivityPage([_entry(item) for _, item in found], next_cursor)

@@ -5,7 +5,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.utils import timezone
 
-from project.errors import ApplicationError
+from project.cursors import page_or_first
 from social.activity import models, selectors
 
 # What each logged action reads as; "{comment}" becomes a link to the comment it was on.
@@ -25,10 +25,7 @@ SENTENCES = {
 @login_required
 def my_activity(request):
     user_id = str(request.user.pk)
-    try:
-        page = selectors.activity_of_user(user_id=user_id, cursor=request.GET.get("cursor") or None)
-    except ApplicationError:
-        page = selectors.activity_of_user(user_id=user_id)  # a mangled cursor: start over
+    page = page_or_first(request, lambda cursor: selectors.activity_of_user(user_id=user_id, cursor=cursor))
     lines = []
     for entry in page.results:
         before, mark, after = SENTENCES.get(entry.action, f"{entry.action.capitalize()}.").partition("{comment}")

@@ -10,6 +10,9 @@ from django.urls import reverse
 from actions.comments import comment_create
 from actions.likes import like_add
 from delivery import services as delivery_services
+from project.backlog import Backlog
+from project.clock import clock
+from project.health_services import heartbeat_write
 from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
 
 LONG_WORD = "Supercalifragilisticexpialidocious" * 3  # user text must wrap, whatever it is
@@ -34,6 +37,20 @@ def world(make_user):
         audience=delivery_services.Audience(kind="usernames", usernames=("alice", "bob")),
         created_by=staff,
     )
+    now = clock.now()
+    for worker, age, backlog in [
+        ("fold_like_events", 2, Backlog(label="pending like events", count=1000, capped=True, oldest_at=now - 75)),
+        ("dispatch_deliveries", 600, Backlog(label="unfinished delivery chunks", count=3, oldest_at=now - 900)),
+    ]:
+        heartbeat_write(
+            worker=worker,
+            instance="web-1.example.internal:123456",
+            started_at=now - 3600,
+            now=now - age,
+            cycle_at=now - age,
+            cycle_seconds=0.25,
+            backlog=backlog,
+        )
     return {"alice": alice, "staff": staff, "comment": first, "delivery": delivery.delivery_id}
 
 
@@ -57,6 +74,7 @@ PAGES = [
     ("admin-user-notifications", lambda w: reverse("admin:dynamo-user-notifications") + "?username=alice", "staff"),
     ("admin-tables", lambda w: reverse("admin:dynamo-tables"), "staff"),
     ("admin-activity", lambda w: reverse("admin:dynamo-activity"), "staff"),
+    ("admin-system", lambda w: reverse("admin:dynamo-system"), "staff"),
     ("admin-users", lambda w: reverse("admin:social_user_changelist"), "staff"),
 ]
 

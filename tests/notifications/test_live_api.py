@@ -3,7 +3,6 @@
 import uuid
 
 import pytest
-from django.core.cache import cache
 
 from tests.notifications.helpers import like, post
 
@@ -73,11 +72,12 @@ def test_bad_queries_answer_400_naming_the_field(api, query):
     assert set(answer.json()) & {"comments", "extra"}
 
 
-def test_polling_has_its_own_throttle_and_answers_429_with_retry_after(api, people, monkeypatch):
-    from rest_framework.throttling import ScopedRateThrottle
-
-    cache.clear()
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {**ScopedRateThrottle.THROTTLE_RATES, "live": "3/min"})
+def test_polling_has_its_own_throttle_and_answers_429_with_retry_after(api, people, settings):
+    settings.RATE_LIMITS_ENABLED = True
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "live": "3/min"},
+    }
     client = api.as_user(people["author"])
 
     statuses = [client.get("/api/live/").status_code for _ in range(4)]

@@ -62,9 +62,9 @@ def test_a_stale_form_is_a_friendly_403_that_says_what_to_do(make_user):
 
 
 def test_too_many_failed_log_ins_get_a_friendly_page(client, make_user, settings):
-    settings.AXES_FAILURE_LIMIT = 2
+    settings.LOGIN_FAILURE_LIMIT = 2
     make_user("guessed")
-    for _ in range(2):
+    for _ in range(3):
         answer = client.post("/accounts/login/", {"username": "guessed", "password": "wrong"})
     assert answer.status_code == 429
     page = answer.content.decode()

@@ -106,7 +106,7 @@ def test_my_activity_pages_newest_first_over_two_months(client, make_user):
     assert [entry.object_id for entry in rest.results] == ["old0"] and rest.next_cursor is None
     assert "someone-else" not in first.content.decode()
     # A cursor is signed and bound to its user.
-    with pytest.raises(Exception, match="Invalid cursor"):
+    with pytest.raises(Exception, match="Invalid or expired cursor"):
         selectors.activity_of_user(user_id=other, limit=2, now=NOW, cursor=page.next_cursor)
     assert client.get("/me/activity/", {"cursor": "forged"}).status_code == 200
 

@@ -15,6 +15,7 @@ from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
 from project.commands import stop_on_signals, worker_loop
 from project.errors import NotFound
+from project.health_services import Heartbeat
 
 logger = logging.getLogger("delivery.dispatch")
 
@@ -70,8 +71,12 @@ class Command(BaseCommand):
         if failures:
             raise CommandError("; ".join(failures))
 
+    heartbeat: Heartbeat | None = None
+
     def _run(self, options, stop: threading.Event) -> list[str]:
         failures: list[str] = []
+        if options["loop"]:
+            self.heartbeat = Heartbeat(worker="dispatch_deliveries", backlog=selectors.deliveries_backlog)
 
         def dispatch_pass() -> bool:
             ids = [options["delivery"]] if options["delivery"] else selectors.deliveries_active()
@@ -84,7 +89,12 @@ class Command(BaseCommand):
             return False
 
         worker_loop(
-            dispatch_pass, stop=stop, interval=options["poll_seconds"], logger=logger, name="dispatch_deliveries"
+            dispatch_pass,
+            stop=stop,
+            interval=options["poll_seconds"],
+            logger=logger,
+            name="dispatch_deliveries",
+            heartbeat=self.heartbeat,
         )
         return failures
 
@@ -117,6 +127,8 @@ class Command(BaseCommand):
         def on_delivered(count: int) -> None:
             with lock:
                 bar.update(count)
+            if self.heartbeat:
+                self.heartbeat.pulse()  # a big delivery is one long pass
 
         def worker(number: int) -> None:
             try:

@@ -7,7 +7,9 @@ import logging
 from django.core.management.base import BaseCommand
 
 from notifications import like_events
+from notifications.selectors import like_events_backlog
 from project.commands import stop_on_signals, worker_loop
+from project.health_services import Heartbeat
 
 logger = logging.getLogger("notifications.like_events")
 
@@ -30,14 +32,16 @@ class Command(BaseCommand):
 
     def handle(self, *args, loop: bool = False, interval: float = 0.2, **options):
         total = 0
+        heartbeat = Heartbeat(worker="fold_like_events", backlog=like_events_backlog) if loop else None
         with stop_on_signals(logger, finishing="the current comment") as stop:
+            should_stop = heartbeat.checking(stop.is_set) if heartbeat else stop.is_set
             if not loop:
                 total = like_events.like_events_fold_until_idle(stop=stop.is_set)
                 stop.set()  # no polling: the loop below ends at once
 
             def fold_pass() -> bool:
                 nonlocal total
-                done = like_events.like_events_fold_pending(stop=stop.is_set)
+                done = like_events.like_events_fold_pending(stop=should_stop)
                 total += done
                 if done:
                     logger.info("folded %d like event(s) (%d since start)", done, total)
@@ -51,6 +55,7 @@ class Command(BaseCommand):
                 logger=logger,
                 name="fold_like_events",
                 keep_going_on=lambda error: True,
+                heartbeat=heartbeat,
             )
         logger.info("fold_like_events: folded %d like event(s)", total)
         self.stdout.write(f"Folded {total} like event(s).")

@@ -7,6 +7,7 @@ from tqdm import tqdm
 
 from notifications import feed, feed_retries, feed_selectors
 from project.commands import stop_on_signals, worker_loop
+from project.health_services import Heartbeat
 
 logger = logging.getLogger("notifications.feed_retries")
 
@@ -29,6 +30,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
         totals = feed_retries.FeedRetryStats()
+        heartbeat = None
+        if loop:
+            heartbeat = Heartbeat(worker="process_feed_retries", backlog=feed_selectors.feed_retries_backlog)
         with stop_on_signals(logger, finishing="the current event") as stop:
 
             def retry_pass() -> bool:
@@ -36,6 +40,8 @@ class Command(BaseCommand):
                 for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
                     if stop.is_set():
                         break
+                    if heartbeat:
+                        heartbeat.pulse()
                     totals.count(feed_retries.feed_retry_process(retry=retry))
                 if not loop:
                     stop.set()
@@ -48,6 +54,7 @@ class Command(BaseCommand):
                 logger=logger,
                 name="process_feed_retries",
                 keep_going_on=lambda error: loop and feed.is_transient(error),
+                heartbeat=heartbeat,
             )
         summary = (
             f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
 from project.commands import stop_on_signals, worker_loop
+from project.health_services import Heartbeat
 from social import ranking
 
 logger = logging.getLogger("social.aggregate_counters")
@@ -58,14 +59,23 @@ class Command(BaseCommand):
             interval,
         )
         total = 0
+        heartbeat = Heartbeat(worker="aggregate_counters", backlog=ranking.counters_due_backlog)
+        should_stop = heartbeat.checking(stop.is_set)
 
         def aggregate_pass() -> bool:
             nonlocal total
-            done = ranking.counters_aggregate_pending(due_only=True, stop=stop.is_set)
+            done = ranking.counters_aggregate_pending(due_only=True, stop=should_stop)
             if done:
                 total += done
                 logger.info("aggregated %d counter(s) (%d since start)", done, total)
             return False  # counters come due after a delay: poll every `interval`
 
-        worker_loop(aggregate_pass, stop=stop, interval=interval, logger=logger, name="aggregate_counters")
+        worker_loop(
+            aggregate_pass,
+            stop=stop,
+            interval=interval,
+            logger=logger,
+            name="aggregate_counters",
+            heartbeat=heartbeat,
+        )
         logger.info("stopped after aggregating %d counter(s)", total)

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from project.commands import stop_on_signals, worker_loop
+from project.health_services import Heartbeat
 from social.activity import rollup
 from social.activity import services as activity_services
 from social.activity.tables import activity_tables_maintain, local_time
@@ -67,6 +68,7 @@ class Command(BaseCommand):
             settings.ACTIVITY_ROLLUP_TODAY_SECONDS,
         )
         tables_checked = float("-inf")
+        heartbeat = Heartbeat(worker="rollup_activity", backlog=rollup.activity_days_backlog)
 
         def rollup_pass() -> bool:
             nonlocal tables_checked
@@ -77,8 +79,11 @@ class Command(BaseCommand):
             for day in rollup.activity_days_due(now=now):
                 if stop.is_set():
                     break
+                heartbeat.pulse()
                 rollup.activity_rollup_day(day=day)
             return False
 
-        worker_loop(rollup_pass, stop=stop, interval=interval, logger=logger, name="rollup_activity")
+        worker_loop(
+            rollup_pass, stop=stop, interval=interval, logger=logger, name="rollup_activity", heartbeat=heartbeat
+        )
         logger.info("activity rollup stopped")

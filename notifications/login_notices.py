@@ -1,0 +1,43 @@
+"""The inbox notice telling an account's owner that someone failed to log in to it.
+
+project.login_limits sends `login_failures_noticed` (at most once per LOGIN_NOTICE_HOURS
+per account); this writes it into the owner's feed as a `notice` entry with its text
+inline (it points at nothing else).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from notifications.feed import feed_append
+from notifications.feed_events import FeedEvent
+from project.clock import clock
+
+logger = logging.getLogger(__name__)
+
+NOTICE_TITLE = "Someone tried to log in to your account"
+
+
+def login_failures_notice(*, user_id: str, failures: int, **_signal) -> None:
+    """Put the notice into the owner's feed (the signal's receiver).
+
+    Twice: two notices (the sender's once-per-window mark keeps it to one). A feed
+    that is busy queues it for `process_feed_retries`; any other failure is logged and
+    never fails the log-in that caused it.
+    """
+    event = FeedEvent(
+        event_id=f"login-failures:{user_id}:{clock.now_ms()}",
+        kind="notice",
+        actor_id=None,
+        rollup_key=None,
+        title=NOTICE_TITLE,
+        body=(
+            f"{failures} log-ins with a wrong password today. If that was not you, nothing is needed: "
+            "guesses are slowed down and your usual connection is not affected. "
+            "If your password is weak or used elsewhere, change it."
+        ),
+    )
+    try:
+        feed_append(user_id=user_id, event=event)
+    except Exception:
+        logger.exception("failed log-in notice for user %s not written", user_id)

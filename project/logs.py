@@ -1,0 +1,72 @@
+"""Log lines that name their request: the request id middleware, its logging filter, and the
+JSON lines formatter (LOG_FORMAT=json).
+
+A request keeps a sane incoming `X-Request-ID` (what a proxy or load balancer set: 1 to
+128 letters, digits and `._:-`), or gets a new random one; the answer echoes it in
+`X-Request-ID`, and every log line written while the request runs carries it. Lines written
+outside a request (the workers) carry `-`. Threads a view starts do not inherit it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import uuid
+from datetime import UTC, datetime
+
+REQUEST_ID_HEADER = "X-Request-ID"
+SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+NO_REQUEST = "-"
+
+_request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default=NO_REQUEST)
+
+
+def current_request_id() -> str:
+    return _request_id.get()
+
+
+class RequestIdMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        incoming = request.headers.get(REQUEST_ID_HEADER, "")
+        request_id = incoming if SANE_REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
+        request.request_id = request_id
+        token = _request_id.set(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            _request_id.reset(token)
+        response[REQUEST_ID_HEADER] = request_id
+        return response
+
+
+class RequestIdFilter(logging.Filter):
+    """Puts the current request's id on every record as `request_id`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = _request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time (UTC), level, logger, message, request_id, exception."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        document = {
+            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", NO_REQUEST)
+        if request_id != NO_REQUEST:
+            document["request_id"] = request_id
+        if record.exc_info:
+            document["exception"] = self.formatException(record.exc_info)
+        if record.stack_info:
+            document["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(document, ensure_ascii=False, default=str)

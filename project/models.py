@@ -1,0 +1,80 @@
+"""Tables of the `project` room: the polling workers' heartbeats (README "Operations"), the
+shared limit store (project/limits.py) and the answers of create requests kept for their
+Idempotency-Key (project/idempotency.py)."""
+
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.models import Model
+
+from project.dynamo import table_meta
+
+# A heartbeat no process renewed for this long is dropped from every answer (and by TTL):
+# a host that died or was scaled away is reported stale for an hour, then forgotten.
+HEARTBEAT_KEPT_SECONDS = 3600
+
+
+class WorkerHeartbeat(Model):
+    """The last sign of life of one worker process: one item per worker name and process.
+
+    Written at most every WORKER_HEARTBEAT_SECONDS by the process itself (a put of about
+    300 bytes: 1 WCU); deleted when the process stops cleanly.
+    """
+
+    Meta = table_meta("worker_heartbeats")
+
+    worker = UnicodeAttribute(hash_key=True)  # the command: fold_like_events, dispatch_deliveries...
+    instance = UnicodeAttribute(range_key=True)  # <host>:<pid>
+    host = UnicodeAttribute()
+    pid = NumberAttribute()
+    started_at = NumberAttribute()  # epoch seconds, when the process started its loop
+    beat_at = NumberAttribute()  # when this heartbeat was written
+    cycle_at = NumberAttribute(null=True)  # when the last complete pass ended
+    cycle_seconds = NumberAttribute(null=True)  # how long that pass took
+    backlog_label = UnicodeAttribute(default="")  # what the backlog counts ("pending like events")
+    backlog = NumberAttribute(null=True)  # None: not measured (the measurement failed)
+    backlog_capped = BooleanAttribute(default=False)  # counting stopped at a cap: at least `backlog`
+    lag_seconds = NumberAttribute(null=True)  # age of the oldest pending item, when measurable
+    expires_at = TTLAttribute()
+
+
+class LimitCounter(Model):
+    """One limit's counts for one subject in one window of the limit's longest rule.
+
+    The key `<name>#<subject>#<window start>` is new every window, so the counts of a
+    window are never read again once it is over and TTL deletes them. A limit of up to
+    three rules ("10/min,100/day") keeps its shorter windows in the same item (`start1`,
+    `count1`, ...): one conditional UpdateItem checks and counts every rule at once.
+    The same table holds once-per-window marks (`once#...`, a conditional put) and the
+    log-in backoff of an account (`next_at`).
+    """
+
+    Meta = table_meta("limits")
+
+    key = UnicodeAttribute(hash_key=True)
+    count = NumberAttribute(null=True)  # hits in the longest rule's window (the key's)
+    start1 = NumberAttribute(null=True)  # start of the current window of the shortest rule
+    count1 = NumberAttribute(null=True)
+    start2 = NumberAttribute(null=True)
+    count2 = NumberAttribute(null=True)
+    next_at = NumberAttribute(null=True)  # log-in backoff: the next guess checked not before this
+    expires_at = TTLAttribute(null=True)
+
+
+class IdempotencyRecord(Model):
+    """One `Idempotency-Key` of one user (project/idempotency.py).
+
+    Put with "no item yet" by the request that claims the key (`state` pending, `owner`
+    its random token); that request then stores its answer (`state` done, `status`,
+    `response`) on condition it still owns the claim. TTL deletes it after
+    IDEMPOTENCY_TTL_SECONDS; until then a read treats an expired one as gone.
+    """
+
+    Meta = table_meta("idempotency")
+
+    key = UnicodeAttribute(hash_key=True)  # "<user id>#<Idempotency-Key>"
+    fingerprint = UnicodeAttribute()  # of the request: method, path, body
+    owner = UnicodeAttribute()  # the claiming request's token
+    state = UnicodeAttribute()  # "pending" or "done"
+    claimed_ms = NumberAttribute()
+    status = NumberAttribute(null=True)
+    response = UnicodeAttribute(null=True)  # the answer's JSON body
+    expires_at = TTLAttribute()

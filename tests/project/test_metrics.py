@@ -1,0 +1,154 @@
+"""/metrics: Prometheus text for requests by route, DynamoDB calls per table, and the workers."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+from botocore.awsrequest import AWSResponse
+from prometheus_client import CollectorRegistry, multiprocess
+from prometheus_client.parser import text_string_to_metric_families
+from pynamodb.exceptions import GetError, TransactWriteError
+
+from actions.comments import comment_create
+from project import metrics
+from project.backlog import Backlog
+from project.clock import clock
+from project.dynamo import connection
+from project.health_services import heartbeat_write
+from project.transactions import LabelledTransactWrite
+from social.models import Comment
+
+pytestmark = pytest.mark.django_db
+TOKEN = {"HTTP_AUTHORIZATION": "Bearer tests-metrics-token"}
+
+
+def sample(name: str, **labels) -> float:
+    """The sum over every process's files, as /metrics reports it."""
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry)
+    return registry.get_sample_value(name, labels) or 0.0
+
+
+def scrape(client) -> dict[tuple, float]:
+    answer = client.get("/metrics", **TOKEN)
+    assert answer.status_code == 200 and answer["Content-Type"].startswith("text/plain")
+    return {
+        (found.name, tuple(sorted(found.labels.items()))): found.value
+        for family in text_string_to_metric_families(answer.content.decode())
+        for found in family.samples
+    }
+
+
+def test_off_unless_a_token_or_an_address_is_set(client, settings):
+    settings.METRICS_TOKEN = ""
+    settings.METRICS_ALLOWED_IPS = []
+    assert client.get("/metrics", **TOKEN).status_code == 404
+
+
+def test_a_token_or_an_allowed_address_is_needed(client, settings):
+    assert client.get("/metrics").status_code == 403
+    assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
+    assert client.get("/metrics", **TOKEN).status_code == 200
+    settings.METRICS_TOKEN = ""
+    settings.METRICS_ALLOWED_IPS = ["10.1.0.0/16", "192.0.2.7"]
+    assert client.get("/metrics", REMOTE_ADDR="10.1.200.3").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="192.0.2.7").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="10.2.0.1").status_code == 403
+
+
+def test_requests_are_counted_and_timed_by_route_name_never_by_path(client):
+    before = sample("http_requests_total", route="api-comment", method="GET", status="404")
+    timed = sample("http_request_duration_seconds_count", route="api-comment", method="GET")
+    for _ in range(2):
+        assert client.get("/api/comments/no-such-comment-4711/").status_code == 404
+    assert sample("http_requests_total", route="api-comment", method="GET", status="404") == before + 2
+    assert sample("http_request_duration_seconds_count", route="api-comment", method="GET") == timed + 2
+    text = client.get("/metrics", **TOKEN).content.decode()
+    assert "no-such-comment-4711" not in text and 'route="api-comment"' in text
+
+
+def test_dynamodb_requests_and_capacity_per_table():
+    calls = sample("dynamodb_requests_total", table="comments", operation="GetItem", outcome="ok")
+    capacity = sample("dynamodb_consumed_capacity_total", table="comments", operation="GetItem")
+    comment = comment_create(author_id="1", body="counted")
+    Comment.get(comment.comment_id)
+    assert sample("dynamodb_requests_total", table="comments", operation="GetItem", outcome="ok") >= calls + 1
+    assert sample("dynamodb_consumed_capacity_total", table="comments", operation="GetItem") > capacity
+
+
+def test_a_cancelled_transaction_counts_its_reason_on_the_action_s_table():
+    comment = comment_create(author_id="1", body="there")
+    before = sample("dynamodb_transaction_cancellations_total", table="comments", reason="ConditionalCheckFailed")
+    with pytest.raises(TransactWriteError):  # DynamoDB Local's own answer: the comment exists
+        with LabelledTransactWrite(connection=connection()) as transaction:
+            transaction.condition_check(Comment, comment.comment_id, condition=Comment.comment_id.does_not_exist())
+    after = sample("dynamodb_transaction_cancellations_total", table="comments", reason="ConditionalCheckFailed")
+    assert after == before + 1
+
+
+class _Body:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_):
+        yield self.body
+
+
+def test_throttled_attempts_are_counted_per_table():
+    """DynamoDB Local never throttles: its answer is injected at the HTTP layer, where AWS's would arrive."""
+    comment = comment_create(author_id="1", body="busy")
+    events = Comment._get_connection().connection.client.meta.events
+
+    def throttled(request, **_):
+        body = {"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "message": "slow"}
+        return AWSResponse(request.url, 400, {}, _Body(json.dumps(body).encode()))
+
+    before = sample("dynamodb_throttles_total", table="comments", operation="GetItem")
+    events.register_first("before-send.dynamodb.GetItem", throttled, unique_id="test-throttle")
+    try:
+        with pytest.raises(GetError):
+            Comment.get(comment.comment_id)
+    finally:
+        events.unregister("before-send.dynamodb.GetItem", unique_id="test-throttle")
+    attempts = Comment.Meta.max_retry_attempts + 1
+    assert sample("dynamodb_throttles_total", table="comments", operation="GetItem") == before + attempts
+    outcome = "ProvisionedThroughputExceededException"
+    assert sample("dynamodb_requests_total", table="comments", operation="GetItem", outcome=outcome) >= attempts
+
+
+def test_workers_backlog_lag_and_up_from_their_heartbeats(client):
+    now = clock.now()
+    heartbeat_write(
+        worker="fold_like_events",
+        instance="web-1:10",
+        started_at=now,
+        now=now,
+        cycle_at=now,
+        cycle_seconds=0.1,
+        backlog=Backlog(label="pending like events", count=17, oldest_at=now - 12),
+    )
+    found = scrape(client)
+    labels = (("instance", "web-1:10"), ("worker", "fold_like_events"))
+    assert found[("worker_backlog", labels)] == 17
+    assert found[("worker_lag_seconds", labels)] == pytest.approx(12)
+    assert found[("worker_up", (("worker", "fold_like_events"),))] == 1
+    assert found[("worker_up", (("worker", "rollup_activity"),))] == 0  # no heartbeat at all
+
+
+def test_gunicorn_child_exit_hook_accepts_a_dead_worker():
+    metrics.child_exit(server=None, worker=SimpleNamespace(pid=999_999))
+
+
+def test_metrics_dir_prepare_drops_only_files_of_processes_no_longer_running(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "prometheus"))
+    (tmp_path / "prometheus").mkdir()
+    mine = tmp_path / "prometheus" / f"counter_{os.getpid()}.db"
+    gone = tmp_path / "prometheus" / "histogram_999999999.db"  # above any pid_max: no such process
+    mine.write_bytes(b"")
+    gone.write_bytes(b"")
+    metrics.metrics_dir_prepare()
+    assert mine.exists() and not gone.exists()
