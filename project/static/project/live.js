@@ -118,6 +118,10 @@
   document.addEventListener("visibilitychange", function () {
     if (!document.hidden) schedule(0);
   });
+  // Back to this page from the browser's history: its counts and hearts may be old.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) schedule(0);
+  });
   document.addEventListener("social:changed", function () {
     schedule(0);
   });
