@@ -166,3 +166,21 @@ def test_your_activity_is_in_the_header_and_in_the_browsers_time_zone(pages, mak
     expect(page.locator(".activity-list li").first).to_contain_text(re.compile(r"You (liked|logged in)"))
     expect(page.get_by_text("You liked a comment.")).to_be_visible()
     assert axe_violations(page) == []
+
+
+def test_the_heart_is_current_after_going_back(pages, make_user):
+    alice, bob = make_user("alice"), make_user("bob")
+    comment = post(alice, "Liked here, unliked there")
+    page = pages.open("/", user=bob)
+    like_button(page, comment).click()
+    expect(like_button(page, comment)).to_have_attribute("aria-pressed", "true")
+    page.locator(f"#c-{comment} a.when").click()
+    expect(page).to_have_url(re.compile(rf"/c/{comment}/$"))
+    like_button(page, comment).click()
+    expect(like_button(page, comment)).to_have_attribute("aria-pressed", "false")
+
+    page.go_back()
+
+    expect(page).to_have_url(re.compile(r"/$"))
+    expect(like_button(page, comment)).to_have_attribute("aria-pressed", "false")
+    expect(like_button(page, comment).locator(".count")).to_have_text("0")
