@@ -22,7 +22,7 @@ def test_the_author_follows_the_badge_and_the_counts_of_the_comments_shown(api, 
     assert answer.json() == {
         "unread_count": 3,
         "like_counts": {first: 2, second: 1},
-        "liked": {first: False, second: False},
+        "liked": {},  # the hearts only when asked (hearts=1)
     }
 
 
@@ -30,9 +30,11 @@ def test_the_caller_learns_which_of_the_comments_shown_they_like(api, people):
     first, second = post(people["author"], "first"), post(people["author"], "second")
     like(people["alice"], second)
 
-    answer = api.as_user(people["alice"]).get(f"/api/live/?comments={first},{second}")
+    answer = api.as_user(people["alice"]).get(f"/api/live/?comments={first},{second}&hearts=1")
 
     assert answer.json()["liked"] == {first: False, second: True}
+    # Not asked (most polls): no hearts read.
+    assert api.as_user(people["alice"]).get(f"/api/live/?comments={first},{second}").json()["liked"] == {}
 
 
 def test_anonymous_pages_follow_counts_without_a_badge(api, people):

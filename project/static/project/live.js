@@ -1,5 +1,6 @@
-// Keeps an open page current: the unread badge, the like counts of the comments on screen
-// and the viewer's own hearts on them follow changes made elsewhere within about 2 seconds.
+// Keeps an open page current: the unread badge and the like counts of the comments on screen
+// follow changes made elsewhere within about 2 seconds; the viewer's own hearts on them as
+// soon as the page is shown again (another tab, Back), and within 30 s otherwise.
 //
 // One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
 // (nothing while it is hidden; at once when it comes back). After 10 minutes without
@@ -17,6 +18,11 @@
   var timer = null;
   var inFlight = false;
   var visible = new Set();
+  // The viewer's own hearts cost a read per comment: asked for at the first poll, when the
+  // page is shown again (another tab, Back) and every 15th poll (30 s), not every 2 s.
+  var HEARTS_EVERY = 15;
+  var heartsDue = true;
+  var pollsSinceHearts = 0;
   var status = document.getElementById("live-status");
   var lastUnread = badge ? Number(badge.firstChild ? badge.firstChild.nodeValue : 0) || 0 : null;
 
@@ -84,7 +90,8 @@
     if (inFlight) return schedule(nextDelay());
     inFlight = true;
     var ids = Array.from(visible).slice(0, 50);
-    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") : "");
+    var hearts = heartsDue || ++pollsSinceHearts >= HEARTS_EVERY;
+    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (hearts ? "&hearts=1" : "") : "");
     var delay = nextDelay();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
@@ -99,6 +106,10 @@
         if (!data) return;
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
         if (data.like_counts) showCounts(data.like_counts, data.liked || {});
+        if (hearts && ids.length) {
+          heartsDue = false;
+          pollsSinceHearts = 0;
+        }
       })
       .catch(function () {})
       .finally(function () {
@@ -116,11 +127,15 @@
     window.addEventListener(name, onInput, { passive: true });
   });
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden) schedule(0);
+    if (document.hidden) return;
+    heartsDue = true;
+    schedule(0);
   });
   // Back to this page from the browser's history: its counts and hearts may be old.
   window.addEventListener("pageshow", function (event) {
-    if (event.persisted) schedule(0);
+    if (!event.persisted) return;
+    heartsDue = true;
+    schedule(0);
   });
   document.addEventListener("social:changed", function () {
     schedule(0);
