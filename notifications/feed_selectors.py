@@ -247,15 +247,18 @@ def feed_retries_backlog(*, now_ms: int | None = None) -> Backlog:
     """Feed events due for a retry (`process_feed_retries`' queue) and how long the oldest waits.
 
     One Query per shard of the `by_due` LSI (`due_at <= now`), at most 100 items in all;
-    its entries are whole items of up to ~1 KB, so at the cap about 13 RCU, and 0.5 RCU per
-    shard when nothing is due. An item a worker holds has a `due_at` in the future: not counted.
+    its entries are whole items of up to ~1 KB, so at the cap about 8 RCU (bench/health.py),
+    and 0.5 RCU per shard when nothing is due. An item a worker holds has a `due_at` in the future: not counted.
     """
     now_ms = clock.now_ms() if now_ms is None else now_ms
     return backlog_of_parts(
-        FeedRetry.by_due,
+        FeedRetry,
+        index="by_due",
+        part_key="shard",
+        sort_key="due_at",
         parts=FEED_RETRY_SHARDS,
         label="feed retries due",
-        oldest_at=lambda retry: retry.due_at / 1000,
-        range_key_condition=FeedRetry.due_at <= now_ms,
+        oldest_at=lambda due_at: int(due_at) / 1000,
+        sort_at_most=now_ms,
         cap=FEED_RETRY_BACKLOG_CAP,
     )

@@ -409,11 +409,14 @@ def like_events_backlog() -> Backlog:
     """Like events not folded yet (`fold_like_events`' queue) and the oldest one's time.
 
     One Query per partition of the keys-only `pending` index, at most BACKLOG_CAP entries
-    in all (about 13 RCU at the cap, 0.5 RCU per partition when nothing is pending).
+    in all (10 RCU at the cap, 0.5 RCU per partition when nothing is pending).
     """
     return backlog_of_parts(
-        LikeEvent.pending,
+        LikeEvent,
+        index="pending",
+        part_key="pending_part",
+        sort_key="event_id",
         parts=settings.LIKE_EVENT_PARTS,
         label="pending like events",
-        oldest_at=lambda event: int(event.event_id.partition("#")[0]) / 1e9,  # <time ns>#<random>
+        oldest_at=lambda event_id: int(event_id.partition("#")[0]) / 1e9,  # <time ns>#<random>
     )

@@ -6,6 +6,7 @@ class ProjectConfig(AppConfig):
     verbose_name = "Project"
 
     def ready(self):
+        from project import checks  # noqa: F401  (registers the system checks of the limits)
         from project.metrics import metrics_install
 
         metrics_install()

@@ -12,6 +12,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pynamodb.models import Model
+
+from project.dynamo import client
+
 BACKLOG_CAP = 1000  # entries counted at most per measurement
 
 
@@ -24,31 +28,49 @@ class Backlog:
 
 
 def backlog_of_parts(
-    index,
+    model: type[Model],
     *,
+    index: str,
+    part_key: str,
+    sort_key: str,
     parts: int,
     label: str,
-    oldest_at: Callable[[object], float],
-    range_key_condition=None,
+    oldest_at: Callable[[str], float],
+    sort_at_most: float | None = None,
     cap: int = BACKLOG_CAP,
 ) -> Backlog:
-    """Count the entries of a write-sharded index's partitions `"0".."parts-1"`, oldest first.
+    """Count the entries of a write-sharded index's partitions `"0".."parts-1"` (with a sort
+    key of at most `sort_at_most`, when given), and find the oldest.
 
-    One Query per partition with `Limit = ceil(cap / parts)`, ascending by the index's sort
-    key, so the first entry of each partition is its oldest. Cost: at most `cap` entries read
-    in all (a Query is billed by the size of what it reads, 4 KB per RCU, halved for eventually
-    consistent reads), e.g. 1,000 keys-only entries of ~100 bytes: about 13 RCU, whatever the
-    real backlog; an empty queue costs one 0.5 RCU Query per partition.
+    One Query per partition with `Limit = ceil(cap / parts)`, ascending by the sort key, so the
+    first entry of each partition is its oldest; only the sort key is returned, as the raw
+    value `oldest_at` turns into epoch seconds (no model is built: a full page costs about as
+    much CPU as a `Select=COUNT`). Cost: at most `cap` entries read in all (a Query is billed
+    by the size of what it reads, 4 KB per RCU, halved for eventually consistent reads):
+    10 RCU for 1,000 keys-only entries (bench/health.py), however long the real queue;
+    0.5 RCU per partition when nothing waits.
     """
     limit = max(1, math.ceil(cap / parts))
+    condition = "#part = :part"
+    values: dict[str, dict] = {}
+    if sort_at_most is not None:
+        condition += " AND #sort <= :most"
+        values[":most"] = {"N": str(sort_at_most)}
     count, capped, oldest = 0, False, None
     for part in range(parts):
-        seen = 0
-        for entry in index.query(str(part), range_key_condition=range_key_condition, limit=limit):
-            if seen == 0:
-                at = oldest_at(entry)
-                oldest = at if oldest is None else min(oldest, at)
-            seen += 1
-        count += seen
-        capped = capped or seen >= limit
+        answer = client().query(
+            TableName=model.Meta.table_name,
+            IndexName=index,
+            KeyConditionExpression=condition,
+            ExpressionAttributeNames={"#part": part_key, "#sort": sort_key},
+            ExpressionAttributeValues={":part": {"S": str(part)}, **values},
+            ProjectionExpression="#sort",
+            Limit=limit,
+        )
+        if answer["Items"]:
+            (first,) = answer["Items"][0][sort_key].values()  # {"S": "..."} or {"N": "..."}
+            at = oldest_at(first)
+            oldest = at if oldest is None else min(oldest, at)
+        count += answer["Count"]
+        capped = capped or answer["Count"] >= limit
     return Backlog(label=label, count=count, capped=capped, oldest_at=oldest)

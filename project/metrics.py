@@ -10,13 +10,14 @@ mode), and /metrics on any web process sums them:
 - `http_requests_total{route,method,status}` and `http_request_duration_seconds{route,method}`:
   `route` is the resolved URL name (`api-comment-like`, `admin:dynamo-system`), never the path;
   requests no URL pattern took (static files, 404s) are `(unmatched)`.
-- `dynamodb_requests_total{table,operation,outcome}` (each HTTP attempt, retries included;
-  outcome `ok`, the error code, or `connection_error`), `dynamodb_consumed_capacity_total
+- `dynamodb_requests_total{table,operation,outcome}` (each HTTP attempt, retries included,
+  once per table it touches; outcome `ok`, the error code, or `connection_error`), `dynamodb_consumed_capacity_total
   {table,operation}`, `dynamodb_throttles_total{table,operation}` and
   `dynamodb_transaction_cancellations_total{table,reason}`: from botocore event hooks on every
   DynamoDB client (project.dynamo.client_hook_add). `table` is the logical table name.
 - `worker_backlog`, `worker_lag_seconds`, `worker_heartbeat_age_seconds{worker,instance}` and
-  `worker_up{worker}`: read from the heartbeats when scraped (five small Queries a scrape).
+  `worker_up{worker}`: read from the heartbeats when scraped (five small Queries a scrape);
+  `worker_heartbeats_readable` is 0 when they could not be read (DynamoDB unreachable).
 
 Per request the cost is two label lookups and three increments of a memory-mapped file.
 """
@@ -34,6 +35,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import Http404, HttpResponse
+
+from project.dynamo import endpoint
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +109,6 @@ class RequestMetricsMiddleware:
 
 
 def _logical(table: str) -> str:
-    from project.dynamo import endpoint
-
     return table.removeprefix(endpoint().prefix)
 
 
@@ -188,8 +189,16 @@ class WorkerCollector:
             "worker_heartbeat_age_seconds", "Seconds since the last heartbeat", labels=["worker", "instance"]
         )
         up = GaugeMetricFamily("worker_up", "1 when a process of the worker has a fresh heartbeat", labels=["worker"])
+        readable = GaugeMetricFamily("worker_heartbeats_readable", "1 when the heartbeats could be read")
+        try:
+            statuses = worker_statuses()
+        except Exception as error:  # the scrape still answers, with the request and DynamoDB counts
+            logger.warning("metrics: reading the heartbeats failed (%s)", type(error).__name__)
+            readable.add_metric([], 0)
+            return [readable]
+        readable.add_metric([], 1)
         fresh: dict[str, int] = {}
-        for status in worker_statuses():
+        for status in statuses:
             fresh[status.worker] = max(fresh.get(status.worker, 0), int(status.healthy))
             if status.instance is None:
                 continue
@@ -200,7 +209,7 @@ class WorkerCollector:
                 lag.add_metric([status.worker, status.instance], status.lag_seconds)
         for worker, value in fresh.items():
             up.add_metric([worker], value)
-        return [backlog, lag, age, up]
+        return [backlog, lag, age, up, readable]
 
 
 # --- exposition -------------------------------------------------------------------------

@@ -65,3 +65,24 @@ def test_json_for_scripts(capsys, settings):
     fold = [row for row in document["workers"] if row["worker"] == "fold_like_events"]
     assert [(row["instance"], row["state"]) for row in fold] == [("web-1:10", "ok"), ("web-2:7", "stale")]
     assert fold[1]["lag_seconds"] == 30 and fold[1]["backlog"] == 1  # measured at its heartbeat
+
+
+@pytest.fixture
+def heartbeats_unreachable():
+    """DynamoDB not answering the heartbeat Queries (a connection refused, injected where it would happen)."""
+    from botocore.exceptions import EndpointConnectionError
+
+    events = WorkerHeartbeat._get_connection().connection.client.meta.events
+
+    def refused(request, **_):
+        raise EndpointConnectionError(endpoint_url=request.url)
+
+    events.register_first("before-send.dynamodb.Query", refused, unique_id="test-refused")
+    yield
+    events.unregister("before-send.dynamodb.Query", unique_id="test-refused")
+
+
+def test_unreadable_heartbeats_exit_2_with_the_reason(heartbeats_unreachable):
+    with pytest.raises(CommandError, match="cannot read the heartbeats") as failure:
+        call_command("health")
+    assert failure.value.returncode == 2

@@ -14,8 +14,9 @@ def limits_on(settings):
     settings.RATE_LIMITS_ENABLED = True
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def manual_clock():
+    """Time moves only when a test moves it: no window ends mid-test."""
     with clock_override(ManualClock(1_800_000_000.0)) as moved:  # a round hour and day
         yield moved
 
@@ -127,3 +128,13 @@ def test_long_or_odd_subjects_are_hashed_and_ipv6_counts_by_network():
     assert limits.address_subject("2001:db8:1:2:3:4:5:6") == limits.address_subject("2001:db8:1:2:ffff::1")
     assert limits.address_subject("::ffff:10.0.0.1") == "10.0.0.1"
     assert limits.address_subject("10.0.0.1") != limits.address_subject("10.0.0.2")
+
+
+def test_a_malformed_limit_setting_stops_manage_py(settings):
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    call_command("check")
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "comment": ("10 per minute", "")}
+    with pytest.raises(SystemCheckError, match="LIMIT_COMMENT"):
+        call_command("check")

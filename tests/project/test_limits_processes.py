@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from project import dynamo
@@ -23,6 +24,7 @@ def test_two_processes_at_once_allow_the_limit_once_not_twice(dynamodb, tmp_path
         "RATE_LIMITS_ENABLED": "True",
         "API_THROTTLE_ANON": "20/hour",
         "LOG_LEVEL": "ERROR",
+        "LIMITS_WORKER_NOW": str(time.time()),
     }
     workers = [
         subprocess.Popen(

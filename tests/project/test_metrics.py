@@ -152,3 +152,22 @@ def test_metrics_dir_prepare_drops_only_files_of_processes_no_longer_running(tmp
     gone.write_bytes(b"")
     metrics.metrics_dir_prepare()
     assert mine.exists() and not gone.exists()
+
+
+def test_a_scrape_still_answers_when_the_heartbeats_cannot_be_read(client):
+    from botocore.exceptions import EndpointConnectionError
+
+    from project.models import WorkerHeartbeat
+
+    events = WorkerHeartbeat._get_connection().connection.client.meta.events
+
+    def refused(request, **_):
+        raise EndpointConnectionError(endpoint_url=request.url)
+
+    events.register_first("before-send.dynamodb.Query", refused, unique_id="test-refused")
+    try:
+        found = scrape(client)
+    finally:
+        events.unregister("before-send.dynamodb.Query", unique_id="test-refused")
+    assert found[("worker_heartbeats_readable", ())] == 0
+    assert not any(name == "worker_up" for name, _ in found)

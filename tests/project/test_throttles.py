@@ -4,14 +4,24 @@
 (where throttles and view marks used to live) and the limit store's remembered denials.
 """
 
+import time
+
 import pytest
 from django.core.cache import cache
 
 from actions.comments import comment_create
+from project.clock import ManualClock, clock_override
 from project.limits import limits_forget_memory
 from social.counters import VIEWS, counter_key, counter_value
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():
+    """Time stands still (at the real now, so new accounts are new): no window ends mid-test."""
+    with clock_override(ManualClock(time.time())) as frozen:
+        yield frozen
 
 
 @pytest.fixture

@@ -147,7 +147,16 @@ def test_counting_stops_at_the_cap_and_says_so(no_fold_in_request, settings):
     for liker in range(5):
         like_add(comment_id=comment, user_id=f"liker{liker}")
     assert (like_events_backlog().count, like_events_backlog().capped) == (5, False)
-    capped = backlog_of_parts(LikeEvent.pending, parts=1, label="x", oldest_at=lambda event: 0.0, cap=2)
+    capped = backlog_of_parts(
+        LikeEvent,
+        index="pending",
+        part_key="pending_part",
+        sort_key="event_id",
+        parts=1,
+        label="x",
+        oldest_at=lambda event_id: 0.0,
+        cap=2,
+    )
     assert (capped.count, capped.capped) == (2, True)  # "at least 2"
 
 

@@ -5,6 +5,7 @@ process" is simulated by dropping this process's memory of the store, which chan
 nothing: the counts live in DynamoDB.
 """
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -15,6 +16,7 @@ from django.utils import timezone
 from actions.comments import comment_create
 from actions.likes import like_add
 from notifications import services as notification_services
+from project.clock import ManualClock, clock_override
 from project.errors import RateLimited
 from project.limits import limits_forget_memory
 from social.models import Comment
@@ -22,6 +24,13 @@ from social.models import Comment
 pytestmark = pytest.mark.django_db
 
 PASSWORD = "pw-Secret-123"
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock():
+    """Time stands still (at the real now, so new accounts are new): no window ends mid-test."""
+    with clock_override(ManualClock(time.time())) as frozen:
+        yield frozen
 
 
 @pytest.fixture

@@ -30,8 +30,9 @@ def limits(settings):
     return settings
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def manual_clock():
+    """Time moves only when a test moves it: no window ends mid-test."""
     with clock_override(ManualClock(1_800_000_000.0)) as moved:
         yield moved
 

@@ -21,14 +21,17 @@ class Command(BaseCommand):
         "(pending like events, counters due, feed retries due, unfinished delivery chunks, days not rolled "
         "up) and lag (age of the oldest waiting item). A worker is stale when its last heartbeat is older "
         "than WORKER_STALE_SECONDS, missing when no process has one. Exit status 1 when any worker is stale "
-        "or missing. --json prints the same as one JSON object."
+        "or missing, 2 when the heartbeats cannot be read. --json prints the same as one JSON object."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", dest="as_json", help="print JSON (for scripts and monitors)")
 
     def handle(self, *args, as_json: bool = False, **options):
-        statuses = worker_statuses()
+        try:
+            statuses = worker_statuses()
+        except Exception as error:  # DynamoDB unreachable, the table missing: say so, no traceback
+            raise CommandError(f"cannot read the heartbeats: {type(error).__name__}: {error}", returncode=2) from error
         problems = [status for status in statuses if not status.healthy]
         if as_json:
             self._print_json(statuses, problems)
