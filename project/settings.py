@@ -82,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "project.timezones.BrowserTimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
@@ -117,6 +118,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+CSRF_FAILURE_VIEW = "project.views.csrf_failure"  # keeps a post's text (project.drafts)
 LOGIN_REDIRECT_URL = "timeline"
 LOGOUT_REDIRECT_URL = "timeline"
 
