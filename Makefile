@@ -1,11 +1,13 @@
-# `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, serve :8000
+# `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, then the
+#               Procfile under honcho: gunicorn on 127.0.0.1:8000 (DEBUG=False) and the five workers
+# `make dev`  : the same with Django's development server (autoreload, DEBUG=True)
 # `make test` : install (Chromium from Debian too), lint, run the whole suite (browser tests included)
 #               on its own in-memory DynamoDB Local
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run test lint format bench check-java chromium
+.PHONY: install run dev test lint format bench check-java chromium
 
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -32,6 +34,9 @@ chromium:
 
 run: install check-java
 	@BIN=$(BIN) bash scripts/run.sh
+
+dev: install check-java
+	@BIN=$(BIN) bash scripts/run.sh dev
 
 lint: install
 	$(BIN)/ruff check .

@@ -23,14 +23,13 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from botocore.exceptions import BotoCoreError
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
 from notifications.feed_events import FeedEvent, FeedWrite, feed_retry_key, feed_unread_entries, feed_write_compute
 from notifications.feed_selectors import feed_read
 from notifications.models import FeedRetry
 from project.clock import clock
-from project.errors import Conflict, Throttled, error_code, is_throttling
+from project.errors import Conflict, Throttled, error_code, is_transient
 from project.transactions import LabelledTransactWrite, TransactOutcome, transact
 
 logger = logging.getLogger(__name__)
@@ -79,23 +78,6 @@ class FeedAppendResult:
     version: int | None = None  # the feed's version after the write
     conflicts: int = 0  # version conflicts re-read and retried
     error: str = ""  # why it was queued
-
-
-TRANSIENT_CODES = {"InternalServerError", "ServiceUnavailable", "RequestLimitExceeded"}
-
-
-def is_transient(error: BaseException) -> bool:
-    """Throttling, a 5xx, or no answer at all (timeout, connection reset): the write may
-    or may not have happened, and trying again later is right (it is idempotent)."""
-    if is_throttling(error) or error_code(error) in TRANSIENT_CODES:
-        return True
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, BotoCoreError):
-            return True
-        error = getattr(error, "cause", None) or error.__cause__
-    return False
 
 
 def feed_retry_item(*, user_id: str, event: FeedEvent, delay_ms: int = 0, error: str = "") -> FeedRetry:

@@ -101,6 +101,23 @@ def is_throttling(error: BaseException) -> bool:
     return error_code(error) in THROTTLING_CODES
 
 
+TRANSIENT_CODES = {"InternalServerError", "ServiceUnavailable", "RequestLimitExceeded"}
+
+
+def is_transient(error: BaseException) -> bool:
+    """Throttling, a 5xx, or no answer at all (timeout, connection refused or reset): the
+    call may or may not have happened, and trying again later is right."""
+    if is_throttling(error) or error_code(error) in TRANSIENT_CODES:
+        return True
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, BotoCoreError):
+            return True
+        error = getattr(error, "cause", None) or error.__cause__
+    return False
+
+
 # DynamoDB's answers to a request it could not accept as written: with keys and
 # values coming from clients (ids, cursors), this is bad input, not an outage.
 CLIENT_FAULT_CODES = {"ValidationException", "SerializationException"}

@@ -1,10 +1,12 @@
 """Settings, read from the environment (and an optional `.env` file) by django-environ.
 
-The defaults are production-safe (DEBUG=False, HTTPS only, CSP); `make run` sets
-DEBUG=True for development. README "Production checklist" lists what to set before
+The defaults are production-safe (DEBUG=False, HTTPS only, CSP); `make dev` sets
+DEBUG=True for development, `make run` serves production settings over plain HTTP on
+127.0.0.1 (LOCAL_PLAIN_HTTP). README "Production checklist" lists what to set before
 exposing the site.
 """
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -19,12 +21,33 @@ environ.Env.read_env(env.str("ENV_FILE", default=str(BASE_DIR / ".env")), overwr
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
+# A file holding the key (`make run` generates var/secret_key once and names it here).
+SECRET_KEY_FILE = env.str("SECRET_KEY_FILE", default="")
+if not SECRET_KEY and SECRET_KEY_FILE:
+    try:
+        SECRET_KEY = Path(SECRET_KEY_FILE).read_text().strip()
+    except OSError as error:
+        raise ImproperlyConfigured(f"SECRET_KEY_FILE={SECRET_KEY_FILE} cannot be read: {error}") from error
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("DEBUG=False requires SECRET_KEY to be set.")
+        raise ImproperlyConfigured("DEBUG=False requires SECRET_KEY (or SECRET_KEY_FILE) to be set.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+# --- Serving (gunicorn.conf.py reads the WEB_* settings; README "Serving") ----------
+HOST = env.str("HOST", default="127.0.0.1")  # the address the web server binds
+PORT = env.int("PORT", default=8000)
+# Plain HTTP without HTTPS redirect, secure cookies or HSTS: for serving production
+# settings on the loopback address only (`make run`); refused on any other address.
+LOCAL_PLAIN_HTTP = env.bool("LOCAL_PLAIN_HTTP", default=False)
+if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).is_loopback):
+    raise ImproperlyConfigured(f"LOCAL_PLAIN_HTTP is for the loopback address only, not HOST={HOST}.")
+# Requests one web process works on at once; past it the answer is an immediate 503 with
+# Retry-After (project.shedding), so overload sheds instead of queueing.
+WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
+# How long /readyz trusts its last table check, in this process (seconds).
+READYZ_CACHE_SECONDS = env.float("READYZ_CACHE_SECONDS", default=10.0)
 
 INSTALLED_APPS = [
     "project.admin_site.ProjectAdminConfig",
@@ -46,7 +69,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "project.logs.RequestIdMiddleware",  # first: every log line of the request carries its id
+    "project.health.HealthMiddleware",  # /healthz, /readyz: before the HTTPS redirect and host check
     "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
+    "project.shedding.LoadSheddingMiddleware",  # WEB_MAX_IN_FLIGHT: 503 + Retry-After past it
+    "project.after_response.AfterResponseMiddleware",  # work queued to run once the answer is sent
     "django.middleware.security.SecurityMiddleware",
     "project.security.ContentSecurityPolicyMiddleware",
     "project.guard.RequestGuardMiddleware",
@@ -56,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "project.timezones.BrowserTimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
@@ -91,6 +118,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+CSRF_FAILURE_VIEW = "project.views.csrf_failure"  # keeps a post's text (project.drafts)
 LOGIN_REDIRECT_URL = "timeline"
 LOGOUT_REDIRECT_URL = "timeline"
 
@@ -118,7 +146,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 
 # --- Security (README "Security settings") --------------------------------------
-if not DEBUG:
+if not DEBUG and not LOCAL_PLAIN_HTTP:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     # Behind a TLS-terminating proxy that already redirects, set SECURE_SSL_REDIRECT=False.
@@ -185,7 +213,13 @@ CURSOR_MAX_AGE = env.int("CURSOR_MAX_AGE", default=7 * 24 * 3600)
 # DYNAMODB_HOST points at DynamoDB Local (the default) or any endpoint; unset it
 # (DYNAMODB_HOST=) to talk to AWS DynamoDB in DYNAMODB_REGION with the usual
 # AWS credentials from the environment.
-DYNAMODB_HOST = env.str("DYNAMODB_HOST", default="http://127.0.0.1:8765") or None
+DYNAMODB_PORT = env.int("DYNAMODB_PORT", default=8765)  # DynamoDB Local's, when DYNAMODB_HOST is not set
+DYNAMODB_HOST = env.str("DYNAMODB_HOST", default=f"http://127.0.0.1:{DYNAMODB_PORT}") or None
+# A dead endpoint fails fast: connect timeout, read timeout (seconds) and the SDK's retries
+# (throttling and connection errors; full-jitter backoff) per call.
+DYNAMODB_CONNECT_TIMEOUT = env.float("DYNAMODB_CONNECT_TIMEOUT", default=1.0)
+DYNAMODB_READ_TIMEOUT = env.float("DYNAMODB_READ_TIMEOUT", default=5.0)
+DYNAMODB_MAX_RETRY_ATTEMPTS = env.int("DYNAMODB_MAX_RETRY_ATTEMPTS", default=3)
 DYNAMODB_REGION = env.str("DYNAMODB_REGION", default="us-east-1")
 DYNAMODB_TABLE_PREFIX = env.str("DYNAMODB_TABLE_PREFIX", default="dev_")
 # DynamoDB Local accepts any credentials; AWS uses the standard credential chain.
@@ -204,10 +238,11 @@ RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 # Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
-# Like events (the likes' outbox, issue 9): partitions of the pending index the folder
-# queries, and whether a like tries to fold its comment's events before it answers.
-LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
-LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
+# Like events (the likes' outbox): whether the liking process folds the like's events once
+# its answer is sent (outside a request: right away; else only fold_like_events does), and
+# how long the same person liking the same comment again notifies nobody.
+LIKE_FOLD_AFTER_RESPONSE = env.bool("LIKE_FOLD_AFTER_RESPONSE", default=True)
+LIKE_RENOTIFY_WINDOW_HOURS = env.float("LIKE_RENOTIFY_WINDOW_HOURS", default=24.0)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 # Idempotency-Key (project/idempotency.py): how long an answer is kept for its key, how long a
 # retry waits for the first request still running, and when a claim left by a dead request is taken over.

@@ -1,28 +1,41 @@
 #!/usr/bin/env bash
-# Started by `make run`: DynamoDB Local (unless DYNAMODB_HOST points elsewhere),
-# migrations, tables, demo data on first start, then the development server.
-# Ctrl-C stops the server and the DynamoDB Local this script started.
+# `make run` (scripts/run.sh) and `make dev` (scripts/run.sh dev):
+# DynamoDB Local (persistent, var/dynamodb) unless DYNAMODB_HOST points elsewhere,
+# migrations, tables, demo data on the first start, then the Procfile under honcho:
+# gunicorn and the five supervised workers. `dev` serves with Django's development
+# server instead (autoreload, DEBUG=True). Ctrl-C or SIGTERM stops everything, and
+# the DynamoDB Local this script started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN=${BIN:-.venv/bin}
-# Development mode explicitly: the settings default to production (DEBUG=False).
-export DEBUG="${DEBUG:-True}"
-PORT=8765
+MODE=${1:-run}
+BIN=$(cd "${BIN:-.venv/bin}" && pwd)
+export PATH="$BIN:$PATH"  # the Procfile's `python` and `gunicorn` are the project's
+export HOST="${HOST:-127.0.0.1}" PORT="${PORT:-8000}"
+DYNAMODB_PORT="${DYNAMODB_PORT:-8765}"
 mkdir -p var
 
-dynamo_pid=""
-aggregator_pid=""
-feed_retries_pid=""
-dispatcher_pid=""
-activity_pid=""
-folder_pid=""
-cleanup() {
-  for pid in "$aggregator_pid" "$feed_retries_pid" "$dispatcher_pid" "$folder_pid" "$activity_pid"; do
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-      kill "$pid" 2>/dev/null || true
-      wait "$pid" 2>/dev/null || true
+if [ "$MODE" = dev ]; then
+  # Development mode explicitly: the settings default to production (DEBUG=False).
+  export DEBUG="${DEBUG:-True}"
+else
+  # The production settings, over plain HTTP on the loopback address only.
+  export DEBUG=False LOCAL_PLAIN_HTTP="${LOCAL_PLAIN_HTTP:-True}"
+  if [ -z "${SECRET_KEY:-}" ] && [ -z "${SECRET_KEY_FILE:-}" ]; then
+    if [ ! -s var/secret_key ]; then
+      (umask 077 && python -c "import secrets; print(secrets.token_urlsafe(50))" > var/secret_key)
+      echo "Generated a secret key into var/secret_key"
     fi
-  done
+    export SECRET_KEY_FILE="$PWD/var/secret_key"
+  fi
+fi
+
+dynamo_pid=""
+manager_pid=""
+cleanup() {
+  if [ -n "$manager_pid" ] && kill -0 "$manager_pid" 2>/dev/null; then
+    kill -TERM "$manager_pid" 2>/dev/null || true
+    wait "$manager_pid" 2>/dev/null || true
+  fi
   if [ -n "$dynamo_pid" ] && kill -0 "$dynamo_pid" 2>/dev/null; then
     echo "Stopping DynamoDB Local"
     kill "$dynamo_pid" 2>/dev/null || true
@@ -30,42 +43,43 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
+answers() { python -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($DYNAMODB_PORT) else 1)"; }
 if [ -z "${DYNAMODB_HOST+set}" ]; then
-  if "$BIN/python" -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($PORT) else 1)"; then
-    echo "DynamoDB Local already answers on port $PORT; using it."
+  if answers; then
+    echo "DynamoDB Local already answers on port $DYNAMODB_PORT; using it."
   else
-    "$BIN/python" -m project.dynamo_local --port "$PORT" --db-path var/dynamodb &
+    # Its own session: Ctrl-C reaches the processes first, and this DynamoDB Local is
+    # stopped (by cleanup) only after they have finished their last unit of work.
+    setsid python -m project.dynamo_local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
     dynamo_pid=$!
     for _ in $(seq 1 600); do
-      "$BIN/python" -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($PORT) else 1)" && break
+      answers && break
       kill -0 "$dynamo_pid" 2>/dev/null || { echo "DynamoDB Local failed to start." >&2; exit 1; }
       sleep 0.2
     done
   fi
-  export DYNAMODB_HOST="http://127.0.0.1:$PORT"
+  export DYNAMODB_HOST="http://127.0.0.1:$DYNAMODB_PORT"
 fi
 
-"$BIN/python" manage.py migrate --no-input
-"$BIN/python" manage.py create_tables
+python manage.py migrate --no-input
+python manage.py create_tables
 # This and next month's activity log tables exist before anyone writes.
-"$BIN/python" manage.py activity_tables
-"$BIN/python" manage.py seed_demo --if-empty
-# Keeps the popular-comments ranking within seconds of likes and views.
-"$BIN/python" manage.py aggregate_counters --loop &
-aggregator_pid=$!
-# Applies feed events that could not be written at once (and replies' outbox items).
-"$BIN/python" manage.py process_feed_retries --loop &
-feed_retries_pid=$!
-# Sends the broadcast deliveries staff create in the admin.
-"$BIN/python" manage.py dispatch_deliveries --loop --no-progress &
-dispatcher_pid=$!
-# Folds likes into the authors' notifications and badges (the likes' outbox, issue 9).
-"$BIN/python" manage.py fold_like_events --loop &
-folder_pid=$!
-# Counts the activity log per day into the database (staff's Activity page); keeps next month's table ready.
-"$BIN/python" manage.py rollup_activity --loop &
-activity_pid=$!
-echo "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
-"$BIN/python" manage.py runserver 127.0.0.1:8000
+python manage.py activity_tables
+python manage.py seed_demo --if-empty
+
+procfile=Procfile
+if [ "$MODE" = dev ]; then
+  # The same workers, with the development server as `web`.
+  procfile=var/Procfile.dev
+  { echo "web: exec python manage.py runserver $HOST:$PORT"; grep -v '^web:' Procfile; } > "$procfile"
+else
+  python manage.py collectstatic --no-input --verbosity 0
+fi
+echo "Serving on http://$HOST:$PORT (Ctrl-C to stop)"
+# -e /dev/null: the settings read .env themselves, and the environment set here wins.
+honcho -e /dev/null -f "$procfile" -d . start -p "$PORT" &
+manager_pid=$!
+wait "$manager_pid"

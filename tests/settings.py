@@ -16,3 +16,7 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
 from project.settings import *  # noqa: F403
+
+# Static files straight from the apps, never a copy an earlier `make run` collected.
+STATIC_ROOT = BASE_DIR / "var" / "tests-no-collected-static"  # noqa: F405
+WHITENOISE_USE_FINDERS = True

@@ -127,7 +127,8 @@ def test_no_selectors_module_imports_a_write_module():
 
 
 def test_no_source_file_over_500_lines_outside_tests():
-    skip = {"tests", ".venv", "node_modules", "migrations", ".git"}
+    # staticfiles/ and var/ hold what `make run` collects and writes, not sources
+    skip = {"tests", ".venv", "node_modules", "migrations", ".git", "staticfiles", "var"}
     long = sorted(
         (str(path.relative_to(ROOT)), lines)
         for suffix in ("*.py", "*.js", "*.css", "*.html")

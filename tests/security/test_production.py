@@ -48,8 +48,11 @@ def test_check_deploy_is_clean_with_the_production_settings():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_make_run_sets_development_mode_explicitly():
-    assert 'export DEBUG="${DEBUG:-True}"' in (ROOT / "scripts" / "run.sh").read_text()
+def test_make_dev_sets_development_mode_explicitly_and_make_run_production():
+    script = (ROOT / "scripts" / "run.sh").read_text()
+    dev, run = script.split('if [ "$MODE" = dev ]; then', 1)[1].split("else", 1)
+    assert 'export DEBUG="${DEBUG:-True}"' in dev
+    assert "export DEBUG=False" in run.split("fi", 1)[0]
 
 
 def test_every_answer_has_a_content_security_policy(client, api):

@@ -94,6 +94,7 @@ class Command(BaseCommand):
             interval=options["poll_seconds"],
             logger=logger,
             name="dispatch_deliveries",
+            through_outages=options["loop"],
             heartbeat=self.heartbeat,
         )
         return failures

@@ -5,7 +5,7 @@ import logging
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from notifications import feed, feed_retries, feed_selectors
+from notifications import feed_retries, feed_selectors
 from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
 
@@ -53,7 +53,7 @@ class Command(BaseCommand):
                 interval=interval,
                 logger=logger,
                 name="process_feed_retries",
-                keep_going_on=lambda error: loop and feed.is_transient(error),
+                through_outages=loop,
                 heartbeat=heartbeat,
             )
         summary = (

@@ -1,10 +1,14 @@
-// Keeps an open page current: the unread badge and the like counts of the comments on
-// screen follow changes made elsewhere within about 2 seconds.
+// Keeps an open page current: the unread badge and the like counts of the comments on screen
+// follow changes made elsewhere within about 2 seconds; the viewer's own hearts on them as
+// soon as the page is shown again (another tab, Back), and within 30 s otherwise.
 //
 // One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
 // (nothing while it is hidden; at once when it comes back). After 10 minutes without
-// any input the page asks every 30 s instead, and at once on the next input. A 429
-// waits for its Retry-After. Pages work the same without JavaScript (counts as of load).
+// any input the page asks every 30 s instead, and at once on the next input. A refusal
+// (429 throttled, 503 busy or data store down) or no answer at all waits for its
+// Retry-After (else 5 s), doubled with each refusal in a row up to 2 minutes, plus up to
+// a quarter more at random, so a crowd refused together does not come back together.
+// Pages work the same without JavaScript (counts as of load).
 (function () {
   if (!window.fetch || !document.body) return;
   var badge = document.querySelector("[data-unread-badge]");
@@ -13,10 +17,17 @@
   var FAST_MS = 2000;
   var IDLE_MS = 30000;
   var IDLE_AFTER_MS = 10 * 60 * 1000;
+  var BACKOFF_MAX_MS = 120000;
   var lastInput = Date.now();
+  var refusals = 0;
   var timer = null;
   var inFlight = false;
   var visible = new Set();
+  // The viewer's own hearts cost a read per comment: asked for at the first poll, when the
+  // page is shown again (another tab, Back) and every 15th poll (30 s), not every 2 s.
+  var HEARTS_EVERY = 15;
+  var heartsDue = true;
+  var pollsSinceHearts = 0;
   var status = document.getElementById("live-status");
   var lastUnread = badge ? Number(badge.firstChild ? badge.firstChild.nodeValue : 0) || 0 : null;
 
@@ -54,12 +65,18 @@
     if (event.detail && typeof event.detail.unread_count === "number") lastUnread = event.detail.unread_count;
   });
 
-  function showCounts(counts) {
+  // The viewer's own heart follows too: liked or unliked in another tab, or a page from
+  // the browser's history.
+  function showCounts(counts, liked) {
     Object.keys(counts).forEach(function (id) {
       document.querySelectorAll('[data-like-count="' + id + '"]').forEach(function (element) {
         var button = element.closest("button");
-        if (button && button.disabled) return; // the viewer's own like is on its way
-        element.textContent = String(counts[id]);
+        if (button && button.getAttribute("aria-busy") === "true") return; // the viewer's own like is on its way
+        if (button && typeof liked[id] === "boolean" && window.renderLikeButton) {
+          window.renderLikeButton(button, { like_count: counts[id], liked: liked[id] });
+        } else {
+          element.textContent = String(counts[id]);
+        }
       });
     });
   }
@@ -73,28 +90,43 @@
     return Date.now() - lastInput > IDLE_AFTER_MS ? IDLE_MS : FAST_MS;
   }
 
+  // After a refusal: Retry-After seconds (5 when absent), doubled per refusal in a row.
+  function backoff(retryAfter) {
+    refusals += 1;
+    var base = (Number(retryAfter) > 0 ? Number(retryAfter) : 5) * 1000;
+    var wait = Math.min(BACKOFF_MAX_MS, base * Math.pow(2, refusals - 1));
+    return wait + Math.random() * wait * 0.25;
+  }
+
   function poll() {
     if (document.hidden) return; // visibilitychange starts it again
     if (inFlight) return schedule(nextDelay());
     inFlight = true;
     var ids = Array.from(visible).slice(0, 50);
-    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") : "");
+    var hearts = heartsDue || ++pollsSinceHearts >= HEARTS_EVERY;
+    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (hearts ? "&hearts=1" : "") : "");
     var delay = nextDelay();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
-        if (response.status === 429) {
-          var wait = Number(response.headers.get("Retry-After")) || 30;
-          delay = Math.max(delay, wait * 1000);
+        if (response.status === 429 || response.status >= 500) {
+          delay = Math.max(delay, backoff(response.headers.get("Retry-After")));
           return null;
         }
+        refusals = 0;
         return response.ok ? response.json() : null;
       })
       .then(function (data) {
         if (!data) return;
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
-        if (data.like_counts) showCounts(data.like_counts);
+        if (data.like_counts) showCounts(data.like_counts, data.liked || {});
+        if (hearts && ids.length) {
+          heartsDue = false;
+          pollsSinceHearts = 0;
+        }
       })
-      .catch(function () {})
+      .catch(function () {
+        delay = Math.max(delay, backoff(null)); // no answer: the server or the network is down
+      })
       .finally(function () {
         inFlight = false;
         schedule(delay);
@@ -110,7 +142,15 @@
     window.addEventListener(name, onInput, { passive: true });
   });
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden) schedule(0);
+    if (document.hidden) return;
+    heartsDue = true;
+    schedule(0);
+  });
+  // Back to this page from the browser's history: its counts and hearts may be old.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    heartsDue = true;
+    schedule(0);
   });
   document.addEventListener("social:changed", function () {
     schedule(0);

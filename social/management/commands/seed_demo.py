@@ -1,5 +1,6 @@
 import random
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
@@ -59,7 +60,8 @@ class Command(BaseCommand):
             if rng.random() < 0.6:
                 replier = rng.choice([user for user in users if user != author])
                 comment_create(author_id=str(replier.pk), body="Thanks for sharing!", parent_id=comment.comment_id)
-        self.stdout.write(self.style.SUCCESS("Demo data ready. Log in at http://127.0.0.1:8000/accounts/login/ with:"))
+        login = f"http://{settings.HOST}:{settings.PORT}/accounts/login/"
+        self.stdout.write(self.style.SUCCESS(f"Demo data ready. Log in at {login} with:"))
         for user in [*users, staff]:
             role = " (staff, /admin/)" if user.is_staff else ""
             self.stdout.write(f"  {user.username} / {DEMO_PASSWORD}{role}")

@@ -1,0 +1,69 @@
+"""gunicorn's configuration: `gunicorn -c gunicorn.conf.py project.wsgi` (the Procfile's `web`).
+
+Every value is a setting read from the environment (and `.env`, like Django's settings):
+
+- WEB_CONCURRENCY worker processes (default: the CPU count, at least 2). The web tier is
+  CPU-bound Python (one GIL per process), so one process per core; DynamoDB calls wait
+  on the network, which the threads cover.
+- WEB_THREADS threads per process (default 2 x WEB_MAX_IN_FLIGHT): at most
+  WEB_MAX_IN_FLIGHT of them work on requests, the others answer the excess at once with
+  503 + Retry-After (project.shedding), so a crowd gets fast refusals, not a queue.
+- WEB_TIMEOUT (30 s): a worker whose main loop is silent that long is killed and
+  replaced; WEB_GRACEFUL_TIMEOUT (20 s): how long a stopping worker finishes requests.
+- WEB_KEEPALIVE (75 s): idle keep-alive connections stay open longer than a client or a
+  load balancer (AWS ALB: 60 s) keeps them, so the server never closes one just as a
+  request is sent on it.
+- WEB_BACKLOG (256): connections the kernel holds before gunicorn accepts them.
+- HOST, PORT: the address bound (default 127.0.0.1:8000).
+
+The application is loaded once in the master (`preload_app`) and each worker serves a
+warm-up request to itself before it accepts connections (project.serving.warm_up), so
+a fresh worker does not serve its first seconds slowly.
+"""
+
+import multiprocessing
+import os
+from pathlib import Path
+
+import environ
+
+env = environ.Env()
+environ.Env.read_env(env.str("ENV_FILE", default=str(Path(__file__).resolve().parent / ".env")), overwrite=False)
+
+_max_in_flight = env.int("WEB_MAX_IN_FLIGHT", default=8)
+
+wsgi_app = "project.wsgi:application"
+bind = [f"{env.str('HOST', default='127.0.0.1')}:{env.int('PORT', default=8000)}"]
+workers = env.int("WEB_CONCURRENCY", default=max(2, multiprocessing.cpu_count()))
+worker_class = "gthread"
+threads = env.int("WEB_THREADS", default=2 * _max_in_flight)
+timeout = env.int("WEB_TIMEOUT", default=30)
+graceful_timeout = env.int("WEB_GRACEFUL_TIMEOUT", default=20)
+keepalive = env.int("WEB_KEEPALIVE", default=75)
+backlog = env.int("WEB_BACKLOG", default=256)
+preload_app = True
+# Heartbeat files in memory, not on a disk that may stall.
+worker_tmp_dir = "/dev/shm" if os.path.isdir("/dev/shm") else None
+# No shared control socket in the home directory (two checkouts on one machine would collide).
+control_socket_disable = True
+accesslog = env.str("WEB_ACCESS_LOG", default="-") or None
+errorlog = "-"
+proc_name = "dynamo-social"
+
+
+def post_worker_init(worker):
+    from project.serving import warm_up
+
+    warm_up(worker.wsgi, log=worker.log)
+
+
+def on_starting(server):
+    from project.metrics import metrics_dir_prepare
+
+    metrics_dir_prepare()
+
+
+def child_exit(server, worker):
+    from project.metrics import child_exit as metrics_child_exit
+
+    metrics_child_exit(server, worker)

@@ -1,0 +1,152 @@
+"""The Procfile under honcho, as `make run` starts it: gunicorn serves, a worker killed
+with -9 is started again by its supervisor, SIGTERM stops every process."""
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from project.dynamo_local import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+WORKERS = ["fold_like_events", "aggregate_counters", "process_feed_retries", "dispatch_deliveries", "rollup_activity"]
+
+pytestmark = pytest.mark.slow
+
+
+def wait_for(condition, *, seconds=180.0, what="the condition"):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def descendants(pid: int) -> list[int]:
+    found = []
+    for child in children(pid):
+        found += [child, *descendants(child)]
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except FileNotFoundError:
+        return ""
+
+
+SUPERVISED_FOLDER = "python -m project.supervise -- python manage.py fold_like_events"
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def http_status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return 0
+
+
+@pytest.fixture
+def stack_env(dynamodb, tmp_path):
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "SECURE_"))},
+        "PATH": f"{BIN}:{os.environ['PATH']}",
+        "ENV_FILE": "/dev/null",
+        "DEBUG": "False",
+        "LOCAL_PLAIN_HTTP": "True",
+        "SECRET_KEY": "process-manager-test-" + uuid.uuid4().hex,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DYNAMODB_HOST": dynamodb,
+        "DYNAMODB_TABLE_PREFIX": f"pm{uuid.uuid4().hex[:6]}_",
+        "WEB_CONCURRENCY": "1",
+        "WEB_THREADS": "2",
+        "WEB_ACCESS_LOG": "",
+    }
+    for command in (["migrate", "--no-input"], ["create_tables"]):
+        subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
+    return env
+
+
+def test_honcho_serves_restarts_a_killed_worker_and_stops_everything_on_sigterm(stack_env):
+    port = free_port()
+    manager = subprocess.Popen(
+        [str(BIN / "honcho"), "-e", "/dev/null", "--no-colour", "start", "-p", str(port)],
+        cwd=ROOT,
+        env=stack_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(manager.stdout.readline, "")), daemon=True)
+    reader.start()
+    everything: list[int] = []
+    try:
+        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/readyz") == 200, what="gunicorn ready")
+        assert http_status(f"http://127.0.0.1:{port}/") == 200
+        assert http_status(f"http://127.0.0.1:{port}/static/project/site.css") == 200  # WhiteNoise
+
+        def started(name):
+            return [line for line in lines if f"supervise[{name}]: started" in line]
+
+        for name in WORKERS:
+            wait_for(lambda name=name: started(name), what=f"{name} started")
+            assert any(line.startswith(f"{name}.1") or f" {name}.1 " in line for line in lines)
+        folder = next(pid for pid in descendants(manager.pid) if cmdline(pid).startswith(SUPERVISED_FOLDER))
+        worker = wait_for(lambda: children(folder), what="the folder's worker process")[0]
+        os.kill(worker, signal.SIGKILL)
+        wait_for(
+            lambda: any(f"pid {worker} exited with status -9 after" in line for line in lines),
+            what="the supervisor noticing",
+        )
+        wait_for(lambda: len(started("fold_like_events")) == 2, what="the folder started again")
+        restarted = wait_for(lambda: [pid for pid in children(folder) if pid != worker], what="a new worker")[0]
+        assert alive(restarted)
+        assert not any("system" in line and "stopped" in line for line in lines)  # nothing else went down
+
+        everything = descendants(manager.pid)
+        manager.send_signal(signal.SIGTERM)
+        assert manager.wait(timeout=60) is not None
+        reader.join(timeout=10)
+        wait_for(lambda: not [pid for pid in everything if alive(pid)], seconds=30, what="every process gone")
+        assert any("SIGTERM received" in line for line in lines)
+        for name in WORKERS:
+            assert any(f"supervise[{name}]: stopped" in line for line in lines), name
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n--- honcho's last lines:\n{''.join(lines[-60:])}") from None
+    finally:
+        if manager.poll() is None:
+            os.killpg(manager.pid, signal.SIGKILL)
+            manager.wait()
+        for pid in everything:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)

@@ -1,0 +1,135 @@
+"""How the production server is configured: settings, gunicorn.conf.py, warm-up, load shedding."""
+
+import os
+import runpy
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from project import serving, shedding
+from project.wsgi import application
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def settings_in_subprocess(code: str, **env) -> subprocess.CompletedProcess:
+    own = ("DEBUG", "SECRET_KEY", "SECURE_", "HOST", "PORT", "DYNAMODB_")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(own)}
+    return subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings as s; {code}"],
+        cwd=ROOT,
+        env={**base, "ENV_FILE": "/dev/null", "DJANGO_SETTINGS_MODULE": "project.settings", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_secret_key_can_come_from_a_file(tmp_path):
+    key_file = tmp_path / "secret_key"
+    key_file.write_text("from-a-file-" + "x" * 50 + "\n")
+    shown = settings_in_subprocess("print(s.SECRET_KEY)", SECRET_KEY_FILE=str(key_file))
+    assert shown.stdout.strip() == "from-a-file-" + "x" * 50, shown.stderr
+
+
+def test_plain_http_is_allowed_on_the_loopback_address_only():
+    shown = settings_in_subprocess(
+        "print(s.DEBUG, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS)",
+        SECRET_KEY="k" * 50,
+        LOCAL_PLAIN_HTTP="True",
+    )
+    assert shown.stdout.split() == ["False", "False", "False", "False", "0"], shown.stderr
+    refused = settings_in_subprocess("print(1)", SECRET_KEY="k" * 50, LOCAL_PLAIN_HTTP="True", HOST="0.0.0.0")
+    assert refused.returncode != 0
+    assert "LOCAL_PLAIN_HTTP is for the loopback address only, not HOST=0.0.0.0" in refused.stderr
+    production = settings_in_subprocess("print(s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE)", SECRET_KEY="k" * 50)
+    assert production.stdout.split() == ["True", "True"], production.stderr
+
+
+def test_ports_are_settings():
+    shown = settings_in_subprocess(
+        "print(s.PORT, s.DYNAMODB_HOST)", SECRET_KEY="k" * 50, PORT="9001", DYNAMODB_PORT="9002"
+    )
+    assert shown.stdout.split() == ["9001", "http://127.0.0.1:9002"], shown.stderr
+
+
+def test_gunicorn_config_reads_the_web_settings(monkeypatch):
+    monkeypatch.setenv("ENV_FILE", "/dev/null")
+    for name, value in {"WEB_CONCURRENCY": "3", "WEB_THREADS": "5", "HOST": "127.0.0.2", "PORT": "9100"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WEB_KEEPALIVE", "90")
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert (config["workers"], config["threads"], config["bind"], config["keepalive"]) == (3, 5, ["127.0.0.2:9100"], 90)
+    assert config["worker_class"] == "gthread" and config["preload_app"] is True
+
+
+def test_gunicorn_defaults_follow_the_cpu_count_and_leave_threads_for_refusals(monkeypatch):
+    monkeypatch.setenv("ENV_FILE", "/dev/null")
+    for name in ("WEB_CONCURRENCY", "WEB_THREADS", "WEB_MAX_IN_FLIGHT", "HOST", "PORT"):
+        monkeypatch.delenv(name, raising=False)
+    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert config["workers"] == max(2, os.cpu_count())
+    assert config["threads"] == 16  # twice WEB_MAX_IN_FLIGHT (8)
+    assert config["bind"] == ["127.0.0.1:8000"]
+
+
+def test_warm_up_serves_the_worker_its_first_requests():
+    assert serving.warm_up(application) == {"/readyz": 200, "/": 200, "/api/comments/": 200}
+
+
+def test_warm_up_never_stops_a_worker_from_starting():
+    def broken(environ, start_response):
+        raise RuntimeError("no database")
+
+    assert serving.warm_up(broken) == dict.fromkeys(serving.WARM_UP_PATHS, 0)
+
+
+def test_past_the_in_flight_limit_requests_are_refused_at_once_with_retry_after(client, settings, monkeypatch):
+    from social import selectors
+
+    settings.WEB_MAX_IN_FLIGHT = 1
+    entered, release = threading.Event(), threading.Event()
+    real = selectors.comment_timeline
+
+    def slow_timeline(*args, **kwargs):
+        entered.set()
+        release.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(selectors, "comment_timeline", slow_timeline)
+    first = {}
+    worker = threading.Thread(target=lambda: first.setdefault("answer", client.get("/api/comments/")))
+    worker.start()
+    try:
+        assert entered.wait(60)
+        refused = client.get("/api/comments/")
+        page = client.get("/popular/")
+    finally:
+        release.set()
+        worker.join(60)
+    assert refused.status_code == 503
+    assert refused["Retry-After"] == str(shedding.RETRY_AFTER_SECONDS)
+    assert refused.json() == {"detail": "The server is busy, retry shortly.", "code": "overloaded"}
+    assert page.status_code == 503 and "busy" in page.content.decode()
+    assert first["answer"].status_code == 200
+    assert shedding.in_flight.count == 0
+    assert client.get("/api/comments/").status_code == 200
+
+
+def test_the_memoised_user_agent_sanitiser_builds_the_same_header(monkeypatch):
+    from botocore import useragent
+
+    from project import dynamo
+
+    memoised = useragent.sanitize_user_agent_string_component
+    assert hasattr(memoised, "cache_info")
+    creator = dynamo.client()._user_agent_creator
+    header = creator.to_string()
+    monkeypatch.setattr(useragent, "sanitize_user_agent_string_component", memoised.__wrapped__)
+    assert creator.to_string() == header
+    assert "Botocore/" in header

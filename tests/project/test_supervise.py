@@ -1,0 +1,75 @@
+"""project.supervise: a worker that dies is started again, with back-off; a signal stops it."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from project.supervise import Backoff
+
+ROOT = Path(__file__).resolve().parents[2]
+# A stand-in worker: writes its pid, then runs until SIGTERM, which it obeys cleanly.
+CHILD = """
+import os, signal, sys, time
+open(sys.argv[1], "a").write(f"{os.getpid()}\\n")
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+while True:
+    time.sleep(0.1)
+"""
+
+
+def wait_for(condition, *, seconds=60.0, what="the condition"):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
+    return status != "Z"
+
+
+def test_backoff_doubles_on_quick_deaths_up_to_the_maximum_and_resets_after_a_healthy_run():
+    backoff = Backoff(minimum=1, maximum=8, healthy_after=60)
+    assert [backoff.after_run(0.5) for _ in range(5)] == [1, 2, 4, 8, 8]
+    assert backoff.after_run(61) == 1
+    assert backoff.after_run(2) == 2
+
+
+def test_a_killed_worker_is_restarted_and_sigterm_stops_both(tmp_path):
+    pids_file = tmp_path / "pids"
+    command = [sys.executable, "-c", CHILD, str(pids_file)]
+    supervisor = subprocess.Popen(
+        [sys.executable, "-m", "project.supervise", "--name", "stand-in", "--min-backoff", "0.1", "--", *command],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = int(wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")[0])
+        os.kill(first, signal.SIGKILL)
+        pids = wait_for(lambda: len(pids_file.read_text().split()) >= 2 and pids_file.read_text().split())
+        second = int(pids[1])
+        assert second != first and alive(second)
+
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=60) == 0  # the worker obeyed SIGTERM and exited 0
+        assert not alive(second)
+        assert len(pids_file.read_text().split()) == 2  # stopped, not restarted
+        log = supervisor.stderr.read()
+        assert f"supervise[stand-in]: pid {first} exited with status -9" in log
+        assert "restarting in 0s" in log
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
