@@ -68,7 +68,7 @@ def test_a_person_finds_a_profile_from_a_name_and_changes_their_own_name(pages, 
     problems: list[str] = []
     page = pages.open("/", user=bob, viewport=viewport)
 
-    page.locator("article.comment", has_text="Alice's first").get_by_role("link", name=re.compile("Alice")).click()
+    page.locator("article.comment", has_text="Alice's first").get_by_role("link", name="Alice @alice").click()
     expect(page).to_have_url(re.compile(r"/u/alice/$"))
     expect(page.get_by_role("heading", level=1)).to_have_text("Alice")
     expect(page.locator("section.timeline")).to_contain_text("Alice's first")
