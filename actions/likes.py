@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_events
+from project.after_response import after_response
 from project.limits import account_limit_enforce
 from project.transactions import transact
-from social.activity.services import activity_put
 from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
@@ -29,11 +30,10 @@ def _like_transaction(
     Only items no other liker of the comment writes at the same moment: the person's
     like row, one counter shard (the counter grows its shards when they collide), and
     the event under its own key, which the fold turns into the author's notification,
-    badge and the counter's due flag (notifications/like_events.py). No condition check
-    on the comment item: every like of a comment would hold it (on AWS, a transaction
-    conflict); the comment is read before, and the fold drops likes on a comment hidden
-    meanwhile. Three actions, 6 write capacity units, and the activity log's line (its
-    own key, so no contention: 2 more).
+    badge, the counter's due flag and the liker's activity-log line (notifications/like_events.py).
+    No condition check on the comment item: every like of a comment would hold it (on AWS,
+    a transaction conflict); the comment is read before, and the fold drops likes on a
+    comment hidden meanwhile. Three actions under 1 KB each: 6 write capacity units.
     """
     if kind == like_events.LIKE:
         transaction.save(Like(comment.comment_id, user_id), condition=Like.user_id.does_not_exist())
@@ -43,7 +43,6 @@ def _like_transaction(
     like_events.like_event_add(
         transaction, author_id=comment.author_id, comment_id=comment.comment_id, liker_id=user_id, kind=kind
     )
-    activity_put(transaction, user_id=user_id, action=kind, object_id=comment.comment_id)
 
 
 def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
@@ -69,12 +68,20 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
             what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
             on_retry=grow_on_contention,
         )
-    # Fold right away only where that is cheap: a like that met no contention is not on
-    # a hot comment, where concurrent folds would only cancel each other.
-    if outcome.ok and not contention:
-        like_events.like_events_fold_after_request(comment_id=comment_id)
     # Not ok: the like row's condition failed (already liked / not liked): nothing written.
-    return counter_value(key=key)
+    count = counter_value(key=key)
+    # Fold once the answer is sent (outside a request, a command or a shell, right away),
+    # and only where that is cheap: a like that met no contention is not on a hot comment,
+    # where concurrent folds would only cancel each other. What is not folded here, the
+    # folder folds.
+    if outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
+
+        def fold() -> None:
+            like_events.like_events_fold_after_response(comment_id=comment_id)
+
+        if not after_response(fold):
+            fold()
+    return count
 
 
 def like_add(*, comment_id: str, user_id: str) -> LikeState:
@@ -84,7 +91,7 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
     twin) cancels the whole transaction and changes nothing; it still answers the
     current state. A crash cannot leave a like without its count or its event: all are
     in the same transaction; the event reaches the author's notification by the fold
-    right after (best effort) or by `fold_like_events` within seconds.
+    run once the answer is sent (best effort) or by `fold_like_events` within its poll.
 
     The answer is the state the like made: `liked` is True and `like_count` the exact
     count read right after, which includes this like; if the same person's unlike in

@@ -1,12 +1,16 @@
-"""What each user-facing operation costs in DynamoDB capacity units, as DynamoDB Local reports them.
+"""What each user-facing operation costs in DynamoDB capacity units, as DynamoDB Local reports them,
+beside its floor; and (--site) what a site with N daily active people costs a month.
 
-    .venv/bin/python bench/costs.py [--repeat 20]
+    .venv/bin/python bench/costs.py [--repeat 20] [--site] [--people 10000]
 
 Every operation runs `--repeat` times against realistic state (the recipient's feed full
-with 100 entries, comments with likes and replies), through the same services, pages
-and endpoints users reach; each line gives the mean read and write units of one
-operation (ReturnConsumedCapacity), its median latency, and what a million of them
-cost at on-demand prices. The README's cost table is this output.
+with 100 entries, comments with a few likes and replies), through the same services,
+pages and endpoints users reach; each line gives the mean read and write units of one
+operation (ReturnConsumedCapacity), its median latency, what a million of them cost at
+on-demand prices, and its floor: the least units the writes it must make can cost
+(FLOORS, each explained). A like is shown synchronously (what the request pays) and
+all-in (with its fold, which runs after the answer). The README's cost table is this
+output. `--site` multiplies the measured units by a stated daily mix (site_model.py).
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ import time
 import uuid
 
 from _setup import bench_environment, capacity_meter, units
+from site_model import FLOORS, print_site_model
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--site", action="store_true", help="also print the cost model of a whole site")
+    parser.add_argument("--people", type=int, default=10_000, help="daily active people (--site)")
     args = parser.parse_args()
     repeat = args.repeat
 
     with bench_environment():
         from django.contrib.auth import get_user_model
-        from django.test import Client
+        from django.test import Client, override_settings
 
         from actions.comments import comment_create
         from actions.likes import like_add, like_remove
@@ -61,28 +68,55 @@ def main() -> None:
 
         results: list[tuple[str, float, float, float]] = []
 
-        def run(label: str, operation, *, per: int = 1) -> None:
+        def run(label: str, operation, *, per: int = 1, prepare=None) -> None:
+            """Meter `operation(n)`, `repeat` times; `prepare(n)` runs before each, unmetered."""
             latencies = []
-            with capacity_meter() as meter:
-                for n in range(repeat):
+            read = write = 0.0
+            for n in range(repeat):
+                if prepare:
+                    prepare(n)
+                with capacity_meter() as meter:
                     start = time.perf_counter()
                     operation(n)
                     latencies.append(time.perf_counter() - start)
-            read, write = meter.per(repeat * per)
-            results.append((label, read, write, statistics.median(latencies) * 1000 / per))
+                read, write = read + meter.read, write + meter.write
+            results.append(
+                (label, read / (repeat * per), write / (repeat * per), statistics.median(latencies) * 1000 / per)
+            )
 
         run("post a comment", lambda n: comment_create(author_id=author_id, body=f"Post {n}"))
         run(
             "reply (the parent's author has a full feed)",
             lambda n: comment_create(author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id),
         )
+        # Comments with a few likes (3, folded), each then liked by one more person.
         others = [comment_create(author_id=author_id, body=f"Likeable {n}") for n in range(repeat)]
-        run(
-            "like (with the fold right after it)",
-            lambda n: like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)),
-        )
-        run("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        for other in others:
+            for person in people[repeat : repeat + 3]:
+                like_add(comment_id=other.comment_id, user_id=str(person.pk))
         like_events_fold_until_idle()
+
+        def with_fold(label: str, operation) -> None:
+            """The operation without its fold (the request's part), then all-in (with its fold)."""
+            latencies, synchronous, folds = [], [], []
+            for n in range(repeat):
+                with override_settings(LIKE_FOLD_AFTER_RESPONSE=False), capacity_meter() as meter:
+                    start = time.perf_counter()
+                    operation(n)
+                    latencies.append(time.perf_counter() - start)
+                synchronous.append(meter.per(1))
+                with capacity_meter() as meter:
+                    like_events_fold_until_idle()
+                folds.append(meter.per(1))
+            read = statistics.fmean(r for r, _ in synchronous)
+            write = statistics.fmean(w for _, w in synchronous)
+            results.append((f"{label}, synchronous", read, write, statistics.median(latencies) * 1000))
+            fold_read = statistics.fmean(r for r, _ in folds)
+            fold_write = statistics.fmean(w for _, w in folds)
+            results.append((f"{label}, all-in (+ its fold)", read + fold_read, write + fold_write, float("nan")))
+
+        with_fold("like", lambda n: like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        with_fold("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
 
         def view(n):
             visitor = Client(REMOTE_ADDR=f"10.0.{n // 250}.{n % 250 + 1}")  # a new viewer: the view is counted
@@ -92,12 +126,16 @@ def main() -> None:
         run("timeline page", lambda n: browser.get("/"))
         run("inbox (API, a full feed)", lambda n: browser.get("/api/notifications/"))
         run("badge (API unread count)", lambda n: browser.get("/api/notifications/unread-count/"))
+        on_screen = ",".join(other.comment_id for other in others[:5])
+        run("live poll, 5 comments on screen", lambda n: browser.get(f"/api/live/?comments={on_screen}"))
 
-        def mark_read(n):
-            feed.feed_append(user_id=author_id, event=FeedEvent(f"m{n}", "message", None, None, title="Hi"))
-            browser.post("/api/notifications/read-all/")
-
-        run("mark all read (after one new entry)", mark_read)
+        run(
+            "mark all read (after one new entry)",
+            lambda n: browser.post("/api/notifications/read-all/"),
+            prepare=lambda n: feed.feed_append(
+                user_id=author_id, event=FeedEvent(f"m{n}", "message", None, None, title="Hi")
+            ),
+        )
         run(
             "feed event into a full feed",
             lambda n: feed.feed_append(
@@ -137,9 +175,13 @@ def main() -> None:
         read, write = meter.per(repeat)
         results.append(("delivered target (a full feed; dispatch only)", read, write, seconds * 1000 / repeat))
 
-        print(f"{'operation':<48} {'p50 ms':>7}  units of one operation, on-demand price")
+        print(f"{'operation':<48} {'p50 ms':>7}  units of one operation, on-demand price   floor (see FLOORS)")
         for label, read, write, ms in results:
-            print(f"{label:<48} {ms:7.1f}  {units(read, write)}")
+            floor = FLOORS.get(label)
+            shown = f"{floor[0]:g} RCU {floor[1]:g} WCU" if floor else ""
+            print(f"{label:<48} {ms:7.1f}  {units(read, write)}   {shown}")
+        if args.site:
+            print_site_model(people=args.people, measured={label: (read, write) for label, read, write, _ in results})
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""Likes: throughput and latency of the like service and endpoint beside the raw
-DynamoDB floor, comment-read latency with 10^2 vs 10^5 likes on the comment, and
-(issue 9) a like storm on one hot comment vs the same likes spread over 32 comments
-under AWS's transaction conflict rules (project/testing/aws_conflicts.py), with fold
-lag, given-up likes and the write capacity units of a like and of its fold.
+"""Likes: throughput and latency of the like service and of `PUT /api/comments/<id>/like/`
+through a real HTTP server beside the raw DynamoDB floor, the fold lag from a like's
+commit to its author's badge (the fold runs once the answer is sent), comment-read
+latency with 10^2 vs 10^5 likes on the comment, and a like storm on one hot comment vs
+the same likes spread over 32 comments under AWS's transaction conflict rules
+(project/testing/aws_conflicts.py), with fold lag, given-up likes and the write
+capacity units of a like and of its fold.
 
     .venv/bin/python bench/likes.py [--likes 400] [--big 100000] [--storm 640] [--only-storm]
 """
@@ -12,18 +14,23 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import http.client
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
+
+# A file, not :memory:: the HTTP server's threads must see the users and tokens made here.
+os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='bench-likes-')}/db.sqlite3")
 
 from _setup import bench_environment, percentiles, row, timed
 
@@ -34,9 +41,8 @@ TEMPLATE_USER = "template-liker-0f1e2d3c"
 
 def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
     """The exact TransactWriteItems request `like_add` sends (like row, one count shard,
-    the like's event); the in-request fold, a separate transaction, is left out."""
+    the like's event); the fold is not part of it (it runs after the answer)."""
     from botocore.client import BaseClient
-    from django.test import override_settings
 
     from actions.likes import like_add
 
@@ -48,14 +54,18 @@ def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -
             captured.append(copy.deepcopy(api_params))
         return real(self, operation_name, api_params)
 
-    with override_settings(LIKE_FOLD_IN_REQUEST=False), mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
         like_add(comment_id=comment_id, user_id=user_id)
     return {"TransactItems": captured[0]["TransactItems"], "comment_id": comment_id}
 
 
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
+
+
 @contextlib.contextmanager
 def capacity_meter():
-    """Ask every TransactWriteItems for its ConsumedCapacity; sum write units of likes and of folds."""
+    """Write units of likes (their TransactWriteItems) and of folds (every other write), and how
+    many of each (a fold is counted by its BatchWriteItem deleting events)."""
     from botocore.client import BaseClient
 
     from notifications.models import LikeEvent
@@ -66,18 +76,17 @@ def capacity_meter():
     lock = threading.Lock()
 
     def metered(self, operation_name, api_params):
-        if operation_name != "TransactWriteItems":
+        if operation_name not in WRITES:
             return real(self, operation_name, api_params)
         answer = real(self, operation_name, {**api_params, "ReturnConsumedCapacity": "TOTAL"})
-        units = sum(item.get("CapacityUnits", 0.0) for item in answer.get("ConsumedCapacity", []))
-        # A fold deletes events; a like (or unlike) puts one.
-        fold = any(
-            "Delete" in action and action["Delete"]["TableName"] == events_table
-            for action in api_params["TransactItems"]
-        )
+        consumed = answer.get("ConsumedCapacity") or []
+        units = sum(item.get("CapacityUnits", 0.0) for item in (consumed if isinstance(consumed, list) else [consumed]))
+        like = operation_name == "TransactWriteItems"
+        fold_end = operation_name == "BatchWriteItem" and events_table in api_params.get("RequestItems", {})
         with lock:
-            totals["fold_wcu" if fold else "like_wcu"] += units
-            totals["folds" if fold else "likes"] += 1
+            totals["like_wcu" if like else "fold_wcu"] += units
+            totals["likes"] += like
+            totals["folds"] += fold_end
         return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", metered):
@@ -112,8 +121,11 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
     under the modelled AWS conflict rules, with `fold_like_events --loop` running in its own
     process. Fold lag: from a like's answer to the moment the author's notifications count
     that many likes (polled every 20 ms). Returns rate, latencies, lags, given up, capacity."""
+    from django.core.signals import request_finished
+
     from actions.likes import like_add
     from notifications.models import LikeUnread
+    from project.after_response import AfterResponseMiddleware
     from project.testing.aws_conflicts import aws_conflict_model
 
     latencies, failures, answered = [], [], []
@@ -134,11 +146,17 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
             comment_id = comment_ids[n % len(comment_ids)]
             started = time.perf_counter()
             try:
-                like_add(comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}")
+                # As a web request: answered when like_add returns, its fold run after that.
+                AfterResponseMiddleware(
+                    lambda request, comment_id=comment_id: like_add(
+                        comment_id=comment_id, user_id=f"storm-{uuid.uuid4().hex[:10]}"
+                    )
+                )(None)
                 answered.append(time.perf_counter())
             except Exception as error:
                 failures.append(type(error).__name__)
             latencies.append(time.perf_counter() - started)
+            request_finished.send(sender=None)
 
     watcher = threading.Thread(target=monitor, daemon=True)
     with folder_process(), aws_conflict_model() as conflicts, capacity_meter() as capacity:
@@ -168,7 +186,7 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
 
 
 def fold_cost(*, author_id: str) -> str:
-    """Write capacity of folding 45 likes of one comment (one fold transaction), per like."""
+    """Write capacity of folding 45 likes of one comment (one fold), per like."""
     from django.test import override_settings
 
     from actions.comments import comment_create
@@ -176,14 +194,14 @@ def fold_cost(*, author_id: str) -> str:
     from notifications import like_events
 
     comment_id = comment_create(author_id=author_id, body="fold cost").comment_id
-    with override_settings(LIKE_FOLD_IN_REQUEST=False):
+    with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):
         for n in range(like_events.FOLD_EVENTS_MAX):
             like_add(comment_id=comment_id, user_id=f"fold-{n}")
     with capacity_meter() as capacity:
         folded = like_events.like_events_fold(comment_id=comment_id)
     return (
         f"fold: {capacity['fold_wcu'] / folded:.1f} WCU per like as DynamoDB Local reports it "
-        f"({capacity['folds']} transaction(s) for {folded} likes)"
+        f"({capacity['folds']} fold(s) for {folded} likes)"
     )
 
 
@@ -195,8 +213,8 @@ def print_storm(label: str, result: dict) -> None:
         f"fold lag p50 {lag['p50']:6.0f} ms p99 {lag['p99']:6.0f} ms  given up {len(result['failures'])}"
     )
     print(
-        f"  {'':<28} like {like_wcu:.1f} WCU per transaction attempt; "
-        f"cancelled {result['conflicts'].cancelled} of {result['conflicts'].transactions} transactions"
+        f"  {'':<28} like {like_wcu:.1f} WCU per transaction attempt; fold "
+        f"{capacity['fold_wcu'] / max(1, result['folded']):.1f} WCU per like; cancelled {result['conflicts'].cancelled} of {result['conflicts'].transactions} transactions"
     )
 
 
@@ -272,10 +290,72 @@ def hot_vs_spread(options) -> None:
     print(f"  {fold_cost(author_id=str(author.pk))}\n")
 
 
+@contextlib.contextmanager
+def http_server():
+    """The site on a real threaded WSGI server (Django's runserver server, one thread per
+    connection) on a free port: the fold after the answer runs as it does in production."""
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadedWSGIServer(("127.0.0.1", 0), Quiet, allow_reuse_address=True)
+    server.set_app(get_wsgi_application())
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def http_likes(
+    *, port: int, token: str, comments: list[str], author_id: str, floor
+) -> tuple[list[float], list[float], list[float]]:
+    """PUT each comment's like over HTTP (a new connection each, as a browser's would often be),
+    then wait for the author's badge to count it, and for the fold to finish, so each like
+    meets a quiet site. The floor's round trips run right before each like (the same load).
+    Returns (answer latencies, fold lags, floor latencies); the lag runs from the like's
+    commit (timed inside the server) to the badge showing it."""
+    import actions.likes
+    from notifications import selectors
+    from notifications.models import LikeEvent
+
+    committed: list[float] = []
+    real_transact = actions.likes.transact
+
+    def timed_transact(build, **kwargs):
+        outcome = real_transact(build, **kwargs)
+        committed.append(time.perf_counter())
+        return outcome
+
+    latencies, lags, floors = [], [], []
+    with mock.patch.object(actions.likes, "transact", timed_transact):
+        for k, comment_id in enumerate(comments, start=1):
+            floors += timed(floor, 1)
+            connection = http.client.HTTPConnection("127.0.0.1", port)
+            committed.clear()
+            started = time.perf_counter()
+            connection.request("PUT", f"/api/comments/{comment_id}/like/", headers={"Authorization": f"Token {token}"})
+            answer = connection.getresponse()
+            body = answer.read()
+            latencies.append(time.perf_counter() - started)
+            assert answer.status == 200, body
+            connection.close()
+            while selectors.unread_count(user_id=author_id) < k:
+                time.sleep(0.002)
+            lags.append(time.perf_counter() - committed[0])
+            while list(LikeEvent.query(comment_id, limit=1)):  # the fold's last step done
+                time.sleep(0.002)
+    return latencies, lags, floors
+
+
 def single_likes(options) -> None:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
-    from rest_framework.test import APIClient
 
     from actions.comments import comment_create
     from actions.likes import like_add
@@ -286,7 +366,7 @@ def single_likes(options) -> None:
     liker = get_user_model().objects.create_user(username="liker", password="x")
     token = Token.objects.create(user=liker)
     n = options.likes
-    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
+    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(2 * n)]
     users = iter(str(uuid.uuid4()) for _ in range(10 * n))
 
     print(f"Likes: {n} per method, each a new (comment, user) pair, one process, DynamoDB Local")
@@ -298,21 +378,36 @@ def single_likes(options) -> None:
     floor_all = timed(
         lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
     )
-    service = timed(lambda: like_add(comment_id=random.choice(comments), user_id=next(users)), n)
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    order = iter(comments)
+    from django.test import override_settings
 
-    def http_like():
-        answer = api.put(f"/api/comments/{next(order)}/like/")
-        assert answer.status_code == 200, answer.content
-
-    http = timed(http_like, n)
+    with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):  # outside a request it would fold inline
+        service = timed(lambda: like_add(comment_id=random.choice(comments[:n]), user_id=next(users)), n)
+    with http_server() as port:
+        http, lags, http_floor = http_likes(
+            port=port,
+            token=token.key,
+            comments=comments[n:],
+            author_id=str(author.pk),
+            floor=lambda: raw_like_roundtrips(
+                client, template, comment_id=random.choice(comments), user_id=next(users)
+            ),
+        )
     print(row("floor: raw transact_write_items", floor_tx))
     print(row("floor: raw get + transact + query", floor_all, floor_tx))
-    print(row("like_add() service", service, floor_tx))
-    print(row("PUT /api/comments/<id>/like/ (in-process)", http, floor_tx))
-    print(f"  service p50 / floor(all round trips) p50: {sorted(service)[n // 2] / sorted(floor_all)[n // 2]:.2f}x")
+    print(row("like_add() service (no fold)", service, floor_tx))
+    print(row("floor: raw get + transact + query (*)", http_floor, floor_tx))
+    print(row("PUT .../like/ over HTTP (*, fold after)", http, floor_tx))
+    floor_p50 = sorted(floor_all)[n // 2]
+    print(f"  service p50 / round-trip floor p50: {sorted(service)[n // 2] / floor_p50:.2f}x")
+    print(
+        f"  HTTP p50 / round-trip floor p50:    {sorted(http)[n // 2] / sorted(http_floor)[n // 2]:.2f}x "
+        "(*: each HTTP like right after one floor round, on a quiet site)"
+    )
+    lag = percentiles(lags)
+    print(
+        f"  fold lag, like committed -> author's badge shows it: p50 {lag['p50']:.1f} ms  "
+        f"p95 {sorted(lags)[int(0.95 * len(lags))] * 1000:.1f} ms  max {max(lags) * 1000:.1f} ms"
+    )
 
     print(f"\nComment read (GET one comment with count and the viewer's like state), {n} reads each")
     small = comment_create(author_id=str(author.pk), body="small").comment_id

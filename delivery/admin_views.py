@@ -18,7 +18,7 @@ from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
 from project.views import refused_page
 
-PAGES = [AdminPage("Deliveries", "dynamo-deliveries")]
+PAGES = [AdminPage("Deliveries", "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
 USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
 
 
@@ -130,7 +130,10 @@ def urls(site):
                 )
             except services.UnknownUsernames as error:
                 unknown = error.unknown
-                form.add_error(None, error.message)
+                # The page's own words: the checkbox, not the API's field name.
+                form.add_error(
+                    None, error.summary + " Fix the list, or tick “" + form.fields["ignore_unknown"].label + "”."
+                )
             except ApplicationError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
                 refused = error

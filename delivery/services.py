@@ -130,10 +130,9 @@ class UnknownUsernames(ApplicationError):
 
     def __init__(self, unknown: list[str]):
         shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20 else "")
+        self.summary = f"{len(unknown)} username(s) match no active account: {shown}."
         super().__init__(
-            f"{len(unknown)} username(s) match no active account: {shown}. "
-            "Fix the list, or send to the known ones only (ignore_unknown).",
-            field="audience",
+            f"{self.summary} Fix the list, or send to the known ones only (ignore_unknown).", field="audience"
         )
         self.unknown = unknown
 

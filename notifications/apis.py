@@ -178,6 +178,12 @@ class LiveApi(APIView):
             max_length=37 * LIVE_COMMENTS_MAX,
             help_text=f"Comma-separated ids of the comments shown (at most {LIVE_COMMENTS_MAX}).",
         )
+        hearts = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Also answer `liked`, the caller's own hearts on those comments (0.5 read unit each): "
+            "the page asks when it is shown again and every 30 s, not on every poll.",
+        )
 
         def validate_comments(self, value: str) -> list[str]:
             ids = [part.strip() for part in value.split(",") if part.strip()]
@@ -192,6 +198,10 @@ class LiveApi(APIView):
     class OutputSerializer(serializers.Serializer):
         unread_count = serializers.IntegerField(allow_null=True, help_text="null when not logged in.")
         like_counts = serializers.DictField(child=serializers.IntegerField(), help_text="Comment id to like count.")
+        liked = serializers.DictField(
+            child=serializers.BooleanField(),
+            help_text="Comment id to whether the caller likes it (empty unless `hearts` and logged in).",
+        )
 
     @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
     def get(self, request):
@@ -202,4 +212,7 @@ class LiveApi(APIView):
         if request.user.is_authenticated:
             unread = selectors.unread_count(user_id=_user_id(request), consistent=False)
         counts = social_selectors.like_counts(comment_ids=comment_ids) if comment_ids else {}
-        return Response({"unread_count": unread, "like_counts": counts})
+        liked = {}
+        if request.user.is_authenticated and comment_ids and serializer.validated_data["hearts"]:
+            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=_user_id(request))
+        return Response({"unread_count": unread, "like_counts": counts, "liked": liked})

@@ -32,6 +32,13 @@ class LikeUnread(Model):
     liker_ids = ListAttribute(of=UnicodeAttribute, default=list)  # oldest first
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()
+    # Every fold and mark-read adds 1; the badge item carries the `seq` it was brought to,
+    # so a late write never overwrites a newer state (notifications/like_events.py).
+    seq = NumberAttribute(null=True)
+    # The likers the last fold notified, and when: a fold that died before writing their
+    # markers is completed by the next fold of the comment.
+    fold_notified = ListAttribute(of=UnicodeAttribute, null=True)
+    fold_at = NumberAttribute(null=True)
 
     by_num_likes = UnreadLikesIndex()
 
@@ -82,34 +89,20 @@ class UnreadCount(Model):
     user_id = UnicodeAttribute(hash_key=True)
     source = UnicodeAttribute(range_key=True)
     count = NumberAttribute(default=0)
+    seq = NumberAttribute(null=True)  # like sources: the notification's `seq` this count is from
 
     by_count = UnreadCountIndex()
 
 
-# --- like events (issue 9) ----------------------------------------------------
-from pynamodb.indexes import GlobalSecondaryIndex  # noqa: E402
-
-
-class PendingLikeEventsIndex(GlobalSecondaryIndex):
-    """Like events not folded yet, by write-sharded partition (`"0".."N-1"`), oldest first.
-
-    The folder finds work with one Query per partition (never a Scan); each event is its
-    own index entry, so a hot comment's events spread over every partition.
-    """
-
-    class Meta:
-        index_name = "pending"
-        projection = KeysOnlyProjection()
-
-    pending_part = UnicodeAttribute(hash_key=True)
-    event_id = UnicodeAttribute(range_key=True)
+# --- like events ----------------------------------------------------------------
 
 
 class LikeEvent(Model):
     """A like or unlike waiting to be folded into its author's notification (the like's outbox).
 
     Put in the like's own transaction under a key nobody else writes, so likes of one
-    comment never touch a shared item; deleted in the transaction that folds it.
+    comment never touch a shared item; deleted once a fold has taken it into account. No
+    index: the table holds only pending events, so the folder finds them with a Scan.
     """
 
     Meta = table_meta("like_events")
@@ -120,23 +113,22 @@ class LikeEvent(Model):
     liker_id = UnicodeAttribute()
     kind = UnicodeAttribute()  # like, unlike
     created_at = NumberAttribute()  # epoch seconds (fold lag)
-    pending_part = UnicodeAttribute()
-
-    pending = PendingLikeEventsIndex()
 
 
 class LikeNotified(Model):
-    """A liker whose like reached the author's notification of a comment (listed or overflow).
+    """A liker whose like reached the author's notification of a comment (listed or overflow), and when.
 
-    Kept after the author reads it, so an unlike and a new like of the same person do not
-    notify a second time; deleted when an unlike takes the liker out of an *unread*
-    notification (the author never saw it).
+    Kept through an unlike and a read: the same person liking the same comment again within
+    LIKE_RENOTIFY_WINDOW_HOURS of `notified_at` notifies nobody. TTL drops it after that
+    (the fold checks `notified_at` itself, as TTL deletes late).
     """
 
     Meta = table_meta("like_notified")
 
     comment_id = UnicodeAttribute(hash_key=True)
     user_id = UnicodeAttribute(range_key=True)
+    notified_at = NumberAttribute(null=True)  # epoch seconds; absent on markers from before the window
+    expires_at = TTLAttribute(null=True)
 
 
 # --- feed -------------------------------------------------------------------

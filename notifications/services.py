@@ -46,7 +46,9 @@ logger = logging.getLogger(__name__)
 # Mark read takes 3 actions per comment; TransactWriteItems takes at most 100.
 MARK_READ_ACTIONS_PER_COMMENT = 3
 MARK_READ_COMMENTS_PER_TRANSACTION = 99 // MARK_READ_ACTIONS_PER_COMMENT  # + the activity log line
-MARK_READ_ATTEMPTS = 8
+# A notification of a comment liked at that moment changes with every fold (one plain write
+# each): a mark-read re-reads and tries again, a little longer than a transaction conflict.
+MARK_READ_ATTEMPTS = 12
 MARK_READ_IDS_MAX = 100
 
 LIKE_SOURCE_PREFIX = "like#"
@@ -58,6 +60,11 @@ def like_source(comment_id: str) -> str:
 
 
 # --- like / unlike ---------------------------------------------------------
+
+
+def like_seq_condition(seq_attribute, old: int):
+    """The notification still has sequence `old` (absent counts as 0)."""
+    return (seq_attribute == old) if old else (seq_attribute.does_not_exist() | (seq_attribute == 0))
 
 
 def likers_max() -> int:
@@ -88,20 +95,28 @@ def _unread(item: LikeUnread) -> bool:
 
 def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int):
     liker_ids = list(copy.liker_ids or [])
+    old_seq = int(copy.seq or 0)
     transaction.update(
         LikeUnread(user_id, copy.comment_id),
         actions=[
             LikeUnread.liker_ids.set([]),
             LikeUnread.num_likes.set(0),
             LikeUnread.updated_at.set(iso_format(read_at)),
+            LikeUnread.seq.set(old_seq + 1),
         ],
-        # Reset only the state that is copied into history: a like (or unlike) that
-        # landed after the read fails this, and the comment is re-read and retried.
+        # Reset only the state that is copied into history: a like (or unlike) folded
+        # after the read fails this, and the comment is re-read and retried.
         # An overflow like changes `num_likes` only, which is enough to fail it.
-        condition=(LikeUnread.num_likes == int(copy.num_likes)) & (LikeUnread.liker_ids == liker_ids),
+        condition=(LikeUnread.num_likes == int(copy.num_likes))
+        & (LikeUnread.liker_ids == liker_ids)
+        & like_seq_condition(LikeUnread.seq, old_seq),
         label=copy.comment_id,
     )
-    transaction.update(UnreadCount(user_id, like_source(copy.comment_id)), actions=[UnreadCount.count.set(0)])
+    # The badge item with the notification's new `seq`: a fold's late badge write (older) cannot undo it.
+    transaction.update(
+        UnreadCount(user_id, like_source(copy.comment_id)),
+        actions=[UnreadCount.count.set(0), UnreadCount.seq.set(old_seq + 1)],
+    )
     transaction.save(
         LikeRead(
             user_id,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 class AdminPage:
     title: str
     url_name: str  # resolved inside the admin namespace
+    add_url_name: str | None = None  # the page that creates one, linked as "Add" on the admin index
 
 
 class DynamoAdminRegistry:

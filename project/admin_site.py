@@ -42,6 +42,7 @@ class SocialAdminSite(admin.AdminSite):
                             "name": page.title,
                             "object_name": page.url_name,
                             "admin_url": reverse(f"admin:{page.url_name}"),
+                            "add_url": reverse(f"admin:{page.add_url_name}") if page.add_url_name else None,
                             "view_only": True,
                             "perms": {"view": True},
                         }

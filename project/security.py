@@ -55,19 +55,21 @@ class LimitedModelBackend(ModelBackend):
         from project.errors import LockedOut
         from project.login_limits import login_attempt_begin, login_attempt_end
 
-        if request is None:
-            return super().authenticate(request, username=username, password=password, **kwargs)
         if username is None:
-            username = kwargs.get(self._username_field())
+            username = kwargs.pop(self._username_field(), None)
         if username is None or password is None:
             return None
+        # Names are unique in any case (sign-up's constraint), so "ALICE" logs in as alice.
+        account = self._account(str(username))
+        name = account.get_username() if account is not None else username
+        if request is None:
+            return super().authenticate(request, username=name, password=password, **kwargs)
         try:
             attempt = login_attempt_begin(username=str(username), address=client_ip(request))
         except LockedOut as refusal:
             request.login_refused = refusal
             raise PermissionDenied(refusal.message) from None
-        user = super().authenticate(request, username=username, password=password, **kwargs)
-        account = user if user is not None else self._account(str(username))
+        user = super().authenticate(request, username=name, password=password, **kwargs)
         login_attempt_end(attempt, user_id=str(account.pk) if account else None, succeeded=user is not None)
         return user
 
@@ -79,7 +81,7 @@ class LimitedModelBackend(ModelBackend):
 
     @staticmethod
     def _account(username: str):
-        """The account a failed log-in named (any case), to tell its owner; None if there is none."""
+        """The account a log-in named (any case): to check its password, or tell its owner of a failure."""
         from django.contrib.auth import get_user_model
 
         model = get_user_model()

@@ -72,6 +72,7 @@ MIDDLEWARE = [
     "project.health.HealthMiddleware",  # /healthz, /readyz: before the HTTPS redirect and host check
     "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
     "project.shedding.LoadSheddingMiddleware",  # WEB_MAX_IN_FLIGHT: 503 + Retry-After past it
+    "project.after_response.AfterResponseMiddleware",  # work queued to run once the answer is sent
     "django.middleware.security.SecurityMiddleware",
     "project.security.ContentSecurityPolicyMiddleware",
     "project.guard.RequestGuardMiddleware",
@@ -81,6 +82,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "project.timezones.BrowserTimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
@@ -116,6 +118,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
+CSRF_FAILURE_VIEW = "project.views.csrf_failure"  # keeps a post's text (project.drafts)
 LOGIN_REDIRECT_URL = "timeline"
 LOGOUT_REDIRECT_URL = "timeline"
 
@@ -224,10 +227,11 @@ RANKING_SHARDS = env.int("RANKING_SHARDS", default=10)
 NOTIFICATION_READ_RETENTION_DAYS = env.int("NOTIFICATION_READ_RETENTION_DAYS", default=30)
 # Liker ids kept in one unread like notification (the count goes on): the item stays far below 400 KB.
 LIKE_NOTIFICATION_LIKERS_MAX = env.int("LIKE_NOTIFICATION_LIKERS_MAX", default=50)
-# Like events (the likes' outbox, issue 9): partitions of the pending index the folder
-# queries, and whether a like tries to fold its comment's events before it answers.
-LIKE_EVENT_PARTS = env.int("LIKE_EVENT_PARTS", default=10)
-LIKE_FOLD_IN_REQUEST = env.bool("LIKE_FOLD_IN_REQUEST", default=True)
+# Like events (the likes' outbox): whether the liking process folds the like's events once
+# its answer is sent (outside a request: right away; else only fold_like_events does), and
+# how long the same person liking the same comment again notifies nobody.
+LIKE_FOLD_AFTER_RESPONSE = env.bool("LIKE_FOLD_AFTER_RESPONSE", default=True)
+LIKE_RENOTIFY_WINDOW_HOURS = env.float("LIKE_RENOTIFY_WINDOW_HOURS", default=24.0)
 FEED_MAX_ENTRIES = env.int("FEED_MAX_ENTRIES", default=100)
 # Idempotency-Key (project/idempotency.py): how long an answer is kept for its key, how long a
 # retry waits for the first request still running, and when a claim left by a dead request is taken over.

@@ -2,8 +2,10 @@
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
+from django.shortcuts import render
 from django.views import defaults
 
+from project import drafts
 from project.errors import ApplicationError, RateLimited
 from project.guard import exception_answer, is_api, too_large
 
@@ -35,6 +37,17 @@ def server_error(request):
     if is_api(request):
         return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
     return defaults.server_error(request)
+
+
+def csrf_failure(request, reason=""):
+    """A form sent with an out-of-date token (logged in or out in another tab, a page left
+    open for long): nothing is done, but a post's or reply's text is kept in the session
+    and is back in its box when the person opens that page again, logged in."""
+    kept = False
+    if request.method == "POST" and "body" in request.POST and not request.path.startswith("/admin/"):
+        kept = drafts.draft_keep(request, path=request.path, body=request.POST.get("body", ""))
+    back = request.path if request.user.is_authenticated else drafts.login_url(request.path)
+    return render(request, "403_csrf.html", {"kept": kept, "back": back}, status=403)
 
 
 def refused_page(response, error: ApplicationError | None):

@@ -228,6 +228,19 @@ def counter_due_flag_add(transaction: TransactWrite, *, key: str) -> None:
     transaction.update(CounterTotal(key), actions=_due_flag_actions(key, clock.now()))
 
 
+def counter_due_flag_raise(*, key: str) -> None:
+    """Raise the counter's due flag with one plain UpdateItem, after the change it follows committed.
+
+    Idempotent (every action is `if_not_exists` or a constant): raising it twice, or after
+    the aggregator took the flag, schedules at most one more aggregation.
+    """
+    from project.transactions import write_retrying
+
+    write_retrying(
+        lambda: CounterTotal(key).update(actions=_due_flag_actions(key, clock.now())), what="counter_due_flag"
+    )
+
+
 # A process grows one counter at most this often: the conflicts of one burst, seen by
 # many threads at once, double the shard count once, not once per thread.
 SHARD_GROWTH_INTERVAL = 0.1

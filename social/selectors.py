@@ -54,11 +54,11 @@ def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
     return {uid: found.get(uid, Author(uid, "[deleted]", "[deleted]")) for uid in user_ids}
 
 
-def _liked_ids(comment_ids: list[str], viewer_id: str | None) -> set[str]:
+def _liked_ids(comment_ids: list[str], viewer_id: str | None, *, consistent: bool = True) -> set[str]:
     if not viewer_id or not comment_ids:
         return set()
     keys = [(comment_id, viewer_id) for comment_id in dict.fromkeys(comment_ids)]
-    return {like.comment_id for like in Like.batch_get(keys, consistent_read=True)}
+    return {like.comment_id for like in Like.batch_get(keys, consistent_read=consistent)}
 
 
 def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[CommentView]:
@@ -106,6 +106,13 @@ def like_counts(*, comment_ids: list[str]) -> dict[str, int]:
     keys = {comment_id: counter_key(kind=LIKES, object_id=comment_id) for comment_id in comment_ids}
     values = counter_values(keys=list(keys.values()), consistent=False)
     return {comment_id: values[key] for comment_id, key in keys.items()}
+
+
+def liked_by(*, comment_ids: list[str], user_id: str) -> dict[str, bool]:
+    """Which of these comments the user likes, for a page that follows them (one eventually
+    consistent BatchGetItem: 0.5 RCU a comment, at most a second late)."""
+    liked = _liked_ids(comment_ids, user_id, consistent=False)
+    return {comment_id: comment_id in liked for comment_id in comment_ids}
 
 
 def like_state(*, comment_id: str, user_id: str) -> tuple[int, bool]:

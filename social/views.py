@@ -6,7 +6,6 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.validators import MaxLengthValidator
 from django.db import IntegrityError, transaction
@@ -14,10 +13,11 @@ from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
+from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound, RateLimited
 from project.security import client_ip
@@ -26,11 +26,44 @@ from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 
+LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
 COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
 class CommentForm(forms.Form):
-    body = forms.CharField(max_length=services.BODY_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
+    body = forms.CharField(
+        max_length=services.BODY_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3, "data-max-length": services.BODY_MAX_LENGTH}),
+        error_messages={
+            "max_length": "At most %(limit_value)d characters: this has %(show_value)d. Shorten it and post again."
+        },
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # No maxlength: the browser would cut a long paste silently; the counter
+        # (site.js) and the error above tell the person instead.
+        self.fields["body"].widget.attrs.pop("maxlength", None)
+
+
+def _form_with_kept_draft(request, *, button: str) -> CommentForm:
+    """An empty form, or the one holding the text this person sent while logged out."""
+    body = drafts.draft_take(request, path=request.path)
+    if body is None:
+        return CommentForm()
+    form = CommentForm({"body": body})
+    form.is_valid()  # an over-long draft comes back with its error
+    messages.info(request, f"Your text was not posted yet. It is back in the box: press {button} to send it.")
+    return form
+
+
+def _keep_draft_and_log_in(request):
+    """Logged out (or the session ended) while writing: keep the text through the log-in."""
+    if drafts.draft_keep(request, path=request.path, body=request.POST.get("body", "")):
+        messages.info(
+            request, "You are not logged in, so nothing was posted. Log in and your text will be back in the box."
+        )
+    return redirect(drafts.login_url(request.path))
 
 
 class SignUpForm(UserCreationForm):
@@ -71,14 +104,16 @@ def _viewer_id(request):
 
 
 def timeline(request):
-    form, refused = CommentForm(), None
+    form = _form_with_kept_draft(request, button="Post") if request.user.is_authenticated else CommentForm()
+    refused = None
     if request.method == "POST":
         if not request.user.is_authenticated:
-            return redirect(f"{reverse('login')}?next={reverse('timeline')}")
+            return _keep_draft_and_log_in(request)
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
                 comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
+                messages.success(request, "Posted.", extra_tags="posted")
                 return redirect("timeline")
             except ApplicationError as error:
                 form.add_error("body", error.message)  # the form keeps the text for another try
@@ -100,14 +135,16 @@ def comment_detail(request, comment_id):
         if viewer_id is None or comment.author.id != viewer_id:
             raise Http404("No such comment.")
         return render(request, "social/comment_hidden.html", {"comment": comment})
-    form, refused = CommentForm(), None
+    form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
+    refused = None
     if request.method == "POST":
         if not request.user.is_authenticated:
-            return redirect(f"{reverse('login')}?next={request.path}")
+            return _keep_draft_and_log_in(request)
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
                 comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id)
+                messages.success(request, "Your reply is posted.", extra_tags="posted")
                 return redirect("comment", comment_id=comment_id)
             except ApplicationError as error:
                 form.add_error("body", error.message)
@@ -138,27 +175,58 @@ def popular(request):
     return render(request, "social/popular.html", {"kind": kind, "ranked": ranked})
 
 
-@login_required
-@require_POST
+LIKE_ACTIONS = ("like", "unlike")
+
+
+@require_http_methods(["GET", "POST"])
 def comment_like(request, comment_id):
-    """The no-JavaScript like button: a form POST that redirects back."""
+    """The like button's form (without JavaScript, or when the API call failed): a POST that
+    redirects back to the comment on its page.
+
+    Sent after the session ended, the like is kept through the log-in: the log-in comes
+    back here with a GET, which does the kept like (only one this browser sent, with its
+    CSRF token) and goes to the comment saying so; a GET with nothing kept changes nothing.
+    """
+    if request.method == "GET":
+        return _comment_like_after_log_in(request, comment_id)
+    action = request.POST.get("action")
+    if action not in LIKE_ACTIONS:
+        return render(request, "400.html", {"reason": LIKE_ACTION_MISSING}, status=400)
+    if not request.user.is_authenticated:
+        drafts.like_keep(request, comment_id=comment_id, action=action)
+        messages.info(request, f"Log in to {action} that comment: it is done as soon as you are in.")
+        return redirect(drafts.login_url(request.path))
+    return _like_and_go_back(request, comment_id=comment_id, action=action, back=_back_url(request))
+
+
+def _comment_like_after_log_in(request, comment_id):
+    kept = drafts.like_take(request, comment_id=comment_id) if request.user.is_authenticated else None
+    if kept is None:
+        messages.info(request, "Nothing was changed: press the heart to like or unlike.")
+        return redirect("comment", comment_id=comment_id)
+    back = reverse("comment", args=[comment_id])
+    return _like_and_go_back(request, comment_id=comment_id, action=kept["action"], back=back, say_done=True)
+
+
+def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_done: bool = False):
     try:
-        if request.POST.get("action") == "unlike":
+        if action == "unlike":
             like_remove(comment_id=comment_id, user_id=str(request.user.pk))
         else:
             like_add(comment_id=comment_id, user_id=str(request.user.pk))
+        if say_done:
+            messages.success(request, "You liked the comment." if action == "like" else "You unliked the comment.")
     except NotFound:
         if selectors.comment_find(comment_id=comment_id) is None:
             raise Http404("No such comment.") from None
         # Hidden while the page was open: back to the page, which no longer shows it, saying why.
         messages.error(request, COMMENT_GONE)
-        back = _back_url(request)
         if urlsplit(back).path == reverse("comment", args=[comment_id]):
             back = reverse("timeline")
         return HttpResponseRedirect(back)
     except ApplicationError as error:
         messages.error(request, error.message)
-    return HttpResponseRedirect(f"{_back_url(request)}#c-{comment_id}")
+    return HttpResponseRedirect(f"{back}#c-{comment_id}")
 
 
 def _back_url(request) -> str:

@@ -3,6 +3,7 @@
 import logging
 
 from django import template
+from django.urls import reverse
 
 from notifications.selectors import unread_count
 
@@ -19,4 +20,5 @@ def unread_badge(context):
             count = unread_count(user_id=str(user.pk))
         except Exception:  # the page must render without its badge; the script fills it in later
             logger.warning("unread badge unavailable", exc_info=True)
-    return {"unread_count": count}
+    request = context.get("request")
+    return {"unread_count": count, "current": request is not None and request.path == reverse("notifications")}

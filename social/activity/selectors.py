@@ -62,36 +62,48 @@ def activity_tables_status() -> list[ActivityTableStatus]:
     return found
 
 
-# Colour-blind-safe palette (Okabe-Ito), one per series; presentation attributes, not CSS.
-SERIES_COLOURS = ["#000000", "#E69F00", "#56B4E9", "#009E73", "#D55E00", "#0072B2", "#CC79A7", "#999999", "#F0E442"]
+def round_ticks(maximum: int, *, most: int = 5) -> list[int]:
+    """Axis ticks at round steps (1, 2 or 5 times a power of ten) from 0 to at least
+    `maximum`, at most `most` of them: 0/5/10/15/20/25 for 19, not 0/6/12/19/25."""
+    maximum = max(1, maximum)
+    magnitude = 1
+    while True:
+        for factor in (1, 2, 5):
+            step = factor * magnitude
+            top = -(-maximum // step) * step
+            if top // step + 1 <= most:
+                return list(range(0, top + step, step))
+        magnitude *= 10
 
 
 @dataclass
 class ChartSeries:
+    """One small chart: a series on its own round scale (small multiples, not nine lines in one)."""
+
     name: str
-    colour: str
     points: str  # "x,y x,y ..." for an SVG polyline
     total: int
+    y_labels: list[tuple[float, str]]
 
 
 @dataclass
 class ActivityChart:
-    """An inline SVG line chart, laid out here so the template only places it (no JS, no CDN)."""
+    """Inline SVG charts, one per series, laid out here so the template only places them (no JS, no CDN)."""
 
     start: date
     end: date
     width: int
     height: int
-    y_max: int
     series: list[ChartSeries]
     rows: list[dict]  # per day: date, active users, count per action (the table behind the chart)
     actions: list[str]
     x_labels: list[tuple[float, str]]
-    y_labels: list[tuple[float, str]]
+    plot_right: int  # where the grid lines end
 
 
-def activity_chart(*, days: int, today: date | None = None, width: int = 900, height: int = 300) -> ActivityChart:
-    """Daily active users and each action's count over the last `days` days (rollup only)."""
+def activity_chart(*, days: int, today: date | None = None, width: int = 440, height: int = 150) -> ActivityChart:
+    """Daily active users and each action's count over the last `days` days (rollup only),
+    one small chart each, each on its own round scale."""
     end = today or local_time(clock.now()).date()
     start = end - timedelta(days=days - 1)
     dates = [start + timedelta(days=n) for n in range(days)]
@@ -101,37 +113,37 @@ def activity_chart(*, days: int, today: date | None = None, width: int = 900, he
     for row in activity_days(start=start, end=end):
         per_day[row.date]["active users"] = row.active_users
     names = ["active users", *[action for action in ACTIONS if any(action in v for v in per_day.values())]]
-    y_max = max([1, *[value for values in per_day.values() for value in values.values()]])
-    left, top, bottom = 50, 10, 30
-    plot_w, plot_h = width - left - 10, height - top - bottom
+    left, right, top, bottom = 44, 10, 8, 24
+    plot_w, plot_h = width - left - right, height - top - bottom
 
     def x(i: int) -> float:
         return round(left + (plot_w * i / max(1, days - 1)), 1)
 
-    def y(value: int) -> float:
-        return round(top + plot_h - plot_h * value / y_max, 1)
+    def panel(name: str) -> ChartSeries:
+        values = [per_day[day].get(name, 0) for day in dates]
+        ticks = round_ticks(max(values))
 
-    series = [
-        ChartSeries(
+        def y(value: int) -> float:
+            return round(top + plot_h - plot_h * value / ticks[-1], 1)
+
+        return ChartSeries(
             name=name,
-            colour=SERIES_COLOURS[n % len(SERIES_COLOURS)],
-            points=" ".join(f"{x(i)},{y(per_day[day].get(name, 0))}" for i, day in enumerate(dates)),
-            total=sum(per_day[day].get(name, 0) for day in dates),
+            points=" ".join(f"{x(i)},{y(value)}" for i, value in enumerate(values)),
+            total=sum(values),
+            y_labels=[(y(tick), f"{tick:,}") for tick in ticks],
         )
-        for n, name in enumerate(names)
-    ]
-    step = max(1, days // 6)
+
+    step = max(1, days // 4)
     return ActivityChart(
         start=start,
         end=end,
         width=width,
         height=height,
-        y_max=y_max,
-        series=series,
+        series=[panel(name) for name in names],
         rows=[{"date": day, "values": [per_day[day].get(name, 0) for name in names]} for day in reversed(dates)],
         actions=names,
-        x_labels=[(x(i), f"{dates[i]:%m-%d}") for i in range(0, days, step)],
-        y_labels=[(y(round(y_max * f)), str(round(y_max * f))) for f in (0, 0.25, 0.5, 0.75, 1)],
+        x_labels=[(x(i), f"{dates[i]:%d %b}") for i in range(0, days, step)],
+        plot_right=width - right,
     )
 
 

@@ -4,10 +4,12 @@ Two ways in, one item shape (`user_id`, `at_key` = epoch ms + random suffix, `da
 `action`, `object_id`):
 
 - `activity_put(transaction, ...)`: the action is a DynamoDB transaction (comment, reply,
-  like, unlike, mark read). The log item rides in it: it has its own key, so it adds no
+  mark read). The log item rides in it: it has its own key, so it adds no
   contention, and it commits exactly when the action does. A retried transaction
   (`project.transactions.transact`) builds a fresh one: the cancelled attempt wrote
   nothing, so the action and its log line are in the log exactly once.
+- `activity_record_keyed(...)`: the action left an outbox event (like, unlike); the line is
+  written when the event is folded, under a key derived from the event: exactly once.
 - `activity_record(...)` / `activity_record_many(...)`: the action is not a DynamoDB
   transaction (a view's counter UpdateItem, login and signup in the relational
   database, a delivery batch already at the 100-action limit). The log line is written
@@ -27,6 +29,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from pynamodb.transactions import TransactWrite
 
@@ -49,7 +52,7 @@ def at_key(millis: int) -> str:
     return f"{millis:013d}#{uuid.uuid4().hex[:12]}"
 
 
-def _item(*, user_id: str, action: str, object_id: str | None, at: float):
+def _item(*, user_id: str, action: str, object_id: str | None, at: float, suffix: str | None = None):
     if action not in ACTIONS:
         raise ValueError(f"unknown activity action {action!r}")
     millis = round(at * 1000)
@@ -57,7 +60,7 @@ def _item(*, user_id: str, action: str, object_id: str | None, at: float):
     model = activity_model_ready(month=month_of(at))
     return model(
         user_id,
-        at_key(millis),
+        at_key(millis) if suffix is None else f"{millis:013d}#{suffix}",
         day_key=day_key(day=local_time(at).date(), user_id=user_id),
         action=action,
         object_id=object_id or None,
@@ -113,4 +116,51 @@ def activity_record_many(
                 written += 1
     except Exception:
         logger.exception("activity %s of %d users on %s not (all) logged", action, written, object_id)
+    return written
+
+
+@dataclass(frozen=True)
+class ActivityLine:
+    """An action recorded from an outbox event: its key is the event's (`millis`, `suffix`)."""
+
+    user_id: str
+    action: str
+    object_id: str | None
+    millis: int
+    suffix: str
+
+
+def activity_record_keyed(*, lines: Iterable[ActivityLine]) -> int:
+    """Write lines whose keys come from the events they record (BatchWriteItem, plain puts).
+
+    Exactly one line per event however often it runs: writing a line again puts the same
+    item under the same key. The like's fold writes its likers' lines this way
+    (notifications/like_events.py), so a like's own transaction carries no log line (a
+    plain put and its `by_day` entry cost 2 write units, half a transactional one); the
+    line has the like's time and lands when the like is folded. Never raises: lines that
+    cannot be written are logged (`ERROR`) and lost, as `activity_record`'s. Returns how many.
+    """
+    by_model: dict[type, list] = {}
+    for line in lines:
+        try:
+            item = _item(
+                user_id=line.user_id,
+                action=line.action,
+                object_id=line.object_id,
+                at=line.millis / 1000,
+                suffix=line.suffix,
+            )
+        except Exception:
+            logger.exception("activity %s of user %s not logged (table not available)", line.action, line.user_id)
+            continue
+        by_model.setdefault(type(item), []).append(item)
+    written = 0
+    for model, items in by_model.items():
+        try:
+            with model.batch_write() as batch:
+                for item in items:
+                    batch.save(item)
+            written += len(items)
+        except Exception:
+            logger.exception("%d activity line(s) of %s not logged", len(items), model.Meta.table_name)
     return written

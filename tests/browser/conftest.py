@@ -77,9 +77,15 @@ class Pages:
         self.opened: list[Page] = []
         self.errors: dict[Page, list[str]] = {}
 
-    def open(self, path: str = "/", *, user=None, javascript: bool = True, viewport=DESKTOP) -> Page:
+    def open(
+        self, path: str = "/", *, user=None, javascript: bool = True, viewport=DESKTOP, timezone_id: str | None = None
+    ) -> Page:
         context = self.browser.new_context(
-            base_url=self.site, java_script_enabled=javascript, viewport=viewport, locale="en-GB"
+            base_url=self.site,
+            java_script_enabled=javascript,
+            viewport=viewport,
+            locale="en-GB",
+            timezone_id=timezone_id,
         )
         context.set_default_timeout(WAIT_MS)
         if user is not None:

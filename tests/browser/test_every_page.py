@@ -5,6 +5,7 @@ screenshot is kept under var/browser/screenshots/ to look at."""
 from __future__ import annotations
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 
 from actions.comments import comment_create
@@ -51,6 +52,7 @@ def world(make_user):
             cycle_seconds=0.25,
             backlog=backlog,
         )
+    call_command("dispatch_deliveries", "--no-progress")  # the inbox shows a staff message
     return {"alice": alice, "staff": staff, "comment": first, "delivery": delivery.delivery_id}
 
 

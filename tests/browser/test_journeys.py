@@ -159,6 +159,7 @@ def test_the_inbox_marks_what_it_shows_read_and_the_badge_follows(pages, make_us
     expect(page.locator("article.notification")).to_have_count(2)
     expect(page.locator("[data-unread-badge]")).to_be_hidden()
     expect(page.get_by_role("button", name="Mark all as read")).to_be_disabled()
+    expect(page.get_by_text("Nothing unread: everything here is read.")).to_be_visible()
     assert notification_selectors.unread_count(user_id=uid(alice)) == 0
     page.reload()
     expect(page.locator("article.notification.unread")).to_have_count(0)

@@ -83,3 +83,37 @@ def test_the_audience_fields_say_which_kind_they_belong_to(browser):
     # Without JavaScript every field is there and the form still works.
     assert 'name="audience" value="group"' in page
     assert not re.search(r'<div class="form-row"[^>]*\shidden', page)
+
+
+def test_a_delivery_cancelled_before_it_was_prepared_says_so(browser, staff):
+    from delivery.services import delivery_cancel
+
+    delivery = create(staff)
+    delivery_cancel(delivery_id=delivery.delivery_id)
+
+    page = browser.get(f"/admin/dynamo/deliveries/{delivery.delivery_id}/").content.decode()
+
+    assert "cancelled before it was prepared, so nobody was sent it" in page
+    assert "still preparing" not in page and "0 / 0" not in page
+
+
+def test_a_finished_chunk_says_finished_not_who_held_it(browser, staff, make_user):
+    make_user("alice")
+    delivery = create(staff)
+    dispatch(delivery.delivery_id, owner="vm:worker-1")
+
+    page = browser.get(f"/admin/dynamo/deliveries/{delivery.delivery_id}/").content.decode()
+
+    assert "<td>finished</td>" in page and "held by" not in page
+
+
+def test_unknown_usernames_are_explained_in_the_pages_words(browser, make_user):
+    make_user("alice")
+    answer = browser.post(
+        "/admin/dynamo/deliveries/new/",
+        {"title": "Hi", "body": "Hello", "url": "", "audience": "usernames", "usernames": "alice\nnobody"},
+    )
+    text = answer.content.decode()
+    assert "1 username(s) match no active account: nobody." in text
+    assert "Send to the known usernames and leave the unknown ones out" in text
+    assert "(ignore_unknown)" not in text

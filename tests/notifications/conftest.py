@@ -25,6 +25,6 @@ def people(make_user):
 
 @pytest.fixture
 def fold_by_the_worker(settings):
-    """Likes reach notifications through the folder (helpers.fold), not the in-request fold, so a
+    """Likes reach notifications through the folder (helpers.fold), not the fold after the response, so a
     test drives the fold deterministically (the like-notification test modules use this)."""
-    settings.LIKE_FOLD_IN_REQUEST = False
+    settings.LIKE_FOLD_AFTER_RESPONSE = False

@@ -22,7 +22,7 @@ def fold() -> int:
 
 
 def like(user, comment_id, *, folded=True):
-    """Like, then fold (notification tests turn the in-request fold off: the folder does it)."""
+    """Like, then fold (notification tests turn the fold after the response off: the folder does it)."""
     state = like_add(comment_id=comment_id, user_id=uid(user))
     if folded:
         fold()

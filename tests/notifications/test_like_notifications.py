@@ -156,17 +156,6 @@ def test_unlike_after_read_keeps_the_history(people):
     assert badge(author) == 1
 
 
-def test_unlike_then_like_again_before_read_is_one_like_in_the_notification(people):
-    author = people["author"]
-    comment_id = post(author)
-    like(people["alice"], comment_id)
-    unlike(people["alice"], comment_id)
-    like(people["alice"], comment_id)  # taken out unseen, so back in the same unread notification
-    item = unread_item(author, comment_id)
-    assert (list(item.liker_ids), item.num_likes) == ([uid(people["alice"])], 1)
-    assert badge(author) == 1
-
-
 def test_a_comment_without_notification_items_is_notified_at_its_first_like(people):
     """Posting writes no notification item (and comments posted before notifications existed
     have none): the fold creates them, conditionally, at the first like."""

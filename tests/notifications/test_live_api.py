@@ -21,7 +21,22 @@ def test_the_author_follows_the_badge_and_the_counts_of_the_comments_shown(api, 
     answer = api.as_user(author).get(f"/api/live/?comments={first},{second}")
 
     assert answer.status_code == 200
-    assert answer.json() == {"unread_count": 3, "like_counts": {first: 2, second: 1}}
+    assert answer.json() == {
+        "unread_count": 3,
+        "like_counts": {first: 2, second: 1},
+        "liked": {},  # the hearts only when asked (hearts=1)
+    }
+
+
+def test_the_caller_learns_which_of_the_comments_shown_they_like(api, people):
+    first, second = post(people["author"], "first"), post(people["author"], "second")
+    like(people["alice"], second)
+
+    answer = api.as_user(people["alice"]).get(f"/api/live/?comments={first},{second}&hearts=1")
+
+    assert answer.json()["liked"] == {first: False, second: True}
+    # Not asked (most polls): no hearts read.
+    assert api.as_user(people["alice"]).get(f"/api/live/?comments={first},{second}").json()["liked"] == {}
 
 
 def test_anonymous_pages_follow_counts_without_a_badge(api, people):
@@ -31,13 +46,13 @@ def test_anonymous_pages_follow_counts_without_a_badge(api, people):
     answer = api.get(f"/api/live/?comments={comment}")
 
     assert answer.status_code == 200
-    assert answer.json() == {"unread_count": None, "like_counts": {comment: 1}}
+    assert answer.json() == {"unread_count": None, "like_counts": {comment: 1}, "liked": {}}
 
 
 def test_no_comments_asks_only_for_the_badge(api, people):
     answer = api.as_user(people["author"]).get("/api/live/")
 
-    assert answer.json() == {"unread_count": 0, "like_counts": {}}
+    assert answer.json() == {"unread_count": 0, "like_counts": {}, "liked": {}}
 
 
 def test_an_unknown_comment_counts_zero(api, people):

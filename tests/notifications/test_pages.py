@@ -91,3 +91,21 @@ def test_staff_page_shows_replies_and_broadcast_messages_too(client, people, mak
     assert "Carol replied to your comment" in html
     assert "broadcast message" in html and "Clinic closed Friday" in html
     assert "Alice and Bob liked your comment" in html
+
+
+def test_a_staff_message_in_the_inbox_says_who_sent_it_and_links_only_somewhere(client, people, make_user):
+    from tests.delivery.helpers import create, dispatch
+
+    author = people["author"]
+    delivery = create(make_user("staffer", is_staff=True), kind="usernames", users=[author], title="Clinic closed")
+    dispatch(delivery.delivery_id)
+    client.force_login(author)
+
+    html = client.get("/notifications/").content.decode()
+
+    assert "Message from the Dynamo Social staff" in html and "<strong>Clinic closed</strong>" in html
+    assert 'href=""' not in html
+    assert 'id="mark-all-note" hidden' in html  # something is unread: no note
+    client.post("/notifications/read-all/")
+    html = client.get("/notifications/").content.decode()
+    assert "disabled>Mark all as read" in html and 'id="mark-all-note">Nothing unread' in html

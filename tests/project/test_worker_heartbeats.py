@@ -14,9 +14,9 @@ from delivery import preparation
 from delivery import selectors as delivery_selectors
 from delivery import services as delivery_services
 from notifications import feed, feed_events, feed_selectors
-from notifications.models import LikeEvent
+from notifications import selectors as notification_selectors
 from notifications.selectors import like_events_backlog
-from project.backlog import Backlog, backlog_of_parts
+from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
 from project.commands import worker_loop
 from project.health_selectors import MISSING, OK, STALE, WORKERS, worker_statuses
@@ -141,28 +141,19 @@ def test_a_failing_pass_writes_no_heartbeat_and_a_failing_write_does_not_stop_th
     assert len(passes) == 3 and save.call_count == 2  # passes 2 and 3 tried; the failed one did not
 
 
-def test_counting_stops_at_the_cap_and_says_so(no_fold_in_request, settings):
-    settings.LIKE_EVENT_PARTS = 1
+def test_counting_stops_at_the_cap_and_says_so(no_fold_in_request):
     comment = comment_create(author_id="1", body="hello").comment_id
     for liker in range(5):
         like_add(comment_id=comment, user_id=f"liker{liker}")
     assert (like_events_backlog().count, like_events_backlog().capped) == (5, False)
-    capped = backlog_of_parts(
-        LikeEvent,
-        index="pending",
-        part_key="pending_part",
-        sort_key="event_id",
-        parts=1,
-        label="x",
-        oldest_at=lambda event_id: 0.0,
-        cap=2,
-    )
+    with mock.patch.object(notification_selectors, "BACKLOG_CAP", 2):
+        capped = like_events_backlog()
     assert (capped.count, capped.capped) == (2, True)  # "at least 2"
 
 
 @pytest.fixture
 def no_fold_in_request(settings):
-    settings.LIKE_FOLD_IN_REQUEST = False
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
 
 
 def test_pending_like_events_and_their_age(no_fold_in_request, fold_likes):

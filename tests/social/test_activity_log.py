@@ -59,12 +59,16 @@ def comment(make_user):
     return comment_create(author_id=str(author.pk), body="Hello")
 
 
-def test_actions_in_transactions_are_logged_once(comment):
+def test_actions_in_transactions_are_logged_once(comment, fold_likes, settings):
+    settings.LIKE_FOLD_AFTER_RESPONSE = False  # the folder writes the likes' lines, below
     like_add(comment_id=comment.comment_id, user_id="7")
     like_add(comment_id=comment.comment_id, user_id="7")  # a no-op: not logged again
     like_remove(comment_id=comment.comment_id, user_id="7")
     like_remove(comment_id=comment.comment_id, user_id="7")
     reply = comment_create(author_id="7", body="Hi", parent_id=comment.comment_id)
+    assert [item.action for item in log_of("7")] == ["reply"]  # likes are logged by their fold
+    fold_likes()
+    fold_likes()  # folding again (a fold that died after writing the lines) writes no second line
     assert [(item.action, item.object_id) for item in log_of("7")] == [
         ("like", comment.comment_id),
         ("unlike", comment.comment_id),
@@ -87,23 +91,26 @@ def test_last_millisecond_of_the_month_lands_in_that_month_and_day(settings):
     assert month_of(last) == "202611" and month_of(last + 0.001) == "202612"
 
 
-def test_next_months_table_missing_at_write_time_is_created_and_nothing_lost(comment):
+def test_next_months_table_missing_at_write_time_is_created_and_nothing_lost(comment, fold_likes):
     first_of_december = datetime(2026, 12, 1, 0, 0, 0, 1000, tzinfo=TOKYO).timestamp()
     assert not activity_table_exists(month="202612")
-    with mock.patch.object(activity, "clock", lambda: first_of_december):
+    with clock_override(ManualClock(first_of_december)):
         assert like_add(comment_id=comment.comment_id, user_id="9").liked
+    fold_likes()  # the line has the like's time, whenever it is folded
     assert [item.action for item in log_of("9", "202612")] == ["like"]
 
 
-def test_logging_never_fails_the_action(comment, caplog):
+def test_logging_never_fails_the_action(comment, caplog, fold_likes, settings):
+    settings.LIKE_FOLD_AFTER_RESPONSE = False  # the folder meets the failing log, below
     with mock.patch.object(activity, "activity_model_ready", side_effect=RuntimeError("DynamoDB says no")):
         assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
+        assert fold_likes() == 1  # the like still reaches its author
         assert not activity.activity_record(user_id="7", action="view", object_id=comment.comment_id)
     assert log_of("7") == []
     assert "activity like of user 7 not logged" in caplog.text
 
 
-def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment):
+def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment, fold_likes):
     real = BaseClient._make_api_call
 
     def dying(self, operation, params):
@@ -114,6 +121,7 @@ def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment):
     with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
         like_add(comment_id=comment.comment_id, user_id="7")
     assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1  # not liked before
+    fold_likes()
     assert [item.action for item in log_of("7")] == ["like"]
 
 
@@ -140,9 +148,10 @@ def test_crash_between_a_non_transactional_action_and_its_line_loses_the_line(cl
     assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login", "view"]
 
 
-def test_login_and_read_are_logged(client, make_user, comment):
+def test_login_and_read_are_logged(client, make_user, comment, fold_likes):
     liker = make_user("liker")
     like_add(comment_id=comment.comment_id, user_id=str(liker.pk))
+    fold_likes()
     from notifications import services as notification_services
 
     notification_services.like_notifications_mark_read(user_id=comment.author_id, comment_ids=[comment.comment_id])
@@ -162,7 +171,7 @@ def test_two_actions_in_one_millisecond_are_two_lines():
     assert len(lines) == 2 and lines[0].at_key != lines[1].at_key
 
 
-def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
+def test_rollup_equals_the_actions_made_through_the_product(client, make_user, fold_likes):
     """Real actions (services, pages, a delivery), counted here independently, then rolled up."""
     import random
     from collections import Counter
@@ -210,6 +219,7 @@ def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
             did("login", person)
             client.get(f"/c/{post.comment_id}/")
             did("view", person)
+    fold_likes()
     for author in people[:3]:
         if notification_services.like_notifications_mark_all_read(user_id=str(author.pk)):
             did("read", author)
@@ -226,7 +236,7 @@ def test_rollup_equals_the_actions_made_through_the_product(client, make_user):
     assert made["like"] and made["view"] and made["read"] and made["reply"]
 
 
-def test_retried_transactions_log_once(comment):
+def test_retried_transactions_log_once(comment, fold_likes):
     """A conflict retried by `transact`, and a committed request sent again (as botocore does
     when a response is lost), each leave exactly one line."""
     from botocore.exceptions import ClientError
@@ -254,4 +264,5 @@ def test_retried_transactions_log_once(comment):
     with mock.patch.object(BaseClient, "_make_api_call", flaky):
         assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
     assert state == {"conflicts": 0, "resent": 1}
+    fold_likes()
     assert [item.action for item in log_of("7")] == ["like"]

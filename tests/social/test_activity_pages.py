@@ -79,6 +79,9 @@ def test_admin_activity_page_draws_the_chart_without_scripts(client, make_user, 
     assert page.status_code == 200
     html = page.content.decode()
     assert "<svg" in html and "<polyline" in html and "<script" not in html.split("<svg", 1)[1].split("</svg>")[0]
+    # One small chart per series (active users, comment, like), each on its own round scale.
+    assert html.count("<polyline") == 3
+    assert 'aria-label="Like per day, 2026-08-21 to 2026-11-18: 6 in all"' in html
     assert "Last 90 days" in html and "2026-11-17" in html
     assert "activity_202611" in html  # the monthly tables (the staff user's sign-up created November's)
     assert "/admin/dynamo/activity/" in client.get("/admin/").content.decode()
@@ -110,3 +113,34 @@ def test_my_activity_pages_newest_first_over_two_months(client, make_user):
 
 def test_my_activity_needs_a_sign_in(client):
     assert client.get("/me/activity/").status_code == 302
+
+
+def test_my_activity_reads_as_sentences_in_the_browsers_time_zone(client, make_user):
+    user = make_user("reader")
+    at = datetime(2026, 11, 18, 9, 30, tzinfo=ZoneInfo("UTC")).timestamp()
+    activity.activity_record(
+        user_id=str(user.pk), action="like", object_id="c0ffee00-0000-0000-0000-000000000000", at=at
+    )
+    activity.activity_record(user_id=str(user.pk), action="read", object_id="c1,c2", at=at + 60)
+    client.force_login(user)
+
+    text = client.get("/me/activity/").content.decode()
+    assert "Times are in Asia/Tokyo" in text and "18 Nov 2026, 18:30" in text  # the site's zone
+    assert 'You liked <a href="/c/c0ffee00-0000-0000-0000-000000000000/">a comment</a>.' in text
+    assert "You read your notifications." in text
+
+    client.cookies["tz"] = "America/New_York"
+    text = client.get("/me/activity/").content.decode()
+    assert "Times are in America/New_York" in text and "18 Nov 2026, 04:30" in text
+
+    client.cookies["tz"] = "../../etc/passwd"
+    assert "Times are in Asia/Tokyo" in client.get("/me/activity/").content.decode()
+    assert 'href="/me/activity/" aria-current="page"' in text  # linked from the header
+
+
+@pytest.mark.parametrize(
+    ("maximum", "ticks"),
+    [(0, [0, 1]), (1, [0, 1]), (3, [0, 1, 2, 3]), (19, [0, 5, 10, 15, 20]), (25, [0, 10, 20, 30]), (99, [0, 50, 100])],
+)
+def test_chart_ticks_are_round(maximum, ticks):
+    assert selectors.round_ticks(maximum) == ticks

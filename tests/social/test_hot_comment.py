@@ -87,7 +87,7 @@ def test_a_contended_counter_never_shrinks_a_larger_count_another_process_stored
 
 
 def test_the_folder_compacts_a_hot_counter_so_a_page_reads_one_item(make_user, settings, fold_likes):
-    settings.LIKE_FOLD_IN_REQUEST = False
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
     author = make_user("author")
     comment_id = comment_create(author_id=str(author.pk), body="Hot").comment_id
     key = counter_key(kind=LIKES, object_id=comment_id)

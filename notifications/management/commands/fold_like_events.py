@@ -17,11 +17,12 @@ logger = logging.getLogger("notifications.like_events")
 class Command(BaseCommand):
     help = (
         "Fold pending like and unlike events (the likes' outbox, table like_events) into the authors' "
-        "unread like notifications, unread badges and the counters' due flags, many events per write. "
-        "Exactly once, however many of these run on however many machines, and whenever one dies: "
-        "each fold deletes its events in the transaction that applies them. Without --loop: fold until "
-        "nothing is pending, then exit. With --loop: keep polling the pending index; SIGTERM or Ctrl-C "
-        "finishes the current comment and exits."
+        "unread like notifications, unread badges, the counters' due flags and the likers' activity lines, "
+        "many events per write. Exactly once, however many of these run on however many machines, and "
+        "whenever one dies: the fold follows the like rows, commits with one conditional write of the "
+        "notification and deletes its events last. Web processes fold most likes right after answering; "
+        "this folds the rest. Without --loop: fold until nothing is pending, then exit. With --loop: keep "
+        "polling the table (one Scan page); SIGTERM or Ctrl-C finishes the current comment and exits."
     )
 
     def add_arguments(self, parser):
@@ -47,7 +48,7 @@ class Command(BaseCommand):
                     logger.info("folded %d like event(s) (%d since start)", done, total)
                 return bool(done)
 
-            # Any error (e.g. the pending index unreachable for a moment): poll again.
+            # Any error (e.g. the table unreachable for a moment): poll again.
             worker_loop(
                 fold_pass,
                 stop=stop,

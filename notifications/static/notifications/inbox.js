@@ -26,7 +26,11 @@
       document.dispatchEvent(new CustomEvent("notifications:count", { detail: data }));
       // Nothing unread is left to mark: the button would do nothing.
       var button = document.querySelector("#mark-all-read button");
-      if (button && data.unread_count === 0) button.disabled = true;
+      if (button && data.unread_count === 0) {
+        button.disabled = true;
+        var note = document.getElementById("mark-all-note");
+        if (note) note.hidden = false;
+      }
     })
     .catch(function () {});
 })();

@@ -1,5 +1,6 @@
-// Keeps an open page current: the unread badge and the like counts of the comments on
-// screen follow changes made elsewhere within about 2 seconds.
+// Keeps an open page current: the unread badge and the like counts of the comments on screen
+// follow changes made elsewhere within about 2 seconds; the viewer's own hearts on them as
+// soon as the page is shown again (another tab, Back), and within 30 s otherwise.
 //
 // One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
 // (nothing while it is hidden; at once when it comes back). After 10 minutes without
@@ -22,6 +23,11 @@
   var timer = null;
   var inFlight = false;
   var visible = new Set();
+  // The viewer's own hearts cost a read per comment: asked for at the first poll, when the
+  // page is shown again (another tab, Back) and every 15th poll (30 s), not every 2 s.
+  var HEARTS_EVERY = 15;
+  var heartsDue = true;
+  var pollsSinceHearts = 0;
   var status = document.getElementById("live-status");
   var lastUnread = badge ? Number(badge.firstChild ? badge.firstChild.nodeValue : 0) || 0 : null;
 
@@ -59,12 +65,18 @@
     if (event.detail && typeof event.detail.unread_count === "number") lastUnread = event.detail.unread_count;
   });
 
-  function showCounts(counts) {
+  // The viewer's own heart follows too: liked or unliked in another tab, or a page from
+  // the browser's history.
+  function showCounts(counts, liked) {
     Object.keys(counts).forEach(function (id) {
       document.querySelectorAll('[data-like-count="' + id + '"]').forEach(function (element) {
         var button = element.closest("button");
-        if (button && button.disabled) return; // the viewer's own like is on its way
-        element.textContent = String(counts[id]);
+        if (button && button.getAttribute("aria-busy") === "true") return; // the viewer's own like is on its way
+        if (button && typeof liked[id] === "boolean" && window.renderLikeButton) {
+          window.renderLikeButton(button, { like_count: counts[id], liked: liked[id] });
+        } else {
+          element.textContent = String(counts[id]);
+        }
       });
     });
   }
@@ -91,7 +103,8 @@
     if (inFlight) return schedule(nextDelay());
     inFlight = true;
     var ids = Array.from(visible).slice(0, 50);
-    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") : "");
+    var hearts = heartsDue || ++pollsSinceHearts >= HEARTS_EVERY;
+    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (hearts ? "&hearts=1" : "") : "");
     var delay = nextDelay();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
@@ -105,7 +118,11 @@
       .then(function (data) {
         if (!data) return;
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
-        if (data.like_counts) showCounts(data.like_counts);
+        if (data.like_counts) showCounts(data.like_counts, data.liked || {});
+        if (hearts && ids.length) {
+          heartsDue = false;
+          pollsSinceHearts = 0;
+        }
       })
       .catch(function () {
         delay = Math.max(delay, backoff(null)); // no answer: the server or the network is down
@@ -125,7 +142,15 @@
     window.addEventListener(name, onInput, { passive: true });
   });
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden) schedule(0);
+    if (document.hidden) return;
+    heartsDue = true;
+    schedule(0);
+  });
+  // Back to this page from the browser's history: its counts and hearts may be old.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) return;
+    heartsDue = true;
+    schedule(0);
   });
   document.addEventListener("social:changed", function () {
     schedule(0);

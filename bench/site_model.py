@@ -1,0 +1,135 @@
+"""The floors of bench/costs.py's operations, and the cost model of a whole site (`costs.py --site`).
+
+Units as DynamoDB counts them (and DynamoDB Local reports them): a write is 1 unit per KB
+of the item (2 in a transaction), and each secondary index it changes pays again (an index
+entry whose key changes is a delete and a put: 2, doubled in a transaction); a read is 1
+unit per 4 KB strongly consistent, 0.5 eventually consistent (GSI reads always are).
+"""
+
+from __future__ import annotations
+
+from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES
+
+# (read, write) floors: the least the writes and reads each operation must make can cost.
+FLOORS: dict[str, tuple[float, float]] = {
+    # The comment + its timeline and author GSI entries in one transaction (3 x 2), and its
+    # activity line + by_day entry (2 x 2). Reads: none needed.
+    "post a comment": (0, 10),
+    # A like must commit three items atomically: its row (the one-like-per-person
+    # constraint), one counter shard (the exact count) and its outbox event (so that
+    # nothing it causes can be lost): 3 x 2 units in a transaction. The answer's count is
+    # one consistent Query (1), the comment's visibility one GetItem (1).
+    "like, synchronous": (2, 6),
+    # + the fold, plain writes: the notification (1) and its by_num_likes LSI entry, whose
+    # key (num_likes) moves (2); the badge item (1) and its by_count LSI entry (2); the
+    # liker's marker (1); the counter's due flag (1); the activity line (1) and its by_day
+    # entry (1); the event's delete (1). Less needs other index shapes (a badge index that
+    # a +1 does not move), or giving up the exact, crash-proof notification.
+    "like, all-in (+ its fold)": (7, 17),
+    "unlike, synchronous": (2, 6),
+    # + the fold: as a like's, without the marker (kept through the unlike).
+    "unlike, all-in (+ its fold)": (7, 16),
+    # The comment (1) and its replies page (GSI, 0.5); the view counter's shard (1) once
+    # an hour per viewer; its activity line (2).
+    "comment page view (counted, anonymous)": (2, 3),
+    # One Query per day shard of the timeline GSI (10 x 0.5), the day list (0.5), and per
+    # comment shown its count (20 x 0.5 eventually consistent, 1 consistent) and the
+    # viewer's like states (one BatchGetItem).
+    "timeline page": (8, 0),
+    "inbox (API, a full feed)": (4, 0),  # the 5 KB feed item (2) + the shown page's sources
+    "badge (API unread count)": (1, 0),  # one consistent Query of a keys-only LSI
+    "live poll, 5 comments on screen": (3, 0),  # badge + 5 counts, eventually consistent
+    # The feed item (5 KB) rewritten in a transaction (10) with its unread count (2 + LSI 4).
+    "mark all read (after one new entry)": (2, 16),
+    "feed event into a full feed": (2, 10),
+}
+
+# --- the site ------------------------------------------------------------------
+
+# What one daily active person does on an average day (stated, not measured: change to taste).
+DAILY_MIX: dict[str, float] = {
+    "timeline page": 10,
+    "comment page view (counted, anonymous)": 8,
+    "like, all-in (+ its fold)": 5,
+    "unlike, all-in (+ its fold)": 0.5,
+    "post a comment": 0.3,
+    "reply (the parent's author has a full feed)": 1,
+    "inbox (API, a full feed)": 3,
+    "mark all read (after one new entry)": 1,
+    "badge (API unread count)": 5,  # API clients; pages read the badge inside their own cost
+    # 20 minutes a day with a visible tab: one poll every 2 s.
+    "live poll, 5 comments on screen": 600,
+    # One staff broadcast a week to everyone.
+    "delivered target (a full feed; dispatch only)": 1 / 7,
+}
+
+# The seeds' designs for the same operations (units of one operation, read and write):
+# seed 000: a like is one transaction on the like row (2), the count item (2), the author's
+# shared notification item with the liker appended (2, + its num_likes LSI entry moved: 4)
+# and the unread count item (2, + LSI 4): 16 units while the item stays under 1 KB, 20 with
+# the same activity-log line this site writes (in its transaction: 2 + by_day 2); every
+# liker of a comment writes the same two items (on AWS, concurrent likes cancel each other),
+# and the liker list grows ~8 bytes a liker, so a comment with 1,000 unread likers makes
+# each like rewrite an 8 KB item: 2 + 2 + 3 x 2 x 8 + 6 + 4 = 62 units.
+# seed 002: the feed item holds every entry's full text (~98 KB for 100 entries); each
+# event reads it (25 units consistent) and rewrites it (98 units plain put); the figures
+# are this project's own measurements of that format (README, "before issue 10").
+SEED_000 = {
+    "like, all-in (+ its fold)": (1, 20),
+    "unlike, all-in (+ its fold)": (1, 20),
+}
+SEED_002 = {
+    "reply (the parent's author has a full feed)": (13, 122),
+    "feed event into a full feed": (13, 100),
+    "delivered target (a full feed; dispatch only)": (13, 100),
+    "inbox (API, a full feed)": (27.5, 0),
+    "mark all read (after one new entry)": (25, 100),
+}
+
+# Always on: two like folders and the other workers polling an idle site.
+FOLDER_POLLS_PER_DAY = 2 * 5 * 86_400  # two folders, a Scan every 0.2 s
+FOLDER_POLL_RCU = 0.5
+
+
+def _dollars(read_units: float, write_units: float) -> float:
+    return read_units / 1e6 * PRICE_PER_MILLION_READS + write_units / 1e6 * PRICE_PER_MILLION_WRITES
+
+
+def _design(measured: dict[str, tuple[float, float]], overrides: dict[str, tuple[float, float]]):
+    return {label: overrides.get(label, measured.get(label, (0.0, 0.0))) for label in DAILY_MIX}
+
+
+def print_site_model(*, people: int, measured: dict[str, tuple[float, float]]) -> None:
+    """Units per day and on-demand dollars a month for `people` daily active people doing DAILY_MIX."""
+    designs = {
+        "this design": _design(measured, {}),
+        "seed 000 likes": _design(measured, SEED_000),
+        "seed 002 feed": _design(measured, SEED_002),
+    }
+    print(f"\nA site with {people:,} daily active people, each doing per day:")
+    for label, times in DAILY_MIX.items():
+        print(f"  {times:8.2f} x {label}")
+    print(f"\n{'where the money goes (this design)':<50} {'RCU/day':>14} {'WCU/day':>14} {'$/month':>10} {'share':>6}")
+    rows, total = [], 0.0
+    for label, times in DAILY_MIX.items():
+        read, write = designs["this design"][label]
+        rcu, wcu = read * times * people, write * times * people
+        dollars = _dollars(rcu, wcu) * 30
+        rows.append((label, rcu, wcu, dollars))
+        total += dollars
+    folders = _dollars(FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0) * 30
+    rows.append(("like folders polling (2, a Scan every 0.2 s)", FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0, folders))
+    total += folders
+    for label, rcu, wcu, dollars in sorted(rows, key=lambda row: -row[3]):
+        print(f"  {label:<48} {rcu:14,.0f} {wcu:14,.0f} {dollars:10,.2f} {dollars / total:6.0%}")
+    print(f"\n{'design':<20} {'RCU/day':>14} {'WCU/day':>14} {'$/month':>10}")
+    for name, costs in designs.items():
+        rcu = sum(costs[label][0] * times * people for label, times in DAILY_MIX.items())
+        wcu = sum(costs[label][1] * times * people for label, times in DAILY_MIX.items())
+        rcu += FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU if name == "this design" else 0
+        print(f"  {name:<18} {rcu:14,.0f} {wcu:14,.0f} {_dollars(rcu, wcu) * 30:10,.2f}")
+    print(
+        "  (seed 000's like: 20 WCU on a quiet comment, and every liker of a comment writes the same two\n"
+        "   items, which AWS serialises: a popular comment's likes fail; its liker list grows, ~62 WCU a\n"
+        "   like at 1,000 unread likers. Seed 002 rewrites the ~98 KB feed item for every event.)"
+    )

@@ -1,0 +1,55 @@
+"""What a person sent but the site could not take yet, kept in their session until they
+can: the text of a post or reply sent while logged out (or with a stale form), and a like
+pressed after the session ended. Django's log-in keeps an anonymous session's data (it
+only changes its key), so both survive the log-in round trip; a log-in as someone
+else flushes them.
+
+Kept in the database session (never in process memory); one of each per session, the
+newest wins.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.shortcuts import resolve_url
+from django.utils.http import urlencode
+
+DRAFT_KEY = "kept_draft"
+LIKE_KEY = "kept_like"
+# More than a body may hold, so an over-long paste comes back whole (with the error).
+DRAFT_MAX_CHARS = 20_000
+
+
+def draft_keep(request, *, path: str, body: str) -> bool:
+    """Keep the text posted to `path`; False (nothing kept) for empty text."""
+    body = (body or "")[:DRAFT_MAX_CHARS]
+    if not body.strip():
+        return False
+    request.session[DRAFT_KEY] = {"path": path, "body": body}
+    return True
+
+
+def draft_take(request, *, path: str) -> str | None:
+    """The text kept for `path`, removed from the session (it is shown once)."""
+    kept = request.session.get(DRAFT_KEY)
+    if not kept or kept.get("path") != path:
+        return None
+    del request.session[DRAFT_KEY]
+    return kept.get("body") or None
+
+
+def like_keep(request, *, comment_id: str, action: str) -> None:
+    request.session[LIKE_KEY] = {"comment_id": comment_id, "action": action}
+
+
+def like_take(request, *, comment_id: str) -> dict | None:
+    """The like or unlike kept for this comment (removed), or None."""
+    kept = request.session.get(LIKE_KEY)
+    if not kept or kept.get("comment_id") != comment_id:
+        return None
+    del request.session[LIKE_KEY]
+    return kept
+
+
+def login_url(next_path: str) -> str:
+    return f"{resolve_url(settings.LOGIN_URL)}?{urlencode({'next': next_path})}"

@@ -1,0 +1,34 @@
+"""Times on pages in the person's own time zone: the browser's (site.js keeps it in the `tz`
+cookie), else the site's TIME_ZONE. The cookie is only a name looked up in the time zone
+database; anything else is ignored."""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+
+from django.utils import timezone
+
+COOKIE = "tz"
+ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+){0,2}$")
+
+
+def zone_from(name: str) -> zoneinfo.ZoneInfo | None:
+    if not name or len(name) > 64 or not ZONE_NAME.match(name):
+        return None
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+class BrowserTimeZoneMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        zone = zone_from(request.COOKIES.get(COOKIE, ""))
+        if zone is None:
+            return self.get_response(request)
+        with timezone.override(zone):
+            return self.get_response(request)

@@ -1,0 +1,113 @@
+"""Nothing a person sends is lost to an ended session or an out-of-date form: a like is done
+after the log-in, a post's text is back in its box; a like form with no action changes
+nothing; names log in in any case."""
+
+import pytest
+from django.test import Client
+
+from actions.comments import comment_create
+from social import selectors
+
+pytestmark = pytest.mark.django_db
+
+PASSWORD = "pw-Secret-123"
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+def log_in(client, username: str, next_path: str):
+    return client.post("/accounts/login/", {"username": username, "password": PASSWORD, "next": next_path})
+
+
+@pytest.mark.parametrize("action,liked", [("like", True), ("unlike", False)])
+def test_a_like_sent_after_the_session_ended_is_done_after_logging_in(client, alice, make_user, action, liked):
+    bob = make_user("bob")
+    comment = comment_create(author_id=str(alice.pk), body="Like me later").comment_id
+    if action == "unlike":
+        client.force_login(bob)
+        client.post(f"/c/{comment}/like/", {"action": "like", "next": "/"})
+        client.logout()
+
+    sent = client.post(f"/c/{comment}/like/", {"action": action, "next": "/"})
+
+    assert sent.status_code == 302 and sent["Location"] == f"/accounts/login/?next=%2Fc%2F{comment}%2Flike%2F"
+    assert "Log in to" in client.get(sent["Location"]).content.decode()
+    back = log_in(client, "bob", f"/c/{comment}/like/")
+    assert back["Location"] == f"/c/{comment}/like/"
+    landed = client.get(back["Location"], follow=True)
+    assert landed.redirect_chain[-1][0] == f"/c/{comment}/#c-{comment}"
+    assert f"You {action}d the comment." in landed.content.decode()
+    assert selectors.like_state(comment_id=comment, user_id=str(bob.pk)) == (int(liked), liked)
+
+
+def test_coming_back_to_the_like_address_with_nothing_kept_changes_nothing(client, alice, make_user):
+    bob = make_user("bob")
+    comment = comment_create(author_id=str(alice.pk), body="Not liked by a link").comment_id
+    client.force_login(bob)
+
+    landed = client.get(f"/c/{comment}/like/", follow=True)
+
+    assert landed.redirect_chain[-1][0] == f"/c/{comment}/"
+    assert "Nothing was changed" in landed.content.decode()
+    assert selectors.like_state(comment_id=comment, user_id=str(bob.pk)) == (0, False)
+
+
+def test_a_like_form_without_its_action_is_refused_and_changes_nothing(client, alice, make_user):
+    bob = make_user("bob")
+    comment = comment_create(author_id=str(alice.pk), body="Which was it?").comment_id
+    client.force_login(bob)
+
+    answer = client.post(f"/c/{comment}/like/", {"next": "/"})
+
+    assert answer.status_code == 400
+    assert "neither like nor unlike" in answer.content.decode()
+    assert selectors.like_state(comment_id=comment, user_id=str(bob.pk)) == (0, False)
+
+
+@pytest.mark.parametrize("where", ["timeline", "reply"])
+def test_text_posted_while_logged_out_is_back_in_the_box_after_logging_in(client, alice, where):
+    path = "/" if where == "timeline" else f"/c/{comment_create(author_id=str(alice.pk), body='Parent').comment_id}/"
+
+    sent = client.post(path, {"body": "Typed before the session ended"})
+
+    login_page = client.get(sent["Location"]).content.decode()
+    assert "your text will be back in the box" in login_page
+    landed = client.get(log_in(client, "alice", path)["Location"])
+    text = landed.content.decode()
+    assert "Typed before the session ended</textarea>" in text
+    assert "It is back in the box" in text
+    assert "Typed before the session ended</textarea>" not in client.get(path).content.decode()  # shown once
+
+
+def test_text_sent_with_an_out_of_date_form_is_kept(alice):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    browser.get("/")  # the CSRF cookie
+
+    refused = browser.post("/", {"body": "Sent with a stale token", "csrfmiddlewaretoken": "x" * 64})
+
+    assert refused.status_code == 403
+    assert "Your text is kept" in refused.content.decode()
+    assert "Sent with a stale token</textarea>" in browser.get("/").content.decode()
+
+
+def test_an_over_long_text_keeps_every_character_and_says_by_how_much(client, alice):
+    client.force_login(alice)
+    page = client.get("/").content.decode()
+    assert "maxlength" not in page  # a browser would cut a long paste silently
+    assert 'data-max-length="2000"' in page
+
+    answer = client.post("/", {"body": "x" * 5000})
+
+    assert "At most 2000 characters: this has 5000." in answer.content.decode()
+    assert "x" * 5000 + "</textarea>" in answer.content.decode()
+
+
+def test_names_log_in_in_any_case(client, alice):
+    answer = client.post("/accounts/login/", {"username": "ALICE", "password": PASSWORD})
+
+    assert answer.status_code == 302
+    assert client.get("/").context["user"] == alice
