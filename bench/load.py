@@ -20,6 +20,7 @@ The machine is shared (2 cores; Locust itself takes one): read ratios more than 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -412,11 +413,16 @@ def main() -> int:
             lines += [f"   {line}" for line in checks(data)]
             print("\n".join(lines), flush=True)
     finally:
-        os.killpg(manager.pid, signal.SIGTERM)
+        # honcho starts each process in a session of its own: note them all before it stops.
+        started = descendants(manager.pid)
+        manager.send_signal(signal.SIGTERM)
         try:
-            manager.wait(timeout=30)
+            manager.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            os.killpg(manager.pid, signal.SIGKILL)
+            manager.kill()
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)  # whatever outlived honcho's own SIGTERM and SIGKILL
         dynamo_local.stop(emulator.process)
     return 0
 

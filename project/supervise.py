@@ -92,11 +92,12 @@ def supervise(
         delay = backoff.after_run(ran)
         say(name, f"pid {child.pid} exited with status {status} after {ran:.1f}s; restarting in {delay:.0f}s")
         stop.wait(delay)
-    if child is not None and child.poll() is None:
-        try:
-            os.kill(child.pid, stop_signal[0])  # a signal may have arrived before the child existed
-        except ProcessLookupError:
-            pass
+    if child is not None:
+        if child.poll() is None:
+            try:
+                os.kill(child.pid, stop_signal[0])  # a signal may have arrived before the child existed
+            except ProcessLookupError:
+                pass
         try:
             status = child.wait(timeout=grace)
         except subprocess.TimeoutExpired:

@@ -55,7 +55,7 @@ class Emulator:
 
 @pytest.fixture
 def emulator(tmp_path, settings):
-    settings.LIKE_FOLD_IN_REQUEST = False  # the folder process, not the request, notifies
+    settings.LIKE_FOLD_AFTER_RESPONSE = False  # the folder process, not the request, notifies
     before = dynamo.endpoint()
     emulator = Emulator(tmp_path / "dynamodb")
     emulator.prefix = f"outage{uuid.uuid4().hex[:6]}_"

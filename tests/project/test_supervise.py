@@ -73,3 +73,31 @@ def test_a_killed_worker_is_restarted_and_sigterm_stops_both(tmp_path):
         if supervisor.poll() is None:
             supervisor.kill()
             supervisor.wait()
+
+
+def test_the_exit_status_is_the_last_commands_even_when_an_earlier_one_was_killed(tmp_path):
+    """A command killed, started again, then stopped by SIGTERM while it starts up: the
+    status is the new command's (SIGTERM), not the killed one's."""
+    pids_file = tmp_path / "pids"
+    command = [
+        sys.executable,
+        "-c",
+        "import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); time.sleep(600)",
+    ]
+    supervisor = subprocess.Popen(
+        [sys.executable, "-m", "project.supervise", "--min-backoff", "0.1", "--", *command, str(pids_file)],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = int(wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")[0])
+        os.kill(first, signal.SIGKILL)
+        wait_for(lambda: len(pids_file.read_text().split()) >= 2, what="a second start")
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=60) == 128 + signal.SIGTERM  # the sleeping command died of SIGTERM
+        assert "stopped (status -15)" in supervisor.stderr.read()
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
+            supervisor.wait()
