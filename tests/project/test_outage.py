@@ -161,10 +161,13 @@ def test_requests_answer_503_during_an_outage_and_everything_is_exact_afterwards
     )
     preparation.delivery_prepare(delivery_id=delivery.delivery_id)
 
-    wait_for(
-        lambda: selectors.delivery_get_consistent(delivery_id=delivery.delivery_id).status == "done",
-        what="the dispatcher (alive through the outage) sending the delivery",
-    )
+    try:
+        wait_for(
+            lambda: selectors.delivery_get_consistent(delivery_id=delivery.delivery_id).status == "done",
+            what="the dispatcher (alive through the outage) sending the delivery",
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{workers['dispatch_deliveries'][1].read_text()[-3000:]}") from None
     users = [author, *likers]
     assert message_counts(delivery.delivery_id, [user.pk for user in users]) == {str(user.pk): 1 for user in users}
     wait_for(lambda: badge(as_author) == 3 + 1, what="the folder notifying the third like (and the message)")
