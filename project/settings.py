@@ -136,7 +136,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
 # WhiteNoise serves static files (the site's CSS/JS and the Swagger UI assets) from the
 # WSGI process itself, so DEBUG=False needs no separate file server; run collectstatic.
 STORAGES = {

@@ -20,3 +20,6 @@ from project.settings import *  # noqa: F403
 # Static files straight from the apps, never a copy an earlier `make run` collected.
 STATIC_ROOT = BASE_DIR / "var" / "tests-no-collected-static"  # noqa: F405
 WHITENOISE_USE_FINDERS = True
+# One test process plays many clients at once (the concurrency tests): no per-process shedding
+# (the shedding tests turn it on; a served gunicorn reads its own environment).
+WEB_MAX_IN_FLIGHT = 0

@@ -89,8 +89,9 @@ def stack_env(dynamodb, tmp_path):
         "WEB_CONCURRENCY": "1",
         "WEB_THREADS": "2",
         "WEB_ACCESS_LOG": "",
+        "STATIC_ROOT": str(tmp_path / "static"),
     }
-    for command in (["migrate", "--no-input"], ["create_tables"]):
+    for command in (["migrate", "--no-input"], ["create_tables"], ["collectstatic", "--no-input"]):
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
     return env
 
