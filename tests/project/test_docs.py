@@ -134,3 +134,11 @@ def test_no_issue_numbers_in_code_tests_or_docs():
 def test_the_readme_stays_short():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 160, f"README.md has {lines} lines: move detail into docs/"
+
+
+def test_every_setting_read_from_the_environment_is_documented():
+    settings = (ROOT / "project" / "settings.py").read_text(encoding="utf-8")
+    names = set(re.findall(r"\benv(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]*)\"", settings))
+    docs = "".join(p.read_text(encoding="utf-8") for p in DOCS)
+    undocumented = sorted(name for name in names if name not in docs)
+    assert names and not undocumented, f"settings missing from docs/operations.md: {undocumented}"
