@@ -10,11 +10,11 @@ from pathlib import Path
 from project.supervise import Backoff
 
 ROOT = Path(__file__).resolve().parents[2]
-# A stand-in worker: writes its pid, then runs until SIGTERM, which it obeys cleanly.
+# A stand-in worker: ready for SIGTERM, writes its pid, then runs until SIGTERM, which it obeys cleanly.
 CHILD = """
 import os, signal, sys, time
-open(sys.argv[1], "a").write(f"{os.getpid()}\\n")
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+open(sys.argv[1], "a").write(f"{os.getpid()}\\n")  # after the handler: a SIGTERM from now on is obeyed
 while True:
     time.sleep(0.1)
 """

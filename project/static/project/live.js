@@ -67,11 +67,15 @@
 
   // The viewer's own heart follows too: liked or unliked in another tab, or a page from
   // the browser's history.
-  function showCounts(counts, liked) {
+  // `askedAt`: when the poll was sent. An answer asked for before the viewer's own like or
+  // unlike on a button had finished may have read part of the state before it and part
+  // after: that button keeps what its own like answered until the next poll.
+  function showCounts(counts, liked, askedAt) {
     Object.keys(counts).forEach(function (id) {
       document.querySelectorAll('[data-like-count="' + id + '"]').forEach(function (element) {
         var button = element.closest("button");
         if (button && button.getAttribute("aria-busy") === "true") return; // the viewer's own like is on its way
+        if (button && Number(button.dataset.likedAt || 0) >= askedAt) return;
         if (button && typeof liked[id] === "boolean" && window.renderLikeButton) {
           window.renderLikeButton(button, { like_count: counts[id], liked: liked[id] });
         } else {
@@ -106,6 +110,7 @@
     var hearts = heartsDue || ++pollsSinceHearts >= HEARTS_EVERY;
     var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (hearts ? "&hearts=1" : "") : "");
     var delay = nextDelay();
+    var askedAt = Date.now();
     fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
         if (response.status === 429 || response.status >= 500) {
@@ -118,7 +123,7 @@
       .then(function (data) {
         if (!data) return;
         if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
-        if (data.like_counts) showCounts(data.like_counts, data.liked || {});
+        if (data.like_counts) showCounts(data.like_counts, data.liked || {}, askedAt);
         if (hearts && ids.length) {
           heartsDue = false;
           pollsSinceHearts = 0;

@@ -100,6 +100,9 @@
         note(form, "Not saved: something went wrong. Try again.");
       })
       .finally(function () {
+        // The live poll drops answers it asked for before this moment (project/live.js):
+        // they were read before this like or unlike had committed.
+        button.dataset.likedAt = String(Date.now());
         button.removeAttribute("aria-busy");
       });
   }
