@@ -192,7 +192,7 @@ def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict,
                 }
             )
         client.transact_write_items(TransactItems=actions)
-        # The activity log's delivery_received lines (issue 11), BatchWriteItem 25 a request.
+        # The activity log's delivery_received lines, BatchWriteItem 25 a request.
         lines = [_activity_item(uid, floor_id) for uid in batch]
         for part in range(0, len(lines), 25):
             table = lines[0][0]

@@ -5,8 +5,8 @@ GetItem of the feed item and a PutItem conditioned on its version, as raw botoco
 calls on an item of the same size. feed_append adds the merge/cap in Python, the
 unread_counts update in the same TransactWriteItems, and the retries. Read and write
 units per operation (ReturnConsumedCapacity) beside each latency; then the inbox of
-a full feed read from today's compact item and from the same feed in the format
-written before issue 10 (entries with their text inline).
+a full feed read from today's compact item and from the same feed in the map
+format (entries with their text inline).
 
     .venv/bin/python bench/feed.py
 """

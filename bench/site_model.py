@@ -63,17 +63,17 @@ DAILY_MIX: dict[str, float] = {
     "delivered target (a full feed; dispatch only)": 1 / 7,
 }
 
-# The seeds' designs for the same operations (units of one operation, read and write):
-# seed 000: a like is one transaction on the like row (2), the count item (2), the author's
+# Two common alternative designs for the same operations (units of one operation, read and write):
+# One-transaction like: a like is one transaction on the like row (2), the count item (2), the author's
 # shared notification item with the liker appended (2, + its num_likes LSI entry moved: 4)
 # and the unread count item (2, + LSI 4): 16 units while the item stays under 1 KB, 20 with
 # the same activity-log line this site writes (in its transaction: 2 + by_day 2); every
 # liker of a comment writes the same two items (on AWS, concurrent likes cancel each other),
 # and the liker list grows ~8 bytes a liker, so a comment with 1,000 unread likers makes
 # each like rewrite an 8 KB item: 2 + 2 + 3 x 2 x 8 + 6 + 4 = 62 units.
-# seed 002: the feed item holds every entry's full text (~98 KB for 100 entries); each
+# Full-content feed: the feed item holds every entry's full text (~98 KB for 100 entries); each
 # event reads it (25 units consistent) and rewrites it (98 units plain put); the figures
-# are this project's own measurements of that format (README, "before issue 10").
+# are this project's own measurements of that format (docs/costs-and-benchmarks.md).
 SEED_000 = {
     "like, all-in (+ its fold)": (1, 20),
     "unlike, all-in (+ its fold)": (1, 20),

@@ -1,10 +1,10 @@
-"""Writes of the per-user feed (DESIGN.md 4 "Feed write", seed 002): append an event, mark read.
+"""Writes of the per-user feed (docs/architecture.md "The feed"): append an event, mark read.
 
 Every producer (replies, delivered messages, ...) goes through `feed_append`: read the
 item consistently, apply the event (`feed_events.feed_write_compute`: merge or insert,
 cap), and put the item back on condition that its `version` is still the one read. Two
 writers that read the same version cannot both win; the loser re-reads and merges again
-(seed 002 lost entries exactly there before it added the condition). One retry loop per
+(without the condition, parallel writers lose entries exactly there). One retry loop per
 operation (`project.transactions.transact`): a failed version condition re-reads, a
 transaction conflict or throttling waits, within the same FEED_WRITE_ATTEMPTS.
 

@@ -1,4 +1,4 @@
-"""Feed events and the pure logic of applying one to a feed (DESIGN.md 3 `feed`, seed 002).
+"""Feed events and the pure logic of applying one to a feed (docs/architecture.md "The feed").
 
 A `FeedEvent` is validated on construction (its bounds keep a full feed far below
 DynamoDB's 400 KB item limit). `feed_write_compute` applies an event to a feed already

@@ -1,4 +1,4 @@
-"""How a feed's entries are stored: a small fixed-size record per entry (issue 10).
+"""How a feed's entries are stored: a small fixed-size record per entry: a write is billed by the whole item's size.
 
 A feed item is rewritten whole on every event, and DynamoDB bills a write by the item's
 size (one unit per KB, two in a transaction). So an entry keeps only what ordering,

@@ -1,4 +1,4 @@
-"""Tables of the `notifications` room (DESIGN.md 3, seeds 000 and 002)."""
+"""Tables of the `notifications` room (docs/architecture.md "Tables")."""
 
 from pynamodb.attributes import ListAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
 from pynamodb.indexes import AllProjection, KeysOnlyProjection, LocalSecondaryIndex
@@ -132,7 +132,7 @@ class LikeNotified(Model):
 
 
 # --- feed -------------------------------------------------------------------
-# The per-user feed (DESIGN.md 3 `feed`, seed 002) and its retry queue, written only
+# The per-user feed (docs/architecture.md "The feed") and its retry queue, written only
 # through notifications/feed.py. Imported here rather than at the top so that this
 # section stays separate from the like-notification tables above.
 from pynamodb.attributes import BinaryAttribute, BooleanAttribute, MapAttribute, VersionAttribute  # noqa: E402
@@ -150,7 +150,7 @@ from notifications.feed_format import (  # noqa: E402
 
 
 class LegacyFeedEntry(MapAttribute):
-    """An entry as feeds stored it before issue 10 (text inline); read, never written."""
+    """An entry stored as a map with its text inline; read, never written."""
 
     entry_id = UnicodeAttribute()
     kind = UnicodeAttribute()
@@ -269,7 +269,7 @@ class FeedRetryDueIndex(LocalSecondaryIndex):
 
 
 class FeedRetry(Model):
-    """A feed event waiting to be applied (seed 002's retry queue, without a broker).
+    """A feed event waiting to be applied (the feed's retry queue, without a broker).
 
     Put when a feed write runs out of retries or throughput, and, for replies, in the
     same transaction as the reply itself (an outbox: a crash right after the reply cannot

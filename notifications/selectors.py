@@ -47,7 +47,7 @@ class Actor:
 
 @dataclass(frozen=True)
 class Notification:
-    """One inbox item, whatever its source (API shape: DESIGN.md 5)."""
+    """One inbox item, whatever its source (API shape: docs/api.md)."""
 
     id: str
     kind: str
@@ -132,7 +132,7 @@ def unread_count(*, user_id: str, consistent: bool = True) -> int:
 
 
 def like_text(names: list[str], count: int) -> str:
-    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (seed 000).
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..."
 
     `count` is every unread like (`num_likes`), `names` the first likers still listed:
     the list keeps at most LIKE_NOTIFICATION_LIKERS_MAX, and when every listed liker
@@ -202,7 +202,7 @@ def like_unread_source(*, user_id: str, before: Position | None, limit: int) -> 
     """Unread like notifications, newest update first.
 
     The LSI yields the comments with `num_likes > 0` only; they are sorted here by
-    update time (DynamoDB can't key on both, seed 000). A user has one unread item
+    update time (DynamoDB can't key on both). A user has one unread item
     per liked comment at most, and reading them empties the set.
     """
     if before is not None and before[0] == 0:

@@ -1,7 +1,7 @@
-"""Writes of the notifications room: like notifications and their unread counts (seed 000).
+"""Writes of the notifications room: like notifications and their unread counts.
 
 Likes and unlikes reach the author's unread notification and badge through their
-events, folded many at a time by notifications/like_events.py (issue 9): the like's own
+events, folded many at a time by notifications/like_events.py, so the like's own
 transaction touches nothing another liker touches.
 
 Invariants kept by every write below and by the fold, for each comment and its
@@ -19,7 +19,7 @@ are folded:
   counted once (listed or overflow) is not counted again for this comment after the
   author read it (`like_notified`).
 - `num_likes == len(liker_ids) + overflow likes` (undone or not): an overflow like
-  that is undone stays counted until read (seed 000 allows an undone like to stay in
+  that is undone stays counted until read (an undone like may stay in
   its notification). So `len(liker_ids) <= min(num_likes, N)`, with equality as long
   as no like was undone; with no overflow at all, `num_likes == len(liker_ids)`.
 """

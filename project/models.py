@@ -1,4 +1,4 @@
-"""Tables of the `project` room: the polling workers' heartbeats (README "Operations"), the
+"""Tables of the `project` room: the polling workers' heartbeats (docs/operations.md), the
 shared limit store (project/limits.py) and the answers of create requests kept for their
 Idempotency-Key (project/idempotency.py)."""
 

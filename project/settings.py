@@ -2,7 +2,7 @@
 
 The defaults are production-safe (DEBUG=False, HTTPS only, CSP); `make dev` sets
 DEBUG=True for development, `make run` serves production settings over plain HTTP on
-127.0.0.1 (LOCAL_PLAIN_HTTP). README "Production checklist" lists what to set before
+127.0.0.1 (LOCAL_PLAIN_HTTP). docs/operations.md "Production checklist" lists what to set before
 exposing the site.
 """
 
@@ -35,7 +35,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-# --- Serving (gunicorn.conf.py reads the WEB_* settings; README "Serving") ----------
+# --- Serving (gunicorn.conf.py reads the WEB_* settings; docs/operations.md) ----------
 HOST = env.str("HOST", default="127.0.0.1")  # the address the web server binds
 PORT = env.int("PORT", default=8000)
 # Plain HTTP without HTTPS redirect, secure cookies or HSTS: for serving production
@@ -145,7 +145,7 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 
-# --- Security (README "Security settings") --------------------------------------
+# --- Security (docs/security.md) --------------------------------------
 if not DEBUG and not LOCAL_PLAIN_HTTP:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
@@ -169,7 +169,7 @@ CONTENT_SECURITY_POLICY = env.str(
 # How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
 # default) trusts no forwarded header: the client address is REMOTE_ADDR.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
-# Log-in guessing limits (project/login_limits.py, README "Limits"), on the log-in page,
+# Log-in guessing limits (project/login_limits.py, docs/security.md "Limits"), on the log-in page,
 # the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
 LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the two locks below
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
@@ -179,7 +179,7 @@ LOGIN_ACCOUNT_DELAY_MAX = env.float("LOGIN_ACCOUNT_DELAY_MAX", default=3600.0)  
 LOGIN_FRESH_ADDRESS_FAILURES = env.int("LOGIN_FRESH_ADDRESS_FAILURES", default=2)  # below: not delayed
 LOGIN_NOTICE_FAILURES = env.int("LOGIN_NOTICE_FAILURES", default=3)  # a day, before the owner is told
 LOGIN_NOTICE_HOURS = env.float("LOGIN_NOTICE_HOURS", default=6.0)  # at most one notice per this many hours
-# Write limits (project/limits.py, README "Limits"): per account, counted in DynamoDB so
+# Write limits (project/limits.py, docs/security.md "Limits"): per account, counted in DynamoDB so
 # every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
 # at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.
 # RATE_LIMITS_ENABLED=False lifts them all and the API throttles (tests, benchmarks).
@@ -253,7 +253,7 @@ IDEMPOTENCY_LEASE_SECONDS = env.float("IDEMPOTENCY_LEASE_SECONDS", default=60.0)
 # comments roll up into one "replied N more times" entry, so they cannot push the rest out.
 FEED_REPLIES_PER_PERSON = env.int("FEED_REPLIES_PER_PERSON", default=5)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
-# Activity log (README "Activity log"): by_day write shards, months kept before export+drop,
+# Activity log (docs/architecture.md "Activity log"): by_day write shards, months kept before export+drop,
 # where exports go, and the rollup's grace for late writes / how often it re-rolls today.
 ACTIVITY_DAY_SHARDS = env.int("ACTIVITY_DAY_SHARDS", default=10)
 ACTIVITY_RETENTION_MONTHS = env.int("ACTIVITY_RETENTION_MONTHS", default=13)
@@ -263,7 +263,7 @@ ACTIVITY_EXPORT_S3_PREFIX = env.str("ACTIVITY_EXPORT_S3_PREFIX", default="activi
 ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
 ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
 
-# --- Operations (README "Operations: health, workers and metrics") ----------------
+# --- Operations (docs/operations.md) ----------------
 # A polling worker writes its heartbeat at most this often; `manage.py health`, the admin
 # System page and /metrics call a worker stale when its last heartbeat is older than that.
 WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)

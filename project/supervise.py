@@ -16,7 +16,7 @@ not restart a process that exits: it stops all the others instead. Here:
 
 No Django here: the supervisor is a few MB, and it survives whatever the command does.
 Under systemd or a container platform, their own restart policy does this job instead
-(README "Production checklist").
+(docs/operations.md "Production checklist").
 """
 
 from __future__ import annotations

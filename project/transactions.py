@@ -16,8 +16,8 @@ from project.retry import backoff_sleep
 logger = logging.getLogger(__name__)
 
 # Eight attempts with full-jitter backoff (up to ~1.3 s of waiting in all): on AWS
-# transactions touching one item at once cancel each other; likes now touch only
-# their own items and one counter shard (issue 9), but folds, mark-reads and
+# transactions touching one item at once cancel each other; likes touch only
+# their own items and one counter shard, but folds, mark-reads and
 # deliveries still meet; waiting a little longer beats answering 409.
 TRANSACTION_ATTEMPTS = 8
 THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}

@@ -1,4 +1,4 @@
-"""Sharded counters (seed 004): a counter is the sum of its shard items.
+"""Sharded counters (docs/architecture.md): a counter is the sum of its shard items.
 
 A counter key names what is counted (`like#<comment_id>`, `view#<comment_id>`).
 Writers add to one shard, so concurrent writers on a hot counter spread over

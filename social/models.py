@@ -1,4 +1,4 @@
-"""Tables of the `social` room (DESIGN.md 3) and the Django user.
+"""Tables of the `social` room (docs/architecture.md "Tables") and the Django user.
 
 The user is the only relational model here; everything with volume lives in
 DynamoDB as the PynamoDB declarations below. User ids stored in DynamoDB are the
@@ -35,7 +35,7 @@ class User(AbstractUser):
 
 
 class TimelineIndex(GlobalSecondaryIndex):
-    """Visible comments by write-sharded day (`20261122#7`), newest last (seed 003)."""
+    """Visible comments by write-sharded day (`20261122#7`), newest last."""
 
     class Meta:
         index_name = "timeline"
@@ -105,7 +105,7 @@ class TimelineDay(Model):
 
 
 class Like(Model):
-    """One item per like: the key makes "one like per user per comment" a constraint (seed 000)."""
+    """One item per like: the key makes "one like per user per comment" a constraint."""
 
     Meta = table_meta("likes")
 
@@ -114,7 +114,7 @@ class Like(Model):
 
 
 class CounterShard(Model):
-    """One shard of a counter; the counter's value is the sum of its shards (seed 004)."""
+    """One shard of a counter; the counter's value is the sum of its shards."""
 
     Meta = table_meta("counters")
 
@@ -142,7 +142,7 @@ class CounterDueIndex(GlobalSecondaryIndex):
 
 
 class CounterRankingIndex(GlobalSecondaryIndex):
-    """Aggregated totals by kind and ranking shard (`like#4`), highest first (seeds 003, 004).
+    """Aggregated totals by kind and ranking shard (`like#4`), highest first.
 
     The partition carries a write-shard suffix, so no single partition takes every
     aggregation; the top N is read by querying each shard and merging. Counters with

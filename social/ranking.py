@@ -1,4 +1,4 @@
-"""Counter aggregation and the popular-comments ranking (seeds 003 and 004).
+"""Counter aggregation and the popular-comments ranking (docs/architecture.md).
 
 Writes (`counter_aggregate`, `counters_aggregate_pending`) and reads (`ranking_top`,
 `counters_pending`) of the `counter_totals` table live together here because they

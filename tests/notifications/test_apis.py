@@ -1,4 +1,4 @@
-"""The notifications API (DESIGN.md 5): shapes, order, pagination, marking read, permissions."""
+"""The notifications API (docs/api.md): shapes, order, pagination, marking read, permissions."""
 
 import uuid
 

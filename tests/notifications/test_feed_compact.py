@@ -1,4 +1,4 @@
-"""Compact feed entries (issue 10): the text is read from its source when shown, old-format
+"""Compact feed entries: the text is read from its source when shown, map-format
 feeds keep reading, a full feed stays small, and dispatch reads feeds in batches."""
 
 from unittest import mock
@@ -59,7 +59,7 @@ def test_a_feed_in_the_old_format_reads_the_same_and_is_rewritten_compact_at_its
         created_at="2026-11-01T10:00:00.000000Z",
         updated_at="2026-11-01T10:00:00.000000Z",
     )
-    # The item as feeds were written before issue 10: a list of maps and the event ids.
+    # A feed item in the map format: a list of maps and the event ids.
     Feed._get_connection().put_item(
         str(ann.pk),
         attributes={

@@ -1,4 +1,4 @@
-"""Entries of another app's kind read their text from that app's registered source (issue 14):
+"""Entries of another app's kind read their text from that app's registered source:
 a delivered message shows its delivery's title and body, and a message whose delivery is gone
 shows as removed. notifications imports no delivery module for it."""
 

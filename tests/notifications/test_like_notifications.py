@@ -36,8 +36,8 @@ def badge(user) -> int:
 
 
 def test_posting_a_comment_writes_no_notification_item_until_someone_likes_it(people):
-    """Since likes are folded (issue 9), the fold creates the notification at the first like;
-    a post no longer pays for two empty items (8 write units) that most comments never use."""
+    """Likes are folded: the fold creates the notification at the first like;
+    a post does not pay for two empty items (8 write units) that most comments never use."""
     comment_id = post(people["author"])
     with pytest.raises(LikeUnread.DoesNotExist):
         unread_item(people["author"], comment_id)
@@ -143,7 +143,7 @@ def test_unlike_after_read_keeps_the_history(people):
     [history] = inbox(author).results
     assert (history.unread, history.text) == (False, "Alice liked your comment")
     assert badge(author) == 0
-    # liking again does not notify the author a second time for this comment (issue 9) ...
+    # liking again does not notify the author a second time for this comment ...
     like(people["alice"], comment_id)
     assert [n.unread for n in inbox(author).results] == [False]
     assert badge(author) == 0

@@ -1,4 +1,4 @@
-"""The app graph has one direction (issue 14): apps below don't import the ones above.
+"""The app graph has one direction: apps below don't import the ones above.
 
 project < social < notifications < delivery < actions. A module of one app may import
 a lower app's modules; views, APIs, admin pages, URLs and commands (the edge) may import

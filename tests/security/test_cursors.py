@@ -1,4 +1,4 @@
-"""Issue 12: cursors are signed and bound to the list (and user) they page."""
+"""Cursors are signed and bound to the list (and user) they page."""
 
 import time
 

@@ -1,4 +1,4 @@
-"""Issue 12: malformed requests are the documented JSON errors, never a 5xx."""
+"""Malformed requests are the documented JSON errors, never a 5xx."""
 
 import base64
 import json

@@ -1,4 +1,4 @@
-"""Issue 12: production-safe defaults, a Content-Security-Policy, views counted once an hour."""
+"""Production-safe defaults, a Content-Security-Policy, views counted once an hour."""
 
 import os
 import re

@@ -1,4 +1,4 @@
-"""Issue 12: Schemathesis against the API, in process (WSGI), as anonymous, user and staff.
+"""Schemathesis against the API, in process (WSGI), as anonymous, user and staff.
 
 Bounded so it fits the suite: a fixed seed (derandomized), a few examples per
 operation, no shrinking. Every answer must be no 5xx and conform to the schema

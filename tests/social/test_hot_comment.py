@@ -1,4 +1,4 @@
-"""A popular comment on AWS (issue 9): many people like it at once under AWS's transaction
+"""A popular comment on AWS: many people like it at once under AWS's transaction
 conflict rules (modelled on DynamoDB Local by the `aws_conflicts` fixture), and no like fails."""
 
 from concurrent.futures import ThreadPoolExecutor

@@ -1,4 +1,4 @@
-"""Apply feed events waiting in the `feed_retry` table (seed 002's retry queue)."""
+"""Apply feed events waiting in the `feed_retry` table (the feed's retry queue, docs/architecture.md)."""
 
 import logging
 
