@@ -17,3 +17,10 @@ def test_seed_demo_fills_an_empty_timeline_once(capsys, django_user_model):
     call_command("seed_demo", "--if-empty")
     assert "no demo data added" in capsys.readouterr().out
     assert len(selectors.comment_timeline(viewer_id=None, limit=100).results) == 5
+
+
+def test_seed_demo_runs_with_the_production_write_limits_on(capsys, settings):
+    """`make run` seeds with every limit on: the demo's new accounts post faster than a person may."""
+    settings.RATE_LIMITS_ENABLED = True
+    call_command("seed_demo", "--if-empty")
+    assert len(selectors.comment_timeline(viewer_id=None, limit=100).results) == 5
