@@ -150,7 +150,14 @@ def test_honcho_serves_restarts_a_killed_worker_and_stops_everything_on_sigterm(
         raise AssertionError(f"{error}\n--- honcho's last lines:\n{''.join(lines[-60:])}") from None
     finally:
         if manager.poll() is None:
+            # honcho starts each process in a group of its own: a failed run kills them one by one.
+            leftovers = descendants(manager.pid)
             os.killpg(manager.pid, signal.SIGKILL)
+            for pid in leftovers:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             manager.wait()
         for pid in everything:
             if alive(pid):
