@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
@@ -14,6 +15,9 @@ from project.transactions import transact
 from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
+
+if TYPE_CHECKING:
+    from project.transactions import TransactOutcome
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,9 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     key = counter_key(kind=LIKES, object_id=comment_id)
     shards_table = CounterShard.Meta.table_name
 
-    contention = []
+    contention: list[TransactOutcome] = []
 
-    def grow_on_contention(outcome) -> None:
+    def grow_on_contention(outcome: TransactOutcome) -> None:
         contention.append(outcome)
         # Throttled as a whole (no per-action reasons), or the shard collided.
         if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):

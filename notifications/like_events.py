@@ -47,6 +47,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
@@ -60,6 +61,9 @@ from project.transactions import write_retrying
 from social.activity.services import ActivityLine, activity_record_keyed
 from social.counters import LIKES, counter_compact, counter_due_flag_raise, counter_key
 from social.selectors import comment_find
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.update import Action
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +164,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     comment = _readers.submit(comment_find, comment_id=comment_id)
     unread = _readers.submit(_unread_get, author_id, comment_id)
     badge = _readers.submit(_badge_get, author_id, comment_id)
-    liked = _readers.submit(
+    liked_future = _readers.submit(
         lambda: {row.user_id for row in _likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
     )
     likers_markers = _readers.submit(_markers_get, comment_id, likers)
@@ -170,7 +174,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
-    liked = liked.result()
+    liked = liked_future.result()
     if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
         return fold
     listed = fold.old_list
@@ -236,7 +240,7 @@ def _notification_write(fold: _Fold, now: float) -> bool:
             )
             write_retrying(lambda: item.save(condition=LikeUnread.comment_id.does_not_exist()), what="like_fold")
         else:
-            actions = [
+            actions: list[Action] = [
                 LikeUnread.liker_ids.set(fold.new_list),
                 LikeUnread.num_likes.set(fold.new_count),
                 LikeUnread.seq.set(seq),

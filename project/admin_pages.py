@@ -13,6 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.contrib.admin import AdminSite
+    from django.urls import URLPattern, URLResolver
+
+
+# A module's URL list for the admin site: its views wrapped in `site.admin_view(...)`.
+UrlFactory = Callable[["AdminSite"], list["URLPattern | URLResolver"]]
 
 
 @dataclass(frozen=True)
@@ -24,16 +33,16 @@ class AdminPage:
 
 class DynamoAdminRegistry:
     def __init__(self) -> None:
-        self._entries: dict[str, tuple[list[AdminPage], Callable]] = {}
+        self._entries: dict[str, tuple[list[AdminPage], UrlFactory]] = {}
 
-    def register(self, *, pages: list[AdminPage], urls: Callable) -> None:
+    def register(self, *, pages: list[AdminPage], urls: UrlFactory) -> None:
         """Register a module's pages and URL factory (again: replaced, so a re-import is harmless)."""
         self._entries[urls.__module__] = (list(pages), urls)
 
     def pages(self) -> list[AdminPage]:
         return [page for pages, _ in self._entries.values() for page in pages]
 
-    def urls(self, site) -> list:
+    def urls(self, site: AdminSite) -> list[URLPattern | URLResolver]:
         return [pattern for _, urls in self._entries.values() for pattern in urls(site)]
 
 

@@ -1,6 +1,10 @@
 """Admin pages: every DynamoDB table's status, approximate item count and drift; and System,
 each polling worker's heartbeat, backlog and lag."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -9,11 +13,16 @@ from project.admin_pages import AdminPage, dynamo_admin
 from project.dynamo import tables_check
 from project.health_selectors import worker_statuses
 
+if TYPE_CHECKING:
+    from django.contrib.admin import AdminSite
+    from django.http import HttpRequest
+    from django.urls import URLPattern, URLResolver
+
 PAGES = [AdminPage("Tables", "dynamo-tables"), AdminPage("System", "dynamo-system")]
 
 
-def urls(site):
-    def tables(request):
+def urls(site: AdminSite) -> list[URLPattern | URLResolver]:
+    def tables(request: HttpRequest) -> TemplateResponse:
         context = {
             **site.each_context(request),
             "title": "DynamoDB tables",
@@ -21,7 +30,7 @@ def urls(site):
         }
         return TemplateResponse(request, "admin/dynamo/tables.html", context)
 
-    def system(request):
+    def system(request: HttpRequest) -> TemplateResponse:
         statuses = worker_statuses()
         context = {
             **site.each_context(request),

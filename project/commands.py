@@ -7,10 +7,14 @@ import logging
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from project.clock import clock
 from project.errors import is_transient
 from project.health_services import Heartbeat
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 
 @contextlib.contextmanager
@@ -23,7 +27,7 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threa
     """
     stop = threading.Event()
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         if not stop.is_set():
             logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
         stop.set()

@@ -10,9 +10,14 @@ newest wins.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.shortcuts import resolve_url
 from django.utils.http import urlencode
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest
 
 DRAFT_KEY = "kept_draft"
 LIKE_KEY = "kept_like"
@@ -20,7 +25,7 @@ LIKE_KEY = "kept_like"
 DRAFT_MAX_CHARS = 20_000
 
 
-def draft_keep(request, *, path: str, body: str) -> bool:
+def draft_keep(request: HttpRequest, *, path: str, body: str) -> bool:
     """Keep the text posted to `path`; False (nothing kept) for empty text."""
     body = (body or "")[:DRAFT_MAX_CHARS]
     if not body.strip():
@@ -29,7 +34,7 @@ def draft_keep(request, *, path: str, body: str) -> bool:
     return True
 
 
-def draft_take(request, *, path: str) -> str | None:
+def draft_take(request: HttpRequest, *, path: str) -> str | None:
     """The text kept for `path`, removed from the session (it is shown once)."""
     kept = request.session.get(DRAFT_KEY)
     if not kept or kept.get("path") != path:
@@ -38,13 +43,13 @@ def draft_take(request, *, path: str) -> str | None:
     return kept.get("body") or None
 
 
-def like_keep(request, *, comment_id: str, action: str) -> None:
+def like_keep(request: HttpRequest, *, comment_id: str, action: str) -> None:
     request.session[LIKE_KEY] = {"comment_id": comment_id, "action": action}
 
 
-def like_take(request, *, comment_id: str) -> dict | None:
+def like_take(request: HttpRequest, *, comment_id: str) -> dict[str, str] | None:
     """The like or unlike kept for this comment (removed), or None."""
-    kept = request.session.get(LIKE_KEY)
+    kept: dict[str, str] | None = request.session.get(LIKE_KEY)
     if not kept or kept.get("comment_id") != comment_id:
         return None
     del request.session[LIKE_KEY]

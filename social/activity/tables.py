@@ -29,13 +29,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from pynamodb.models import Model
 
 from project.dynamo import client, endpoint, table_name
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
+
+if TYPE_CHECKING:
+    from social.activity.models import ActivityItem
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +157,7 @@ def activity_table_ensure(*, month: str) -> bool:
     return created
 
 
-def activity_model_ready(*, month: str) -> type[Model]:
+def activity_model_ready(*, month: str) -> type[ActivityItem]:
     """The model of `month`, its table created first if it is missing."""
     activity_table_ensure(month=month)
     return activity_model(month)
@@ -226,7 +229,7 @@ def activity_table_cool(*, month: str) -> str:
 # --- export and drop ---------------------------------------------------------------
 
 
-def month_items(month: str) -> Iterator[Model]:
+def month_items(month: str) -> Iterator[ActivityItem]:
     """Every item of a month's table, day partition by day partition (Query, never Scan)."""
     model = activity_model(month)
     for day in month_days(month):
@@ -264,7 +267,7 @@ class MonthExport:
     sha256: str
 
 
-def _line(item: Model) -> bytes:
+def _line(item: ActivityItem) -> bytes:
     return (json.dumps(item.to_simple_dict(), sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 

@@ -25,7 +25,7 @@ class Killed(BaseException):
 
 
 def _killed_after(calls: int, *, after_sending: bool):
-    real = BaseClient._make_api_call
+    real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
     state = {"left": calls, "killed": False}
 
     def dying(self, operation_name, api_params):
