@@ -151,6 +151,8 @@ if not DEBUG and not LOCAL_PLAIN_HTTP:
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     # Behind a TLS-terminating proxy that already redirects, set SECURE_SSL_REDIRECT=False.
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # A scraper inside the network asks the instance itself over plain HTTP (no proxy header).
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     # Allows (does not make) a submission to the browsers' HSTS preload list.
