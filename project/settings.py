@@ -199,6 +199,9 @@ RATE_LIMITS = {
         # Reset mails asked for, per address and per e-mail address (no mail-bombing anyone).
         ("password_reset", "5/hour,20/day", ""),
         ("delivery", "10/hour,50/day", "3/hour,10/day"),
+        # Texts and likes kept through a log-in for people not logged in, per address: each
+        # kept one is a database session row, which strangers must not be able to pile up.
+        ("anonymous_keep", "20/hour,100/day", ""),
     )
 }
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
