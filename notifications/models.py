@@ -41,6 +41,10 @@ class LikeUnread(Model):
     # markers is completed by the next fold of the comment.
     fold_notified = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
     fold_at = NumberAttribute(null=True)
+    # Since the last read: listed likers who unliked (withdrawn), whose like again is put back
+    # although their `like_notified` marker is recent, and the likers put back so (once each).
+    unliked_ids = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
+    restored_ids = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
 
     by_num_likes = UnreadLikesIndex()
 
