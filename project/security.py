@@ -59,8 +59,8 @@ class LimitedModelBackend(ModelBackend):
     checked as Django checks it.
     """
 
-    # django-stubs' own ModelBackend.authenticate signature, which mypy finds narrower than BaseBackend's
-    # **kwargs; it returns any user model (django-stubs say AUTH_USER_MODEL's).
+    # ModelBackend's own signature: mypy holds its named parameters against BaseBackend's **kwargs
+    # (as it would django-stubs' ModelBackend), and its user type against AUTH_USER_MODEL's.
     def authenticate(  # type: ignore[override]
         self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
     ) -> AbstractBaseUser | None:
