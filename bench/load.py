@@ -253,7 +253,7 @@ def caught_up_after(seconds: float) -> float | None:
     """Seconds until no like event, feed retry or due counter is pending (None: not within `seconds`)."""
     from notifications.feed_selectors import feed_retries_due
     from notifications.like_events import like_events_pending_comments
-    from social.ranking import counters_pending_count
+    from social.aggregation import counters_pending_count
 
     started = time.monotonic()
     while time.monotonic() - started < seconds:

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from project.admin_pages import AdminPage, dynamo_admin
 from project.errors import ApplicationError, NotFound
-from social import counters, ranking, selectors, services
+from social import aggregation, counters, ranking, selectors, services
 from social.activity import admin_views as activity_admin
 
 PAGES = [AdminPage("Comments", "dynamo-comments"), AdminPage("Rankings", "dynamo-rankings"), *activity_admin.PAGES]
@@ -74,7 +74,7 @@ def urls(site):
             lookup = lookup[:100]
         elif lookup:
             key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=lookup)
-            total = ranking.counter_total_get(key=key)
+            total = aggregation.counter_total_get(key=key)
             counter = {
                 "comment_id": lookup,
                 "key": key,
@@ -88,7 +88,7 @@ def urls(site):
             "kind": kind,
             "kinds": list(RANKING_KINDS),
             "ranked": ranking.ranking_top(kind=RANKING_KINDS[kind], limit=50, include_hidden=True),
-            "pending": ranking.counters_pending_count(),
+            "pending": aggregation.counters_pending_count(),
             "lookup": lookup,
             "counter": counter,
             "shards_max": counters.settings.COUNTER_SHARDS_MAX,

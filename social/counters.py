@@ -8,7 +8,7 @@ strongly consistent Query.
 Every change also raises the counter's *due flag* on its `counter_totals` item
 (`changed_at`, `due_at`, `due_part`, each `if_not_exists`): the first change of a
 burst sets it, the rest leave it as it is, so a burst of 10,000 likes schedules one
-aggregation. The aggregator (social/ranking.py) finds flags through the sparse,
+aggregation. The aggregator (social/aggregation.py) finds flags through the sparse,
 write-sharded `due` index, sums the shards and writes the total.
 
 How many shards a counter is written to: the kind's setting (LIKE_COUNTER_SHARDS,

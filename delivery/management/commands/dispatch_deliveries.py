@@ -13,9 +13,9 @@ from tqdm import tqdm
 
 from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
-from project.commands import stop_on_signals, worker_loop
 from project.errors import NotFound
 from project.health_services import Heartbeat
+from project.worker_loop import stop_on_signals, worker_loop
 
 logger = logging.getLogger("delivery.dispatch")
 

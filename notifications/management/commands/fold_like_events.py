@@ -8,8 +8,8 @@ from django.core.management.base import BaseCommand
 
 from notifications import like_events
 from notifications.selectors import like_events_backlog
-from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
+from project.worker_loop import stop_on_signals, worker_loop
 
 logger = logging.getLogger("notifications.like_events")
 

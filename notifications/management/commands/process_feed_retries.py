@@ -6,8 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from notifications import feed_retries, feed_selectors
-from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
+from project.worker_loop import stop_on_signals, worker_loop
 
 logger = logging.getLogger("notifications.feed_retries")
 

@@ -8,9 +8,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
-from social import ranking
+from project.worker_loop import stop_on_signals, worker_loop
+from social import aggregation
 
 logger = logging.getLogger("social.aggregate_counters")
 
@@ -45,9 +45,9 @@ class Command(BaseCommand):
                 self._once(stop.is_set)
 
     def _once(self, stop):
-        pending = ranking.counters_pending_count()
+        pending = aggregation.counters_pending_count()
         with tqdm(total=pending, unit="counter", disable=pending == 0 or self.verbosity == 0) as bar:
-            done = ranking.counters_aggregate_pending(due_only=False, stop=stop, on_done=lambda _: bar.update())
+            done = aggregation.counters_aggregate_pending(due_only=False, stop=stop, on_done=lambda _: bar.update())
         logger.info("aggregated %d of %d pending counters", done, pending)
         if self.verbosity:
             self.stdout.write(f"Aggregated {done} counter(s); {pending - done} taken by another aggregator or left.")
@@ -59,12 +59,12 @@ class Command(BaseCommand):
             interval,
         )
         total = 0
-        heartbeat = Heartbeat(worker="aggregate_counters", backlog=ranking.counters_due_backlog)
+        heartbeat = Heartbeat(worker="aggregate_counters", backlog=aggregation.counters_due_backlog)
         should_stop = heartbeat.checking(stop.is_set)
 
         def aggregate_pass() -> bool:
             nonlocal total
-            done = ranking.counters_aggregate_pending(due_only=True, stop=should_stop)
+            done = aggregation.counters_aggregate_pending(due_only=True, stop=should_stop)
             if done:
                 total += done
                 logger.info("aggregated %d counter(s) (%d since start)", done, total)

@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
+from project.worker_loop import stop_on_signals, worker_loop
 from social.activity import rollup
 from social.activity import services as activity_services
 from social.activity.tables import activity_tables_maintain, local_time
