@@ -150,7 +150,9 @@ def main():
 
         aggregation.counters_aggregate_pending(due_only=False)
         stop = threading.Event()
-        aggregator = threading.Thread(target=Command()._loop, args=(0.5, stop.is_set), daemon=True)
+        aggregator = threading.Thread(
+            target=Command().run_loop, kwargs={"stop": stop, "poll_seconds": 0.5}, daemon=True
+        )
         aggregator.start()
         targets = [comment_create(author_id=str(author.pk), body=f"lag {n}") for n in range(20)]
         lags = []

@@ -1,4 +1,12 @@
-"""What the long-running management commands share."""
+"""The worker loop: what the long-running management commands share.
+
+`WorkerCommand` is the base of the polling workers the Procfile runs with `--loop`
+(`fold_like_events`, `aggregate_counters`, `process_feed_retries`,
+`dispatch_deliveries`, `rollup_activity`): each says what one pass does, and this
+module gives them all the same `--loop`/`--poll-seconds` options, SIGTERM/SIGINT
+handling (`stop_on_signals`), heartbeat, back-off through outages (`worker_loop`)
+and start/stop log lines.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +16,9 @@ import signal
 import threading
 from collections.abc import Callable, Iterator
 
+from django.core.management.base import BaseCommand, CommandError
+
+from project.backlog import Backlog
 from project.clock import clock
 from project.errors import is_transient
 from project.health_services import Heartbeat
@@ -94,3 +105,109 @@ def worker_loop(
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+
+
+class WorkerCommand(BaseCommand):
+    """A management command that does its work once, or with `--loop` keeps polling for more.
+
+    A subclass names itself (`worker`, `logger`), says what a signal lets it finish
+    (`finishing`: its unit of work, small enough to end well within the 5 s a process
+    manager allows after SIGTERM) and what one pass does (`loop_pass`, and `run_once`
+    when a run without --loop differs from one pass). `self.should_stop()` is what a
+    pass asks between units: True once SIGTERM/SIGINT came; in --loop mode it also
+    keeps the heartbeat fresh during a long pass. SIGTERM/SIGINT finish the current
+    unit and the command exits 0 with an "<worker>: stopped" log line.
+    """
+
+    worker = ""  # the command's name: its heartbeat and its log lines
+    logger = logging.getLogger(__name__)
+    finishing = "the current unit of work"  # what a signal lets finish, for the log line
+    poll_seconds = 1.0  # the default of --poll-seconds
+    poll_help = "seconds between polls when nothing is waiting"
+    loop_help = "keep running and poll for work until SIGTERM or Ctrl-C"
+
+    stop: threading.Event
+    should_stop: Callable[[], bool]
+    heartbeat: Heartbeat | None = None
+    looping = False
+    verbosity = 1
+    options: dict
+
+    def add_arguments(self, parser):
+        parser.add_argument("--loop", action="store_true", help=self.loop_help)
+        parser.add_argument(
+            "--poll-seconds",
+            "--interval",
+            dest="poll_seconds",
+            type=float,
+            default=self.poll_seconds,
+            metavar="S",
+            help=f"with --loop: {self.poll_help} (default {self.poll_seconds:g})",
+        )
+
+    def handle(self, *args, **options):
+        if options["poll_seconds"] < 0:
+            raise CommandError("--poll-seconds must not be negative.")
+        self.check_options(**options)
+        with stop_on_signals(self.logger, finishing=self.finishing) as stop:
+            if options["loop"]:
+                self.run_loop(stop=stop, **options)
+            else:
+                self.run(stop=stop, **options)
+        self.finish()
+
+    def run(self, *, stop: threading.Event, **options) -> None:
+        """Without --loop: `run_once` until done or stopped."""
+        self.stop, self.should_stop, self.options = stop, stop.is_set, options
+        self.verbosity = options.get("verbosity", 1)
+        self.run_once()
+
+    def run_loop(self, *, stop: threading.Event, poll_seconds: float, **options) -> None:
+        """With --loop: passes until `stop` is set (by a signal, or by a test)."""
+        self.stop, self.options, self.looping = stop, options, True
+        self.verbosity = options.get("verbosity", 1)
+        self.heartbeat = Heartbeat(worker=self.worker, backlog=self.backlog)
+        self.should_stop = self.heartbeat.checking(stop.is_set)
+        self.logger.info("%s: started, polling every %gs%s", self.worker, poll_seconds, self.loop_details())
+        worker_loop(
+            self.loop_pass,
+            stop=stop,
+            interval=poll_seconds,
+            logger=self.logger,
+            name=self.worker,
+            keep_going_on=self.keep_going_on,
+            heartbeat=self.heartbeat,
+        )
+        self.logger.info("%s: stopped%s", self.worker, self.stopped_details())
+
+    # --- what a subclass says ------------------------------------------------
+
+    def loop_pass(self) -> bool:
+        """One pass; True when more work may be waiting (the next pass starts at once)."""
+        raise NotImplementedError
+
+    def run_once(self) -> None:
+        """The work of a run without --loop (default: one pass)."""
+        self.loop_pass()
+
+    def backlog(self) -> Backlog:
+        """What waits for this worker (its heartbeat stores it)."""
+        raise NotImplementedError
+
+    def check_options(self, **options) -> None:
+        """Raise CommandError for options that do not go together."""
+
+    def keep_going_on(self, error: Exception) -> bool:
+        """In --loop mode, whether a pass failing with `error` (not an outage) is retried."""
+        return False
+
+    def loop_details(self) -> str:
+        """More for the "started" log line (", grace 1800s")."""
+        return ""
+
+    def stopped_details(self) -> str:
+        """More for the "stopped" log line (" after folding 12 like event(s)")."""
+        return ""
+
+    def finish(self) -> None:
+        """After the run or the loop ended: print what was done, raise CommandError for a failure."""

@@ -172,6 +172,19 @@ def counter_aggregate(*, key: str, seen_due_at: float, sleep=clock.sleep) -> Agg
 
 
 CLAIM_BATCH = 100
+# A stopping aggregator notices within this many seconds while it waits for flags to settle.
+STOP_CHECK_SECONDS = 0.2
+
+
+def _wait(seconds: float, *, stop, sleep) -> bool:
+    """Sleep `seconds` in slices, asking `stop()` before each; False when it said stop."""
+    while seconds > 0:
+        if stop():
+            return False
+        step = min(seconds, STOP_CHECK_SECONDS)
+        sleep(step)
+        seconds -= step
+    return not stop()
 
 
 def counters_aggregate_pending(
@@ -179,26 +192,26 @@ def counters_aggregate_pending(
 ) -> int:
     """Aggregate every counter with a due flag (only those due now when `due_only`).
 
-    Claims up to CLAIM_BATCH counters, waits once until the youngest flag settled, then
-    sums and writes each. Returns how many counters this call aggregated. `stop()` is
-    asked between counters (SIGTERM finishes the current one; a claim left behind
-    expires and is taken again). Safe to run in several processes at once.
+    Claims up to CLAIM_BATCH counters, then sums and writes each once its flag settled
+    (earliest first). Returns how many counters this call aggregated. `stop()` is asked
+    between claims, between counters and every STOP_CHECK_SECONDS of a wait, so SIGTERM
+    finishes the current counter only; a claim left behind expires after
+    COUNTER_AGGREGATION_LEASE and is taken again. Safe to run in several processes at once.
     """
     done = 0
     pending = counters_pending(due_only=due_only)
     while not stop():
         claims = []
         for seen in itertools.islice(pending, CLAIM_BATCH):
+            if stop():
+                break
             claim = counter_claim(key=seen.key, seen_due_at=seen.due_at)
             if claim is not None:
                 claims.append(claim)
         if not claims:
             break
-        wait = max(claim.read_after for claim in claims) - clock.now()
-        if wait > 0:
-            sleep(wait)
-        for claim in claims:
-            if stop():
+        for claim in sorted(claims, key=lambda claim: claim.read_after):
+            if not _wait(claim.read_after - clock.now(), stop=stop, sleep=sleep):
                 break
             outcome = counter_claim_finish(claim)
             if outcome is not None:

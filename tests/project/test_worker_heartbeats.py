@@ -241,7 +241,7 @@ def test_the_aggregator_loop_reports_its_heartbeat_and_backlog_and_clears_it_on_
 
     settings.WORKER_HEARTBEAT_SECONDS = 0.1
     stop = threading.Event()
-    worker = threading.Thread(target=Command()._loop, args=(0.05, stop))
+    worker = threading.Thread(target=Command().run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
         [item] = wait_for(lambda: list(WorkerHeartbeat.query("aggregate_counters")))
@@ -260,9 +260,9 @@ def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, se
     settings.WORKER_HEARTBEAT_SECONDS = 0.1
     staff = make_user("boss", is_staff=True)
     stop = threading.Event()
-    options = {"delivery": None, "workers": 1, "batch_size": 10, "lease_seconds": 30, "loop": True}
+    options = {"delivery": None, "workers": 1, "batch_size": 10, "lease_seconds": 30, "no_progress": True}
     command = Command()
-    worker = threading.Thread(target=command._run, args=({**options, "poll_seconds": 0.05, "no_progress": True}, stop))
+    worker = threading.Thread(target=command.run_loop, kwargs={**options, "stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
         [item] = wait_for(lambda: list(WorkerHeartbeat.query("dispatch_deliveries")))

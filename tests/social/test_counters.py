@@ -328,3 +328,28 @@ def test_count_back_to_zero_leaves_the_ranking(comment):
     aggregation.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 0
     assert ranking.ranking_top(kind=LIKES, limit=10) == []
+
+
+def test_a_stop_during_the_wait_for_a_relied_on_flag_leaves_the_claim_to_expire(settings):
+    """Views rely on the flag, so the aggregator waits for it to settle; a stop (SIGTERM)
+    ends that wait at its next check instead of sitting it out, and the claim left behind
+    is taken again once it expires, with the full count."""
+    settings.COUNTER_AGGREGATION_DELAY = 60.0
+    with clock_override(ManualClock()) as clock:
+        key = counter_key(kind=VIEWS, object_id="seen")
+        counters.counter_increment(key=key)
+        clock.advance(60)  # due now; settled only 45 s from now (1.75 x the delay)
+        stopping, slept = [], []
+
+        def sleep(seconds):
+            slept.append(seconds)
+            clock.advance(seconds)
+            stopping.append(True)  # the signal arrives during the first slice of the wait
+
+        assert aggregation.counters_aggregate_pending(due_only=True, stop=lambda: bool(stopping), sleep=sleep) == 0
+        assert slept == [aggregation.STOP_CHECK_SECONDS]  # one slice, not the 45 s
+        assert total_of(key) is None and pending_keys() == [key]
+        counters.counter_increment(key=key)  # a view after the stop: in the sum below
+        clock.advance(settings.COUNTER_AGGREGATION_LEASE + 60)
+        assert aggregation.counters_aggregate_pending(due_only=True) == 1
+        assert total_of(key) == 2

@@ -175,7 +175,7 @@ def test_aggregate_counters_loop_keeps_up_until_stopped(author):
     comment = post_with_likes(author, "looped", 1)
     stop = threading.Event()
     command = AggregateCommand()
-    worker = threading.Thread(target=command._loop, args=(0.05, stop))
+    worker = threading.Thread(target=command.run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
     worker.start()
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     try:
