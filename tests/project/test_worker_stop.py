@@ -19,7 +19,7 @@ import pytest
 from project import dynamo
 from project.models import WorkerHeartbeat
 from social import counters
-from social.activity import tables
+from social.activity import month_tables
 from social.counters import VIEWS, counter_key
 from social.models import CounterTotal
 
@@ -102,9 +102,9 @@ def test_every_looping_worker_stops_cleanly_on_sigterm(worker_env, tmp_path):
             if process.poll() is None:
                 process.kill()
                 process.wait()
-        for month in tables.activity_table_months():  # the rollup worker keeps this month's ready
-            tables.activity_table_drop(month=month)
-        tables.activity_tables_forget()
+        for month in month_tables.activity_table_months():  # the rollup worker keeps this month's ready
+            month_tables.activity_table_drop(month=month)
+        month_tables.activity_tables_forget()
 
 
 def test_a_busy_aggregator_stops_on_sigterm_instead_of_waiting_for_flags_to_settle(worker_env, tmp_path, settings):

@@ -12,7 +12,8 @@ from tqdm import tqdm
 from project.worker_loop import WorkerCommand
 from social.activity import rollup
 from social.activity import services as activity_services
-from social.activity.tables import activity_tables_maintain, local_time
+from social.activity.periods import local_time
+from social.activity.rotation import activity_tables_maintain
 
 TABLES_EVERY_SECONDS = 3600.0
 
