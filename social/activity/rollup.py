@@ -67,6 +67,8 @@ def _count_partition(
     bits: dict[str, int] = {}
     actions_by_user: dict[str, int] = {}
     pending = 0
+    if should_stop():
+        raise _Stopped
     # Small pages: what is held at once is PAGE_ITEMS items per partition, whatever the day's size.
     for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"], page_size=PAGE_ITEMS):
         counts[item.action] += 1
@@ -92,8 +94,8 @@ def activity_day_count(
 ) -> DayCount | None:
     """Count one day of the log (reads only). `now` is recorded as when the read started.
 
-    None when `should_stop()` said yes on the way (asked every PROGRESS_EVERY items of a
-    partition): a day's count is abandoned rather than finished, since a big day takes
+    None when `should_stop()` said yes on the way (asked before each partition and every
+    PROGRESS_EVERY items of one): a day's count is abandoned rather than finished, since a big day takes
     longer than a stopping worker may.
     """
     result = DayCount(day=day, started_at=activity_services.clock() if now is None else now)
