@@ -45,12 +45,13 @@ flag (ranking).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -76,8 +77,13 @@ UNLIKE = "unlike"
 # amortise a bigger item over as many likes.
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
+# BatchWriteItem takes 25 items: a fold's 45 markers, lines or deletes go as two requests at once.
+BATCH_WRITE_MAX = 25
+# Leaf reads and writes only (nothing run here waits on this pool), so they never deadlock;
+# a fold's later steps are ordered by `_finishers`, which waits on `_writers`.
 _readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
-_writers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-write")
+_writers = ThreadPoolExecutor(max_workers=12, thread_name_prefix="like-fold-write")
+_finishers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="like-fold-finish")
 PENDING_SCAN_LIMIT = 200
 
 
@@ -109,6 +115,8 @@ class _Fold:
     withdraw: list[str] = field(default_factory=list)
     # Likers the last fold notified whose marker is not written yet (it died before): written first.
     unmarked: list[str] = field(default_factory=list)
+    # The writes of `unmarked`'s markers, when the previous batch of this very folder is making them.
+    markers_in_flight: list[Future] | None = None
     new_unliked: list[str] = field(default_factory=list)
     new_restored: list[str] = field(default_factory=list)
 
@@ -166,10 +174,14 @@ def _notified_at(marker: LikeNotified) -> float:
     return float(marker.notified_at or 0)
 
 
-def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
+def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> _Fold:
     """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
 
-    The reads are independent and run concurrently: one round trip of latency.
+    The reads are independent and run concurrently: one round trip of latency. The markers
+    of the last fold's likers (its journal) are a second one, after the notification, unless
+    that fold is `previous`, this folder's own batch right before, whose markers are being
+    written: then this fold counts them as notified and waits for those writes before its
+    commit (`_fold_commit`), instead of reading them.
     """
     author_id = events[0].author_id
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
@@ -181,8 +193,14 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     )
     likers_markers = _readers.submit(_markers_get, comment_id, likers)
     fold = _Fold(comment_id, author_id, events, unread.result(), badge.result())
-    # The last fold's likers have markers unless it died before writing them (rare: read apart).
-    markers = {**_markers_get(comment_id, [x for x in fold.journal if x not in likers]), **likers_markers.result()}
+    if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
+        # The notification is as `previous` committed it: its journal is `previous.notify`.
+        fold.markers_in_flight = previous.markers
+        markers = likers_markers.result()
+    else:
+        # The last fold's likers have markers unless it died before writing them (rare: read apart).
+        journal_rest = [x for x in fold.journal if x not in likers]
+        markers = {**_markers_get(comment_id, journal_rest), **likers_markers.result()}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
@@ -231,12 +249,37 @@ def _likes_batch_get(keys):
 
 def _markers_put(comment_id: str, likers: list[str], at: float) -> None:
     """Put the likers' markers (BatchWriteItem, plain puts): idempotent, kept for the window."""
-    if not likers:
-        return
+    for future in _markers_put_async(comment_id, likers, at):
+        future.result()
+
+
+def _markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Future]:
     expires = datetime.fromtimestamp(at + renotify_window(), tz=UTC)
-    with LikeNotified.batch_write() as batch:
-        for liker in likers:
-            batch.save(LikeNotified(comment_id, liker, notified_at=at, expires_at=expires))
+    return [
+        _writers.submit(_batch_save, [LikeNotified(comment_id, x, notified_at=at, expires_at=expires) for x in chunk])
+        for chunk in _chunks(likers)
+    ]
+
+
+def _chunks(items: list) -> list[list]:
+    return [items[start : start + BATCH_WRITE_MAX] for start in range(0, len(items), BATCH_WRITE_MAX)]
+
+
+def _batch_save(items: list) -> None:
+    with type(items[0]).batch_write() as batch:
+        for item in items:
+            batch.save(item)
+
+
+def _markers_written(writes: list[Future]) -> bool:
+    """Whether every one of these marker writes succeeded (a failed one: the caller writes them)."""
+    try:
+        for write in writes:
+            write.result()
+    except Exception as error:
+        logger.info("markers of the previous fold not written (%s): writing them again", type(error).__name__)
+        return False
+    return True
 
 
 def _list_set(attribute, values: list[str]):
@@ -320,11 +363,16 @@ def _badge_sync(fold: _Fold, *, count: int, seq: int) -> None:
 
 
 def _events_delete(events: list[LikeEvent]) -> None:
-    """Delete folded events (BatchWriteItem, plain deletes): the fold's last step, so a crash
-    before it leaves events whose next fold only completes what this one began."""
-    with LikeEvent.batch_write() as batch:
-        for event in events:
-            batch.delete(event)
+    """Delete folded events (BatchWriteItem, plain deletes, 25 a request, at once): the fold's
+    last step, so a crash before it leaves events whose next fold only completes what this one began."""
+
+    def delete(chunk: list[LikeEvent]) -> None:
+        with LikeEvent.batch_write() as batch:
+            for event in chunk:
+                batch.delete(event)
+
+    for future in [_writers.submit(delete, chunk) for chunk in _chunks(events)]:
+        future.result()
 
 
 def _activity_lines(events: list[LikeEvent]) -> None:
@@ -344,75 +392,148 @@ def _activity_lines(events: list[LikeEvent]) -> None:
     )
 
 
-def _fold_read(comment_id: str) -> _Fold | None:
-    """Read a batch of pending events of one comment and plan its fold (None: nothing pending)."""
-    events = list(LikeEvent.query(comment_id, consistent_read=True, limit=FOLD_EVENTS_MAX))
-    return _plan(comment_id=comment_id, events=events) if events else None
+def _fold_read(comment_id: str, previous: _Committed | None) -> _Fold | None:
+    """Read a batch of pending events of one comment and plan its fold (None: nothing pending).
+
+    After `previous` (this folder's batch right before, whose events are not deleted yet),
+    the Query starts past its last event; an event committed meanwhile under an older key
+    is left to the next pass.
+    """
+    after = {"comment_id": {"S": comment_id}, "event_id": {"S": previous.last_event_id}} if previous else None
+    events = list(LikeEvent.query(comment_id, consistent_read=True, limit=FOLD_EVENTS_MAX, last_evaluated_key=after))
+    return _plan(comment_id=comment_id, events=events, previous=previous) if events else None
 
 
-def _fold_batch(*, comment_id: str, attempts: int) -> int:
-    """Fold up to FOLD_EVENTS_MAX pending events of one comment; returns how many (0: none pending).
+@dataclass
+class _Committed:
+    """A batch past its commit point, its later steps (3-7 of `_fold_commit`) under way in `finish`."""
+
+    seq: int  # the notification's `seq` as this batch left it
+    notify: list[str]
+    markers: list[Future] | None  # this batch's marker writes (None: it notified nobody)
+    last_event_id: str
+    count: int
+    finish: Future
+
+
+def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None = None) -> _Committed | None:
+    """Fold up to FOLD_EVENTS_MAX pending events of one comment up to its commit point, and start the rest.
 
     Plain writes, each idempotent, in an order that makes any prefix safe to repeat:
-    1. the markers the last fold did not write (its likers are in the notification's journal);
+    1. the markers the last fold did not write (its likers are in the notification's journal;
+       if that fold is `previous`, its own marker writes, awaited);
     2. the notification, on condition it still holds what was read (the commit point; a
        changed notification is re-read and planned again, up to `attempts` times);
     3. this fold's markers; 4. the badge item, to the notification's count unless a newer
     state is there; 5. the counter's due flag; 6. the likers' activity lines (3-6 at once);
     7. the events. A crash anywhere leaves the events pending, and their next fold finds the
     notification as this one left it, changes nothing there and finishes steps 3-7.
+
+    Returns once step 2 is done (None: nothing pending, or `attempts` lost races); steps
+    3-7 run in the background (`finish`). So a folder reads and commits its next batch while
+    this one finishes: the next batch's commit waits for this one's markers (step 1), and a
+    crash of both leaves this batch's events pending, to be completed as above.
     """
     for _ in range(attempts):
-        fold = _fold_read(comment_id)
+        fold = _fold_read(comment_id, previous)
         if fold is None:
-            return 0
+            return None
         now = clock.now()
-        _markers_put(comment_id, fold.unmarked, float(fold.unread.fold_at or now) if fold.unread else now)
+        if fold.unmarked and not (fold.markers_in_flight is not None and _markers_written(fold.markers_in_flight)):
+            _markers_put(comment_id, fold.unmarked, float(fold.unread.fold_at or now) if fold.unread else now)
         if fold.changes and not _notification_write(fold, now):
             logger.info("fold of %s: the notification changed meanwhile, re-read", comment_id)
             continue
         break
     else:
-        return 0
+        return None
     # Steps 3-6 depend on nothing but the commit: one round trip of latency, then the events.
+    markers = _markers_put_async(comment_id, fold.notify, now) if fold.changes else None
     steps = [
+        *(markers or []),
         _writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
-        _writers.submit(_activity_lines, fold.events),
+        *[_writers.submit(_activity_lines, chunk) for chunk in _chunks(fold.events)],
     ]
     if fold.changes:
-        steps.append(_writers.submit(_markers_put, comment_id, fold.notify, now))
         steps.append(_writers.submit(_badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
     elif fold.unread is not None:
         steps.append(_writers.submit(_badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
-    for step in steps:
-        step.result()  # a failure leaves the events for the next fold, which repeats these steps
+    return _Committed(
+        seq=fold.old_seq + 1 if fold.changes else fold.old_seq,
+        notify=fold.notify,
+        markers=markers,
+        last_event_id=fold.events[-1].event_id,
+        count=len(fold.events),
+        finish=_finishers.submit(_fold_finish, fold, steps),
+    )
+
+
+def _fold_finish(fold: _Fold, steps: list[Future]) -> None:
+    failures = []
+    for step in steps:  # every step ends before this does, so nothing of the batch outlives it
+        try:
+            step.result()
+        except BaseException as error:
+            failures.append(error)
+    if failures:  # the events stay for the next fold, which repeats these steps
+        raise failures[0]
     _events_delete(fold.events)
     if fold.changes:
         logger.info(
             "folded %d like event(s) of %s: +%d notified, -%d withdrawn",
             len(fold.events),
-            comment_id,
+            fold.comment_id,
             len(fold.notify),
             len(fold.withdraw),
         )
-    return len(fold.events)
+
+
+def _fold_batch(*, comment_id: str, attempts: int) -> int:
+    """Fold up to FOLD_EVENTS_MAX pending events of one comment, every step (`_fold_commit`); returns how many."""
+    batch = _fold_commit(comment_id=comment_id, attempts=attempts)
+    if batch is None:
+        return 0
+    batch.finish.result()
+    return batch.count
+
+
+def _settled(batch: _Committed | None) -> None:
+    """Wait for a batch's later steps, whatever else failed (nothing runs on after the fold returns)."""
+    if batch is not None:
+        with contextlib.suppress(Exception):
+            batch.finish.result()
 
 
 def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
     """Fold every pending like event of one comment into its author's notification; returns how many.
 
-    Exactly once: each batch's transaction deletes its events on condition they still
-    exist and updates the notification on condition it still holds what was read, so a
-    second folder (or a rerun after a crash) folds nothing twice and loses nothing: a
-    crash before the transaction leaves the events pending, after it leaves nothing to do.
-    Concurrent folders of one comment: one wins each batch, the others re-read.
+    Exactly once: each batch's notification write is conditioned on the notification still
+    holding what was read, and the fold follows the like rows, markers and notification as
+    they are, so a second folder (or a rerun after a crash) folds nothing twice and loses
+    nothing: a crash before that write leaves the events pending, after it leaves steps that
+    the next fold completes (`_fold_commit`). Concurrent folders of one comment: one wins
+    each batch, the others re-read. A hot comment's batches overlap by one: the next one is
+    read and committed while the last one's later steps and delete finish.
     """
     folded = 0
-    while True:
-        done = _fold_batch(comment_id=comment_id, attempts=attempts)
-        folded += done
-        if done < FOLD_EVENTS_MAX:
-            break
+    previous: _Committed | None = None
+    batch: _Committed | None = None
+    try:
+        while True:
+            batch = _fold_commit(comment_id=comment_id, attempts=attempts, previous=previous)
+            if previous is not None:
+                previous.finish.result()  # at most one batch's later steps in flight
+            if batch is None:
+                break
+            folded += batch.count
+            if batch.count < FOLD_EVENTS_MAX:
+                batch.finish.result()
+                break
+            previous = batch
+    except BaseException:
+        _settled(previous)
+        _settled(batch)
+        raise
     if folded:
         try:  # keep the comment's count one small read (social/counters.py)
             counter_compact(key=counter_key(kind=LIKES, object_id=comment_id))

@@ -24,6 +24,7 @@ import random
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 
 from cachetools import TTLCache
@@ -390,10 +391,16 @@ def counter_value(*, key: str, consistent: bool = True) -> int:
     return max(0, int(total))
 
 
-def counter_values(*, keys: list[str], consistent: bool = True) -> dict[str, int]:
-    """Values of several counters, queried concurrently (one Query each)."""
+def counter_values(*, keys: list[str], consistent: bool = True, exact: Collection[str] | None = None) -> dict[str, int]:
+    """Values of several counters, queried concurrently (one Query each); those in `exact`
+    strongly consistently whatever `consistent` says."""
     unique = list(dict.fromkeys(keys))
+    exact = exact or ()
+
+    def value(key: str) -> int:
+        return counter_value(key=key, consistent=consistent or key in exact)
+
     if len(unique) <= 1:
-        return {key: counter_value(key=key, consistent=consistent) for key in unique}
-    values = _readers.map(lambda key: counter_value(key=key, consistent=consistent), unique)
+        return {key: value(key) for key in unique}
+    values = _readers.map(value, unique)
     return dict(zip(unique, values, strict=True))
