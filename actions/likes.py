@@ -11,7 +11,15 @@ from notifications import like_events
 from project.after_response import after_response
 from project.limits import account_limit_enforce
 from project.transactions import transact
-from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
+from social.counters import (
+    LIKES,
+    ShardPick,
+    counter_add,
+    counter_contended,
+    counter_key,
+    counter_shard_count_prefetch,
+    counter_value,
+)
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
 
@@ -47,9 +55,11 @@ def _like_transaction(
 
 def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     """Run the like/unlike transaction; returns the counter's exact value read right after it."""
-    comment = comment_get_visible(comment_id=comment_id)
-    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     key = counter_key(kind=LIKES, object_id=comment_id)
+    shards = counter_shard_count_prefetch(key=key)  # read with the comment: one round trip for both
+    comment = comment_get_visible(comment_id=comment_id)
+    shards.result()
+    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     shards_table = CounterShard.Meta.table_name
 
     contention = []

@@ -59,7 +59,7 @@ from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from pynamodb.transactions import TransactWrite
 
-from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount
+from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount, unread_count_set
 from notifications.services import like_seq_condition, like_source, likers_max
 from project.clock import clock
 from project.errors import error_code
@@ -352,7 +352,7 @@ def _badge_sync(fold: _Fold, *, count: int, seq: int) -> None:
     try:
         write_retrying(
             lambda: UnreadCount(fold.author_id, source).update(
-                actions=[UnreadCount.count.set(count), UnreadCount.seq.set(seq)],
+                actions=[unread_count_set(count), UnreadCount.seq.set(seq)],
                 condition=UnreadCount.seq.does_not_exist() | (UnreadCount.seq < seq),
             ),
             what="like_badge",

@@ -98,6 +98,13 @@ class UnreadCount(Model):
     by_count = UnreadCountIndex()
 
 
+def unread_count_set(count: int):
+    """The update action that sets a badge source's count: 0 removes the attribute, so the item
+    leaves the sparse `by_count` index (one index write, where moving the entry to 0 is two)
+    and reads as 0 (the attribute's default)."""
+    return UnreadCount.count.set(count) if count > 0 else UnreadCount.count.remove()
+
+
 # --- like events ----------------------------------------------------------------
 
 

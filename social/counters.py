@@ -25,7 +25,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from cachetools import TTLCache
 from django.conf import settings
@@ -108,6 +108,13 @@ def counter_shard_count(*, key: str) -> int:
     """Shards new writes of this counter spread over: its override, else the kind's setting."""
     override = _shard_override(key)
     return max(1, override or _kind_shards(counter_key_parts(key)[0]))
+
+
+def counter_shard_count_prefetch(*, key: str) -> Future:
+    """Start `counter_shard_count` in the background (its answer is cached for the write that
+    follows): a like reads the counter's shard override while it reads the comment, so the
+    override costs no round trip of its own."""
+    return _readers.submit(counter_shard_count, key=key)
 
 
 def counter_shard_for(*, key: str, member: str) -> int:
