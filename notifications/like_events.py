@@ -77,6 +77,11 @@ UNLIKE = "unlike"
 # amortise a bigger item over as many likes.
 FOLD_EVENTS_MAX = 45
 FOLD_ATTEMPTS = 8
+# A fold of one comment goes on past a partial batch of at least FOLD_CONTINUE_MIN events
+# (likes arrive while it folds) for this long, its batches overlapping, before the folder
+# moves on (compaction, the next Scan): a hot comment's events wait for a batch, not a pass.
+FOLD_CONTINUE_MIN = 4
+FOLD_CONTINUE_SECONDS = 2.0
 # BatchWriteItem takes 25 items: a fold's 45 markers, lines or deletes go as two requests at once.
 BATCH_WRITE_MAX = 25
 # Leaf reads and writes only (nothing run here waits on this pool), so they never deadlock;
@@ -518,6 +523,7 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
     folded = 0
     previous: _Committed | None = None
     batch: _Committed | None = None
+    started = clock.monotonic()
     try:
         while True:
             batch = _fold_commit(comment_id=comment_id, attempts=attempts, previous=previous)
@@ -526,7 +532,10 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
             if batch is None:
                 break
             folded += batch.count
-            if batch.count < FOLD_EVENTS_MAX:
+            # A partial batch ends the fold, unless likes keep coming (a hot comment): then
+            # the next batch follows at once, for up to FOLD_CONTINUE_SECONDS (other comments wait).
+            hot = batch.count >= FOLD_CONTINUE_MIN and clock.monotonic() - started < FOLD_CONTINUE_SECONDS
+            if batch.count < FOLD_EVENTS_MAX and not hot:
                 batch.finish.result()
                 break
             previous = batch
