@@ -44,7 +44,7 @@ def main() -> None:
         from delivery import services as delivery_services
         from notifications import feed, feed_events
         from notifications.feed_events import FeedEvent
-        from notifications.like_events import like_events_fold_until_idle
+        from notifications.like_fold import like_events_fold_until_idle
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()

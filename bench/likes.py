@@ -191,14 +191,14 @@ def fold_cost(*, author_id: str) -> str:
 
     from actions.comments import comment_create
     from actions.likes import like_add
-    from notifications import like_events
+    from notifications import like_fold
 
     comment_id = comment_create(author_id=author_id, body="fold cost").comment_id
     with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):
-        for n in range(like_events.FOLD_EVENTS_MAX):
+        for n in range(like_fold.FOLD_EVENTS_MAX):
             like_add(comment_id=comment_id, user_id=f"fold-{n}")
     with capacity_meter() as capacity:
-        folded = like_events.like_events_fold(comment_id=comment_id)
+        folded = like_fold.like_events_fold(comment_id=comment_id)
     return (
         f"fold: {capacity['fold_wcu'] / folded:.1f} WCU per like as DynamoDB Local reports it "
         f"({capacity['folds']} fold(s) for {folded} likes)"
@@ -212,7 +212,7 @@ def fold_throughput(*, author_id: str, events: int = 450, repeat: int = 3) -> st
 
     from actions.comments import comment_create
     from actions.likes import like_add
-    from notifications import like_events
+    from notifications import like_fold
 
     rates = []
     for _ in range(repeat):
@@ -221,13 +221,13 @@ def fold_throughput(*, author_id: str, events: int = 450, repeat: int = 3) -> st
             for _ in range(events):
                 like_add(comment_id=comment_id, user_id=f"backlog-{uuid.uuid4().hex[:10]}")
         started = time.perf_counter()
-        folded = like_events.like_events_fold(comment_id=comment_id)
+        folded = like_fold.like_events_fold(comment_id=comment_id)
         rates.append(folded / (time.perf_counter() - started))
         assert folded == events, folded
     rates.sort()
     return (
         f"folder throughput, a backlog of {events} likes on one comment: {rates[len(rates) // 2]:.0f} events/s "
-        f"median, {rates[-1]:.0f} best of {repeat} ({like_events.FOLD_EVENTS_MAX} a batch)"
+        f"median, {rates[-1]:.0f} best of {repeat} ({like_fold.FOLD_EVENTS_MAX} a batch)"
     )
 
 

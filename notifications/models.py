@@ -33,7 +33,7 @@ class LikeUnread(Model):
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()
     # Every fold and mark-read adds 1; the badge item carries the `seq` it was brought to,
-    # so a late write never overwrites a newer state (notifications/like_events.py).
+    # so a late write never overwrites a newer state (notifications/like_fold.py).
     seq = NumberAttribute(null=True)
     # The likers the last fold notified, and when: a fold that died before writing their
     # markers is completed by the next fold of the comment.

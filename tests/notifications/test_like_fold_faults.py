@@ -14,7 +14,7 @@ from botocore.client import BaseClient
 from django.core.management import call_command
 
 from actions.likes import like_add, like_remove
-from notifications import like_events, selectors
+from notifications import like_fold, selectors
 from notifications.models import LikeEvent, LikeNotified, LikeUnread
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
@@ -62,13 +62,13 @@ def test_a_folder_killed_five_times_then_one_clean_run_leaves_everything_exact(p
         patcher, state = _killed_after(rng.randrange(0, 12), after_sending=round_number % 2 == 1)
         with patcher:
             try:
-                like_events.like_events_fold_until_idle()
+                like_fold.like_events_fold_until_idle()
             except Killed:
                 pass
         kills += state["killed"]
     assert kills >= 3  # most rounds died before the folder finished
 
-    like_events.like_events_fold_until_idle()  # the clean run
+    like_fold.like_events_fold_until_idle()  # the clean run
 
     current = {row.user_id for row in Like.query(comment_id, consistent_read=True)}
     unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
@@ -119,7 +119,7 @@ def test_overlapping_batches_killed_anywhere_count_every_overflow_like_once(peop
     lines, delete). Overflow likes (the list is full) are kept from counting twice only by
     their markers: killed between any two calls, from any thread, nobody is counted twice."""
     settings.LIKE_NOTIFICATION_LIKERS_MAX = 2
-    monkeypatch.setattr(like_events, "FOLD_EVENTS_MAX", 4)
+    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
     rng = random.Random(seed)
     author = people["author"]
     comment_id = post(author)
@@ -131,13 +131,13 @@ def test_overlapping_batches_killed_anywhere_count_every_overflow_like_once(peop
         patcher, state = _killed_once_after(rng.randrange(2, 20))
         with patcher:
             try:
-                like_events.like_events_fold(comment_id=comment_id)
+                like_fold.like_events_fold(comment_id=comment_id)
             except Killed:
                 pass
         kills += state["killed"]
     assert kills >= 3  # most rounds died before their batches were done
 
-    like_events.like_events_fold_until_idle()  # the clean run
+    like_fold.like_events_fold_until_idle()  # the clean run
 
     current = {row.user_id for row in Like.query(comment_id, consistent_read=True)}
     unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
@@ -153,14 +153,14 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
     the next one writes them before its own commit, so a folder that dies right after that
     commit leaves overflow likes that the clean run does not count again."""
     settings.LIKE_NOTIFICATION_LIKERS_MAX = 1
-    monkeypatch.setattr(like_events, "FOLD_EVENTS_MAX", 4)
+    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
     author = people["author"]
     comment_id = post(author)
     likers = [str(3000 + n) for n in range(8)]
     for liker in likers:
         like_add(comment_id=comment_id, user_id=liker)
 
-    real_markers, real_write = like_events._markers_put_async, like_events._notification_write
+    real_markers, real_write = like_fold._markers_put_async, like_fold._notification_write
     calls = {"markers": 0, "commits": 0}
 
     def markers_failing_once(*args):
@@ -178,13 +178,13 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
             raise Killed("after the second batch's commit")
         return committed
 
-    monkeypatch.setattr(like_events, "_markers_put_async", markers_failing_once)
-    monkeypatch.setattr(like_events, "_notification_write", commit_then_die)
+    monkeypatch.setattr(like_fold, "_markers_put_async", markers_failing_once)
+    monkeypatch.setattr(like_fold, "_notification_write", commit_then_die)
     with pytest.raises(Killed):
-        like_events.like_events_fold(comment_id=comment_id)
+        like_fold.like_events_fold(comment_id=comment_id)
     monkeypatch.undo()
 
-    like_events.like_events_fold_until_idle()  # the clean run
+    like_fold.like_events_fold_until_idle()  # the clean run
 
     unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
     assert int(unread.num_likes) == len(likers)  # 7 overflow likes among them, each counted once

@@ -19,7 +19,7 @@ WRITES = {
     "delivery.dispatch",
     "notifications.feed",
     "notifications.feed_retries",
-    "notifications.like_events",
+    "notifications.like_fold",
 }
 LINES_MAX = 500
 

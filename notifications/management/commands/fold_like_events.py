@@ -6,12 +6,12 @@ import logging
 
 from django.core.management.base import BaseCommand
 
-from notifications import like_events
+from notifications import like_fold
 from notifications.selectors import like_events_backlog
 from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
 
-logger = logging.getLogger("notifications.like_events")
+logger = logging.getLogger("notifications.like_fold")
 
 
 class Command(BaseCommand):
@@ -37,12 +37,12 @@ class Command(BaseCommand):
         with stop_on_signals(logger, finishing="the current comment") as stop:
             should_stop = heartbeat.checking(stop.is_set) if heartbeat else stop.is_set
             if not loop:
-                total = like_events.like_events_fold_until_idle(stop=stop.is_set)
+                total = like_fold.like_events_fold_until_idle(stop=stop.is_set)
                 stop.set()  # no polling: the loop below ends at once
 
             def fold_pass() -> bool:
                 nonlocal total
-                done = like_events.like_events_fold_pending(stop=should_stop)
+                done = like_fold.like_events_fold_pending(stop=should_stop)
                 total += done
                 if done:
                     logger.info("folded %d like event(s) (%d since start)", done, total)

@@ -1,4 +1,4 @@
-"""Like events: the likes' outbox, folded into the authors' notifications many at a time.
+"""The like fold: the likes' outbox (like events), folded into the authors' notifications many at a time.
 
 A like or unlike writes, in its own transaction, only items no other liker writes: its
 like row, one counter shard, and a `like_events` item with its own key. Everything that
