@@ -52,19 +52,32 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 
-from django.conf import settings
-from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from pynamodb.transactions import TransactWrite
 
-from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount, unread_count_set
-from notifications.services import like_seq_condition, like_source, likers_max
+from notifications.like_fold_steps import (
+    Fold,
+    activity_lines,
+    badge_get,
+    badge_sync,
+    chunks,
+    events_delete,
+    likes_batch_get,
+    markers_get,
+    markers_put,
+    markers_put_async,
+    markers_written,
+    notification_write,
+    notified_at,
+    readers,
+    renotify_window,
+    unread_get,
+    writers,
+)
+from notifications.models import LikeEvent
+from notifications.services import likers_max
 from project.clock import clock
-from project.errors import error_code
-from project.transactions import write_retrying
-from social.activity.services import ActivityLine, activity_record_keyed
 from social.counters import LIKES, counter_compact, counter_due_flag_raise, counter_key
 from social.selectors import comment_find
 
@@ -82,12 +95,6 @@ FOLD_ATTEMPTS = 8
 # moves on (compaction, the next Scan): a hot comment's events wait for a batch, not a pass.
 FOLD_CONTINUE_MIN = 4
 FOLD_CONTINUE_SECONDS = 2.0
-# BatchWriteItem takes 25 items: a fold's 45 markers, lines or deletes go as two requests at once.
-BATCH_WRITE_MAX = 25
-# Leaf reads and writes only (nothing run here waits on this pool), so they never deadlock;
-# a fold's later steps are ordered by `_finishers`, which waits on `_writers`.
-_readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
-_writers = ThreadPoolExecutor(max_workers=12, thread_name_prefix="like-fold-write")
 _finishers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="like-fold-finish")
 PENDING_SCAN_LIMIT = 200
 
@@ -97,7 +104,7 @@ def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: st
 
     No index: an event item under 1 KB in a table of its own costs 2 write units in the
     like's transaction, the least an outbox entry can cost. The fold writes the person's
-    activity-log line from it (`_activity_lines`), under a key derived from the event id.
+    activity-log line from it (`activity_lines`), under a key derived from the event id.
     """
     event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
     transaction.save(
@@ -105,81 +112,7 @@ def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: st
     )
 
 
-@dataclass
-class _Fold:
-    """What one fold read and decided for one comment."""
-
-    comment_id: str
-    author_id: str
-    events: list[LikeEvent]
-    unread: LikeUnread | None
-    badge: UnreadCount | None = None
-    new_list: list[str] = field(default_factory=list)
-    new_count: int = 0
-    notify: list[str] = field(default_factory=list)
-    withdraw: list[str] = field(default_factory=list)
-    # Likers the last fold notified whose marker is not written yet (it died before): written first.
-    unmarked: list[str] = field(default_factory=list)
-    # The writes of `unmarked`'s markers, when the previous batch of this very folder is making them.
-    markers_in_flight: list[Future] | None = None
-    new_unliked: list[str] = field(default_factory=list)
-    new_restored: list[str] = field(default_factory=list)
-
-    @property
-    def changes(self) -> bool:
-        """Whether the notification changes (else the fold completes the last one and deletes its events)."""
-        return bool(self.notify or self.withdraw)
-
-    @property
-    def old_list(self) -> list[str]:
-        return list(self.unread.liker_ids or []) if self.unread else []
-
-    @property
-    def old_count(self) -> int:
-        return int(self.unread.num_likes or 0) if self.unread else 0
-
-    @property
-    def old_seq(self) -> int:
-        return int(self.unread.seq or 0) if self.unread else 0
-
-    @property
-    def old_unliked(self) -> list[str]:
-        return list(self.unread.unliked_ids or []) if self.unread else []
-
-    @property
-    def old_restored(self) -> list[str]:
-        return list(self.unread.restored_ids or []) if self.unread else []
-
-    @property
-    def journal(self) -> list[str]:
-        return list(self.unread.fold_notified or []) if self.unread else []
-
-
-def _unread_get(author_id: str, comment_id: str) -> LikeUnread | None:
-    try:
-        return LikeUnread.get(author_id, comment_id, consistent_read=True)
-    except DoesNotExist:
-        return None
-
-
-def _badge_get(author_id: str, comment_id: str) -> UnreadCount | None:
-    try:
-        return UnreadCount.get(author_id, like_source(comment_id), consistent_read=True)
-    except DoesNotExist:
-        return None
-
-
-def renotify_window() -> float:
-    """Seconds during which a person's new like of a comment does not notify its author again."""
-    return float(settings.LIKE_RENOTIFY_WINDOW_HOURS) * 3600
-
-
-def _notified_at(marker: LikeNotified) -> float:
-    # A marker written before markers had a time counts as long ago.
-    return float(marker.notified_at or 0)
-
-
-def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> _Fold:
+def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> Fold:
     """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
 
     The reads are independent and run concurrently: one round trip of latency. The markers
@@ -190,14 +123,14 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     """
     author_id = events[0].author_id
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
-    comment = _readers.submit(comment_find, comment_id=comment_id)
-    unread = _readers.submit(_unread_get, author_id, comment_id)
-    badge = _readers.submit(_badge_get, author_id, comment_id)
-    liked = _readers.submit(
-        lambda: {row.user_id for row in _likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
+    comment = readers.submit(comment_find, comment_id=comment_id)
+    unread = readers.submit(unread_get, author_id, comment_id)
+    badge = readers.submit(badge_get, author_id, comment_id)
+    liked = readers.submit(
+        lambda: {row.user_id for row in likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
     )
-    likers_markers = _readers.submit(_markers_get, comment_id, likers)
-    fold = _Fold(comment_id, author_id, events, unread.result(), badge.result())
+    likers_markers = readers.submit(markers_get, comment_id, likers)
+    fold = Fold(comment_id, author_id, events, unread.result(), badge.result())
     if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
         # The notification is as `previous` committed it: its journal is `previous.notify`.
         fold.markers_in_flight = previous.markers
@@ -205,7 +138,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     else:
         # The last fold's likers have markers unless it died before writing them (rare: read apart).
         journal_rest = [x for x in fold.journal if x not in likers]
-        markers = {**_markers_get(comment_id, journal_rest), **likers_markers.result()}
+        markers = {**markers_get(comment_id, journal_rest), **likers_markers.result()}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
@@ -222,7 +155,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     # same person liking the same comment again does not notify the author again, unless
     # their like was withdrawn from this still unread notification (it is put back).
     since = clock.now() - renotify_window()
-    recently = {liker for liker, marker in markers.items() if _notified_at(marker) >= since} | set(fold.unmarked)
+    recently = {liker for liker, marker in markers.items() if notified_at(marker) >= since} | set(fold.unmarked)
     recently -= set(fold.old_unliked)
     # Withdrawals first: a place they free goes to a later like of the same batch.
     fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
@@ -239,165 +172,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     return fold
 
 
-def _markers_get(comment_id: str, likers: list[str]) -> dict[str, LikeNotified]:
-    if not likers:
-        return {}
-    keys = [(comment_id, liker) for liker in dict.fromkeys(likers)]
-    return {row.user_id: row for row in LikeNotified.batch_get(keys, consistent_read=True)}
-
-
-def _likes_batch_get(keys):
-    from social.models import Like  # the like rows are the truth the fold follows
-
-    return Like.batch_get(keys, consistent_read=True)
-
-
-def _markers_put(comment_id: str, likers: list[str], at: float) -> None:
-    """Put the likers' markers (BatchWriteItem, plain puts): idempotent, kept for the window."""
-    for future in _markers_put_async(comment_id, likers, at):
-        future.result()
-
-
-def _markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Future]:
-    expires = datetime.fromtimestamp(at + renotify_window(), tz=UTC)
-    return [
-        _writers.submit(_batch_save, [LikeNotified(comment_id, x, notified_at=at, expires_at=expires) for x in chunk])
-        for chunk in _chunks(likers)
-    ]
-
-
-def _chunks(items: list) -> list[list]:
-    return [items[start : start + BATCH_WRITE_MAX] for start in range(0, len(items), BATCH_WRITE_MAX)]
-
-
-def _batch_save(items: list) -> None:
-    with type(items[0]).batch_write() as batch:
-        for item in items:
-            batch.save(item)
-
-
-def _markers_written(writes: list[Future]) -> bool:
-    """Whether every one of these marker writes succeeded (a failed one: the caller writes them)."""
-    try:
-        for write in writes:
-            write.result()
-    except Exception as error:
-        logger.info("markers of the previous fold not written (%s): writing them again", type(error).__name__)
-        return False
-    return True
-
-
-def _list_set(attribute, values: list[str]):
-    # DynamoDB keeps no empty list here: an empty one is removed.
-    return attribute.set(values) if values else attribute.remove()
-
-
-def _notification_write(fold: _Fold, now: float) -> bool:
-    """The fold's commit point: one conditional write of the notification; False if it changed meanwhile.
-
-    The notification records which likers this fold notified (`fold_notified`, `fold_at`),
-    so a fold that dies before their markers are written is completed by the next one.
-    """
-    author_id, comment_id = fold.author_id, fold.comment_id
-    seq = fold.old_seq + 1
-    try:
-        if fold.unread is None:  # the comment's first like (posting writes no notification item)
-            item = LikeUnread(
-                author_id,
-                comment_id,
-                liker_ids=fold.new_list,
-                num_likes=fold.new_count,
-                updated_at=clock.now_iso(),
-                seq=seq,
-                fold_notified=fold.notify,
-                fold_at=now,
-                unliked_ids=fold.new_unliked or None,
-                restored_ids=fold.new_restored or None,
-            )
-            write_retrying(lambda: item.save(condition=LikeUnread.comment_id.does_not_exist()), what="like_fold")
-        else:
-            actions = [
-                LikeUnread.liker_ids.set(fold.new_list),
-                LikeUnread.num_likes.set(fold.new_count),
-                LikeUnread.seq.set(seq),
-                LikeUnread.fold_notified.set(fold.notify),
-                LikeUnread.fold_at.set(now),
-                _list_set(LikeUnread.unliked_ids, fold.new_unliked),
-                _list_set(LikeUnread.restored_ids, fold.new_restored),
-            ]
-            if fold.notify:
-                actions.append(LikeUnread.updated_at.set(clock.now_iso()))
-            # A mark-read (or another fold) in between fails this: re-read and fold again.
-            condition = (
-                (LikeUnread.num_likes == fold.old_count)
-                & (LikeUnread.liker_ids == fold.old_list)
-                & like_seq_condition(LikeUnread.seq, fold.old_seq)
-            )
-            write_retrying(
-                lambda: LikeUnread(author_id, comment_id).update(actions=actions, condition=condition),
-                what="like_fold",
-            )
-    except PynamoDBException as error:
-        if error_code(error) == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
-
-
-def _badge_sync(fold: _Fold, *, count: int, seq: int) -> None:
-    """Bring the comment's badge item to the notification's count, unless a newer state is there.
-
-    `count` and `seq` are the notification's; the condition (the item's own `seq` is older)
-    keeps a late fold from overwriting what a mark-read or a later fold wrote. Idempotent.
-    """
-    badge = fold.badge
-    if badge is not None and int(badge.seq or 0) >= seq and (int(badge.seq or 0) > seq or int(badge.count) == count):
-        return
-    source = like_source(fold.comment_id)
-    try:
-        write_retrying(
-            lambda: UnreadCount(fold.author_id, source).update(
-                actions=[unread_count_set(count), UnreadCount.seq.set(seq)],
-                condition=UnreadCount.seq.does_not_exist() | (UnreadCount.seq < seq),
-            ),
-            what="like_badge",
-        )
-    except PynamoDBException as error:
-        if error_code(error) != "ConditionalCheckFailedException":
-            raise
-
-
-def _events_delete(events: list[LikeEvent]) -> None:
-    """Delete folded events (BatchWriteItem, plain deletes, 25 a request, at once): the fold's
-    last step, so a crash before it leaves events whose next fold only completes what this one began."""
-
-    def delete(chunk: list[LikeEvent]) -> None:
-        with LikeEvent.batch_write() as batch:
-            for event in chunk:
-                batch.delete(event)
-
-    for future in [_writers.submit(delete, chunk) for chunk in _chunks(events)]:
-        future.result()
-
-
-def _activity_lines(events: list[LikeEvent]) -> None:
-    """The likers' activity-log lines, under keys derived from the event ids: written again
-    by a fold that repeats an event, they land on the same items (exactly one line per like)."""
-    activity_record_keyed(
-        lines=[
-            ActivityLine(
-                user_id=event.liker_id,
-                action=event.kind,
-                object_id=event.comment_id,
-                millis=int(event.event_id.split("#")[0]) // 1_000_000,
-                suffix=event.event_id.split("#")[-1],
-            )
-            for event in events
-        ]
-    )
-
-
-def _fold_read(comment_id: str, previous: _Committed | None) -> _Fold | None:
+def _fold_read(comment_id: str, previous: _Committed | None) -> Fold | None:
     """Read a batch of pending events of one comment and plan its fold (None: nothing pending).
 
     After `previous` (this folder's batch right before, whose events are not deleted yet),
@@ -444,25 +219,25 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
         if fold is None:
             return None
         now = clock.now()
-        if fold.unmarked and not (fold.markers_in_flight is not None and _markers_written(fold.markers_in_flight)):
-            _markers_put(comment_id, fold.unmarked, float(fold.unread.fold_at or now) if fold.unread else now)
-        if fold.changes and not _notification_write(fold, now):
+        if fold.unmarked and not (fold.markers_in_flight is not None and markers_written(fold.markers_in_flight)):
+            markers_put(comment_id, fold.unmarked, float(fold.unread.fold_at or now) if fold.unread else now)
+        if fold.changes and not notification_write(fold, now):
             logger.info("fold of %s: the notification changed meanwhile, re-read", comment_id)
             continue
         break
     else:
         return None
     # Steps 3-6 depend on nothing but the commit: one round trip of latency, then the events.
-    markers = _markers_put_async(comment_id, fold.notify, now) if fold.changes else None
+    markers = markers_put_async(comment_id, fold.notify, now) if fold.changes else None
     steps = [
         *(markers or []),
-        _writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
-        *[_writers.submit(_activity_lines, chunk) for chunk in _chunks(fold.events)],
+        writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
+        *[writers.submit(activity_lines, chunk) for chunk in chunks(fold.events)],
     ]
     if fold.changes:
-        steps.append(_writers.submit(_badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
+        steps.append(writers.submit(badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
     elif fold.unread is not None:
-        steps.append(_writers.submit(_badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
+        steps.append(writers.submit(badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
     return _Committed(
         seq=fold.old_seq + 1 if fold.changes else fold.old_seq,
         notify=fold.notify,
@@ -473,7 +248,7 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
     )
 
 
-def _fold_finish(fold: _Fold, steps: list[Future]) -> None:
+def _fold_finish(fold: Fold, steps: list[Future]) -> None:
     failures = []
     for step in steps:  # every step ends before this does, so nothing of the batch outlives it
         try:
@@ -482,7 +257,7 @@ def _fold_finish(fold: _Fold, steps: list[Future]) -> None:
             failures.append(error)
     if failures:  # the events stay for the next fold, which repeats these steps
         raise failures[0]
-    _events_delete(fold.events)
+    events_delete(fold.events)
     if fold.changes:
         logger.info(
             "folded %d like event(s) of %s: +%d notified, -%d withdrawn",

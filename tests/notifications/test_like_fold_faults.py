@@ -160,7 +160,7 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
     for liker in likers:
         like_add(comment_id=comment_id, user_id=liker)
 
-    real_markers, real_write = like_fold._markers_put_async, like_fold._notification_write
+    real_markers, real_write = like_fold.markers_put_async, like_fold.notification_write
     calls = {"markers": 0, "commits": 0}
 
     def markers_failing_once(*args):
@@ -178,8 +178,8 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
             raise Killed("after the second batch's commit")
         return committed
 
-    monkeypatch.setattr(like_fold, "_markers_put_async", markers_failing_once)
-    monkeypatch.setattr(like_fold, "_notification_write", commit_then_die)
+    monkeypatch.setattr(like_fold, "markers_put_async", markers_failing_once)
+    monkeypatch.setattr(like_fold, "notification_write", commit_then_die)
     with pytest.raises(Killed):
         like_fold.like_events_fold(comment_id=comment_id)
     monkeypatch.undo()

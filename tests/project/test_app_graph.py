@@ -20,6 +20,7 @@ WRITES = {
     "notifications.feed",
     "notifications.feed_retries",
     "notifications.like_fold",
+    "notifications.like_fold_steps",
 }
 LINES_MAX = 500
 
