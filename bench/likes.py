@@ -4,9 +4,10 @@ commit to its author's badge (the fold runs once the answer is sent), comment-re
 latency with 10^2 vs 10^5 likes on the comment, and a like storm on one hot comment vs
 the same likes spread over 32 comments under AWS's transaction conflict rules
 (project/testing/aws_conflicts.py), with fold lag, given-up likes and the write
-capacity units of a like and of its fold.
+capacity units of a like and of its fold, and how fast one folder drains a hot comment's backlog.
 
     .venv/bin/python bench/likes.py [--likes 400] [--big 100000] [--storm 640] [--only-storm]
+                                    [--skip-storm] [--only-backlog]
 """
 
 from __future__ import annotations
