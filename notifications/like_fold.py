@@ -35,10 +35,13 @@ after the fold's transaction instead of inside it):
   before a read raises it at most once more (a read while the notification shows nothing
   does not reach its item).
 
-Exactly once: the notification, its badge item and the markers change in one transaction
-conditioned on the notification still holding what was read, so two folders (or a fold
-and a mark-read) cannot both apply the same likes, and a crash before the commit leaves
-the events pending. A like on a hidden or deleted comment is dropped here: never listed,
+Exactly once: the commit point is one write of the notification conditioned on it still
+holding what was read, so two folders (or a fold and a mark-read) cannot both apply the
+same likes; the markers, badge item, lines and the events' delete are idempotent plain
+writes after it, the delete last, so a crash anywhere leaves the events pending and their
+next fold completes the rest (`_fold_commit`). A folder's batches of one comment overlap
+by one: the next is read and committed while the one before finishes, and its commit
+waits for that one's markers. A like on a hidden or deleted comment is dropped here: never listed,
 never counted in the badge. Self-likes notify nobody. Every fold raises the counter's due
 flag (ranking).
 """
