@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from notifications import like_events
+from notifications import like_fold
 from notifications.selectors import like_events_backlog
 from project.worker_loop import WorkerCommand
 
@@ -20,7 +20,7 @@ class Command(WorkerCommand):
         "polling the table (one Scan page); SIGTERM or Ctrl-C finishes the current comment and exits."
     )
     worker = "fold_like_events"
-    logger = logging.getLogger("notifications.like_events")
+    logger = logging.getLogger("notifications.like_fold")
     finishing = "the current comment"
     poll_seconds = 0.2
     poll_help = "seconds between polls when nothing is pending"
@@ -31,10 +31,10 @@ class Command(WorkerCommand):
         return like_events_backlog()
 
     def run_once(self):
-        self.total += like_events.like_events_fold_until_idle(stop=self.should_stop)
+        self.total += like_fold.like_events_fold_until_idle(stop=self.should_stop)
 
     def loop_pass(self) -> bool:
-        done = like_events.like_events_fold_pending(stop=self.should_stop)
+        done = like_fold.like_events_fold_pending(stop=self.should_stop)
         self.total += done
         if done:
             self.logger.info("folded %d like event(s) (%d since start)", done, self.total)
