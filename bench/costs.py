@@ -41,8 +41,9 @@ def main() -> None:
         from delivery import dispatch as delivery_dispatch
         from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
-        from notifications import feed, feed_events
-        from notifications.feed_events import FeedEvent
+        from notifications.feed import merge as feed_merge
+        from notifications.feed import services as feed_services
+        from notifications.feed.events import FeedEvent
         from notifications.like_events import like_events_fold_until_idle
         from social.services import comment_delete, comment_edit
 
@@ -52,7 +53,7 @@ def main() -> None:
         staff = User.objects.create_user(username="staff", password="!", is_staff=True)
 
         def fill_feed(user_id: str) -> None:
-            for n in range(feed_events.feed_max_entries()):
+            for n in range(feed_merge.feed_max_entries()):
                 parent = comment_create(author_id=user_id, body=f"Comment {n}")
                 replier = str(people[n % len(people)].pk)
                 reply = comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
@@ -141,13 +142,13 @@ def main() -> None:
         run(
             "mark all read (after one new entry)",
             lambda n: browser.post("/api/notifications/read-all/"),
-            prepare=lambda n: feed.feed_append(
+            prepare=lambda n: feed_services.feed_append(
                 user_id=author_id, event=FeedEvent(f"m{n}", "message", None, None, title="Hi")
             ),
         )
         run(
             "feed event into a full feed",
-            lambda n: feed.feed_append(
+            lambda n: feed_services.feed_append(
                 user_id=author_id,
                 event=FeedEvent(
                     f"e{n}", "reply", str(people[n].pk), f"reply#{uuid.uuid4()}", object_id=str(uuid.uuid4())
@@ -158,8 +159,8 @@ def main() -> None:
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]
         for person in audience:
-            for n in range(feed_events.feed_max_entries()):
-                feed.feed_append(
+            for n in range(feed_merge.feed_max_entries()):
+                feed_services.feed_append(
                     user_id=str(person.pk),
                     event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex),
                 )

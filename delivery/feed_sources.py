@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from delivery.models import Delivery
-from notifications.feed_selectors import FeedText, batch_get_by_key, feed_text_source
+from notifications.feed.selectors import FeedText, batch_get_by_key, feed_text_source
 
 
 @feed_text_source("message")

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.urls import reverse
 
-from notifications.feed_selectors import feed_entry_views, feed_read
+from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
 from project.backlog import BACKLOG_CAP, Backlog
 from project.clock import clock, parse_iso

@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
-from notifications.feed import feed_mark_read
+from notifications.feed.services import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
 from project.clock import clock, iso_format
 from project.errors import Conflict

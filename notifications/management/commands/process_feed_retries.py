@@ -5,11 +5,12 @@ import logging
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from notifications import feed_retries, feed_selectors
+from notifications.feed import selectors as feed_selectors
+from notifications.feed import services as feed_services
 from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
 
-logger = logging.getLogger("notifications.feed_retries")
+logger = logging.getLogger("notifications.feed.services")
 
 
 class Command(BaseCommand):
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
 
     def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
-        totals = feed_retries.FeedRetryStats()
+        totals = feed_services.FeedRetryStats()
         heartbeat = None
         if loop:
             heartbeat = Heartbeat(worker="process_feed_retries", backlog=feed_selectors.feed_retries_backlog)
@@ -42,7 +43,7 @@ class Command(BaseCommand):
                         break
                     if heartbeat:
                         heartbeat.pulse()
-                    totals.count(feed_retries.feed_retry_process(retry=retry))
+                    totals.count(feed_services.feed_retry_process(retry=retry))
                 if not loop:
                     stop.set()
                 return len(due) >= limit
