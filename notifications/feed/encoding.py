@@ -44,12 +44,15 @@ import hashlib
 import struct
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pynamodb.attributes import Attribute
 from pynamodb.constants import BINARY
 
 from project.clock import parse_iso
+
+if TYPE_CHECKING:
+    from notifications.models import Feed
 
 DIGEST_BYTES = 6
 # One person's replies across several comments, rolled into one entry once they have
@@ -354,7 +357,7 @@ class EventDigestsAttribute(Attribute[list[bytes]]):
 #     --filter-expression "attribute_exists(entries) OR attribute_exists(event_ids)"
 
 
-def legacy_feed_upgrade(feed: Any) -> None:
+def legacy_feed_upgrade(feed: Feed) -> None:
     """Give a `Feed` read in the map format its packed form (in memory; its next write stores it)."""
     if feed.legacy_entries is not None:
         feed.records = [Record.of(legacy_entry(entry)) for entry in feed.legacy_entries]
@@ -365,7 +368,7 @@ def legacy_feed_upgrade(feed: Any) -> None:
 
 
 def legacy_entry(entry) -> FeedEntry:
-    """An entry of a feed written before this format (a map with its text inline)."""
+    """The entry of a map-format `LegacyFeedEntry` (a map with its text inline)."""
     object_id = entry.delivery_id
     url = entry.url or ""
     if entry.kind == "reply" and "#c-" in url:
