@@ -22,12 +22,18 @@ order in which one person's like/unlike/like events are folded cannot matter, an
 folding an event a second time changes nothing (which is why the events can be deleted
 after the fold's transaction instead of inside it):
 
-- liked, not notified within LIKE_RENOTIFY_WINDOW_HOURS, not listed: listed if the list
-  has room (at most LIKE_NOTIFICATION_LIKERS_MAX), else an overflow like; +1 `num_likes`
-  and badge; the marker is written with the time.
-- not liked, listed in the unread notification: taken out, -1; the marker stays.
-- anything else changes nothing: a person who likes, unlikes and likes again within the
-  window (with or without reads in between) notifies the author once.
+- liked, not listed, and not notified within LIKE_RENOTIFY_WINDOW_HOURS (or withdrawn from
+  this unread notification, below): listed if the list has room (at most
+  LIKE_NOTIFICATION_LIKERS_MAX), else an overflow like; +1 `num_likes` and badge; the
+  marker is written with the time.
+- not liked, listed in the unread notification: taken out, -1, and remembered as
+  withdrawn (`unliked_ids`, cleared by the read) unless already put back once since the
+  read (`restored_ids`); the marker stays. A withdrawn liker who likes again is put back.
+- anything else changes nothing. So a person who likes, unlikes and likes again counts
+  once in the unread notification however their events were split between folds; once
+  it is read, their like again within the window does not raise it again, and flapping
+  before a read raises it at most once more (a read while the notification shows nothing
+  does not reach its item).
 
 Exactly once: the notification, its badge item and the markers change in one transaction
 conditioned on the notification still holding what was read, so two folders (or a fold
@@ -103,6 +109,8 @@ class _Fold:
     withdraw: list[str] = field(default_factory=list)
     # Likers the last fold notified whose marker is not written yet (it died before): written first.
     unmarked: list[str] = field(default_factory=list)
+    new_unliked: list[str] = field(default_factory=list)
+    new_restored: list[str] = field(default_factory=list)
 
     @property
     def changes(self) -> bool:
@@ -120,6 +128,14 @@ class _Fold:
     @property
     def old_seq(self) -> int:
         return int(self.unread.seq or 0) if self.unread else 0
+
+    @property
+    def old_unliked(self) -> list[str]:
+        return list(self.unread.unliked_ids or []) if self.unread else []
+
+    @property
+    def old_restored(self) -> list[str]:
+        return list(self.unread.restored_ids or []) if self.unread else []
 
     @property
     def journal(self) -> list[str]:
@@ -168,6 +184,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     # The last fold's likers have markers unless it died before writing them (rare: read apart).
     markers = {**_markers_get(comment_id, [x for x in fold.journal if x not in likers]), **likers_markers.result()}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
+    fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
     liked = liked.result()
@@ -179,15 +196,23 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
         fold.new_list.remove(liker)
         fold.new_count -= 1
     # Within the window a marker stays, whatever happened since (an unlike, a read): the
-    # same person liking the same comment again does not notify the author again.
+    # same person liking the same comment again does not notify the author again, unless
+    # their like was withdrawn from this still unread notification (it is put back).
     since = clock.now() - renotify_window()
     recently = {liker for liker, marker in markers.items() if _notified_at(marker) >= since} | set(fold.unmarked)
+    recently -= set(fold.old_unliked)
     # Withdrawals first: a place they free goes to a later like of the same batch.
     fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
     for liker in fold.notify:
         fold.new_count += 1
         if len(fold.new_list) < likers_max():
             fold.new_list.append(liker)
+    restored = fold.old_restored + [liker for liker in fold.notify if liker in fold.old_unliked]
+    unliked = [liker for liker in fold.old_unliked if liker not in fold.notify]
+    unliked += [liker for liker in fold.withdraw if liker not in restored]
+    # Bounded like the list: a liker dropped from `unliked` is not put back until the read,
+    # one dropped from `restored` may be put back once more.
+    fold.new_unliked, fold.new_restored = unliked[-likers_max() :], restored[-likers_max() :]
     return fold
 
 
@@ -214,6 +239,11 @@ def _markers_put(comment_id: str, likers: list[str], at: float) -> None:
             batch.save(LikeNotified(comment_id, liker, notified_at=at, expires_at=expires))
 
 
+def _list_set(attribute, values: list[str]):
+    # DynamoDB keeps no empty list here: an empty one is removed.
+    return attribute.set(values) if values else attribute.remove()
+
+
 def _notification_write(fold: _Fold, now: float) -> bool:
     """The fold's commit point: one conditional write of the notification; False if it changed meanwhile.
 
@@ -233,6 +263,8 @@ def _notification_write(fold: _Fold, now: float) -> bool:
                 seq=seq,
                 fold_notified=fold.notify,
                 fold_at=now,
+                unliked_ids=fold.new_unliked or None,
+                restored_ids=fold.new_restored or None,
             )
             write_retrying(lambda: item.save(condition=LikeUnread.comment_id.does_not_exist()), what="like_fold")
         else:
@@ -242,6 +274,8 @@ def _notification_write(fold: _Fold, now: float) -> bool:
                 LikeUnread.seq.set(seq),
                 LikeUnread.fold_notified.set(fold.notify),
                 LikeUnread.fold_at.set(now),
+                _list_set(LikeUnread.unliked_ids, fold.new_unliked),
+                _list_set(LikeUnread.restored_ids, fold.new_restored),
             ]
             if fold.notify:
                 actions.append(LikeUnread.updated_at.set(clock.now_iso()))
