@@ -97,13 +97,14 @@ def main() -> None:
             for person in people[repeat : repeat + 3]:
                 like_add(comment_id=other.comment_id, user_id=str(person.pk))
         like_events_fold_until_idle()
+        doomed = [comment_create(author_id=author_id, body=f"Doomed {n}") for n in range(repeat)]
         run(
             "edit a comment (200 characters)",
             lambda n: comment_edit(comment_id=others[n].comment_id, author_id=author_id, body="Edited " * 28),
         )
         run(
             "delete a comment (no replies)",
-            lambda n: comment_delete(comment_id=others[n].comment_id, author_id=author_id),
+            lambda n: comment_delete(comment_id=doomed[n].comment_id, author_id=author_id),
         )
 
         def with_fold(label: str, operation) -> None:
