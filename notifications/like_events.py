@@ -11,10 +11,7 @@ one attempt, never on a hot comment), and `fold_like_events --loop`, which polls
 table (a Scan: it holds only events not folded yet) for whatever is left: events of hot
 comments, of a process that died, of a fold that lost a race.
 
-Why an outbox table and not DynamoDB Streams: the event is written in the like's own
-transaction, so a committed like always leaves something to fold, and it stays until a
-fold has taken it into account; a stream keeps records 24 hours, by shard, at least
-once, and tests and development would run a different path than production.
+Why an outbox table and not DynamoDB Streams: docs/architecture.md "Like events and the fold (an outbox)".
 
 The fold is *state-based*: for each liker with pending events it compares the liker's
 current like row with the notification and the liker's `like_notified` marker, so the
@@ -113,8 +110,7 @@ class _Fold:
     new_restored: list[str] = field(default_factory=list)
 
     @property
-    def changes(self) -> bool:
-        """Whether the notification changes (else the fold completes the last one and deletes its events)."""
+    def changes(self) -> bool:  # else the fold completes the last one and deletes its events
         return bool(self.notify or self.withdraw)
 
     @property
@@ -167,10 +163,8 @@ def _notified_at(marker: LikeNotified) -> float:
 
 
 def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
-    """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
-
-    The reads are independent and run concurrently: one round trip of latency.
-    """
+    """Read what the fold needs (comment, notification, badge item, like rows, markers), all
+    at once (one round trip of latency), and decide."""
     author_id = events[0].author_id
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
     comment = _readers.submit(comment_find, comment_id=comment_id)
@@ -240,8 +234,7 @@ def _markers_put(comment_id: str, likers: list[str], at: float) -> None:
 
 
 def _list_set(attribute, values: list[str]):
-    # DynamoDB keeps no empty list here: an empty one is removed.
-    return attribute.set(values) if values else attribute.remove()
+    return attribute.set(values) if values else attribute.remove()  # no empty list kept
 
 
 def _notification_write(fold: _Fold, now: float) -> bool:
@@ -320,8 +313,7 @@ def _badge_sync(fold: _Fold, *, count: int, seq: int) -> None:
 
 
 def _events_delete(events: list[LikeEvent]) -> None:
-    """Delete folded events (BatchWriteItem, plain deletes): the fold's last step, so a crash
-    before it leaves events whose next fold only completes what this one began."""
+    """Delete folded events (BatchWriteItem): the fold's last step (`_fold_batch`)."""
     with LikeEvent.batch_write() as batch:
         for event in events:
             batch.delete(event)
@@ -401,11 +393,8 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
 def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
     """Fold every pending like event of one comment into its author's notification; returns how many.
 
-    Exactly once: each batch's transaction deletes its events on condition they still
-    exist and updates the notification on condition it still holds what was read, so a
-    second folder (or a rerun after a crash) folds nothing twice and loses nothing: a
-    crash before the transaction leaves the events pending, after it leaves nothing to do.
-    Concurrent folders of one comment: one wins each batch, the others re-read.
+    Exactly once (`_fold_batch`): concurrent folders of one comment cannot both commit a
+    batch, and a crash anywhere leaves events whose next fold only completes this one.
     """
     folded = 0
     while True:
@@ -493,12 +482,9 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
 
 
 def like_events_fold_until_idle(*, stop: Callable[[], bool] = lambda: False, idle_passes: int = 50) -> int:
-    """Fold until `like_events` holds nothing (the command without --loop, tests, benchmarks).
-
-    Gives up after `idle_passes` passes in a row that folded nothing while the table
-    still held events (a comment whose fold keeps failing; on AWS, an eventually
-    consistent Scan may list events just deleted for a moment).
-    """
+    """Fold until `like_events` holds nothing (the command without --loop, tests, benchmarks);
+    gives up after `idle_passes` passes in a row that folded nothing while events stayed (a
+    fold that keeps failing; on AWS, a Scan may list events just deleted for a moment)."""
     folded, idle = 0, 0
     while not stop() and idle < idle_passes:
         done = like_events_fold_pending(stop=stop)

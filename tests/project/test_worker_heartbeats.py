@@ -26,7 +26,7 @@ from project.health_services import Heartbeat, heartbeat_write
 from project.models import HEARTBEAT_KEPT_SECONDS, WorkerHeartbeat
 from social import ranking
 from social.activity import rollup
-from social.activity.tables import day_bounds
+from social.activity.periods import day_bounds
 
 T0 = 1_900_000_000.0
 
