@@ -26,7 +26,7 @@ from notifications.feed.encoding import (
     pack_entry,
 )
 from notifications.feed.events import FeedEvent, FeedEventTooLarge, feed_entry_id
-from notifications.models import Feed, UnreadCount
+from notifications.models import Feed, UnreadCount, unread_count_set
 from project.clock import clock
 from project.transactions import LabelledTransactWrite
 
@@ -115,7 +115,7 @@ class FeedWrite:
         if self.count_changed:
             transaction.update(
                 UnreadCount(self.user_id, FEED_SOURCE),
-                actions=[UnreadCount.count.set(self.unread_count)],
+                actions=[unread_count_set(self.unread_count)],
                 label=label,
             )
 

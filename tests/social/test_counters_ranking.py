@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from social import counters, ranking, services
+from social import aggregation, counters, ranking, services
 from social.counters import LIKES, VIEWS, counter_key
 from social.management.commands.aggregate_counters import Command as AggregateCommand
 
@@ -38,7 +38,7 @@ def post_with_likes(author, body, likes):
 def test_ranking_orders_by_total_and_breaks_ties_by_id(author, settings):
     settings.RANKING_SHARDS = 4
     comments = {n: post_with_likes(author, f"c{n}", likes) for n, likes in enumerate([2, 5, 2, 0, 2, 1])}
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     ranked = ranking.ranking_top(kind=LIKES, limit=10)
     ties = sorted([comments[0].comment_id, comments[2].comment_id, comments[4].comment_id], reverse=True)
     assert [r.comment.id for r in ranked] == [comments[1].comment_id, *ties, comments[5].comment_id]
@@ -51,11 +51,11 @@ def test_ranking_orders_by_total_and_breaks_ties_by_id(author, settings):
 def test_ranking_follows_new_likes_after_aggregation(author):
     first = post_with_likes(author, "first", 2)
     second = post_with_likes(author, "second", 1)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [first.comment_id, second.comment_id]
     for user in ("a", "b"):
         like_add(comment_id=second.comment_id, user_id=user)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     ranked = ranking.ranking_top(kind=LIKES, limit=10)
     assert [(r.comment.id, r.total) for r in ranked] == [(second.comment_id, 3), (first.comment_id, 2)]
 
@@ -64,7 +64,7 @@ def test_hidden_comments_are_left_out_and_come_back_when_shown(author):
     top = post_with_likes(author, "top", 3)
     middle = post_with_likes(author, "middle", 2)
     low = post_with_likes(author, "low", 1)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     services.comment_set_hidden(comment_id=top.comment_id, hidden=True)
     ranked = ranking.ranking_top(kind=LIKES, limit=2)
     assert [(r.rank, r.comment.id) for r in ranked] == [(1, middle.comment_id), (2, low.comment_id)]
@@ -129,12 +129,12 @@ def test_missing_or_hidden_comment_page_counts_no_view(author, client):
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     assert client.get(f"/c/{comment.comment_id}/").status_code == 404
     assert counters.counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 0
-    assert ranking.counters_pending_count() == 0
+    assert aggregation.counters_pending_count() == 0
 
 
 def test_admin_ranking_page_and_shard_form(author, client, make_user):
     comment = post_with_likes(author, "staff look", 2)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     staff = make_user("boss", is_staff=True)
     client.force_login(staff)
@@ -175,21 +175,21 @@ def test_aggregate_counters_loop_keeps_up_until_stopped(author):
     comment = post_with_likes(author, "looped", 1)
     stop = threading.Event()
     command = AggregateCommand()
-    worker = threading.Thread(target=command._loop, args=(0.05, stop))
+    worker = threading.Thread(target=command.run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
     worker.start()
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     try:
         # Polls with a generous deadline (a busy CI box): the loop, not the test, aggregates.
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and ranking.counter_total_get(key=key).total is None:
+        while time.monotonic() < deadline and aggregation.counter_total_get(key=key).total is None:
             time.sleep(0.05)
-        assert int(ranking.counter_total_get(key=key).total) == 1
+        assert int(aggregation.counter_total_get(key=key).total) == 1
         like_add(comment_id=comment.comment_id, user_id="late")
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and int(ranking.counter_total_get(key=key).total) != 2:
+        while time.monotonic() < deadline and int(aggregation.counter_total_get(key=key).total) != 2:
             time.sleep(0.05)
-        assert int(ranking.counter_total_get(key=key).total) == 2  # picked up by the running loop
+        assert int(aggregation.counter_total_get(key=key).total) == 2  # picked up by the running loop
     finally:
         stop.set()
         worker.join()
-    assert ranking.counters_pending_count() == 0
+    assert aggregation.counters_pending_count() == 0
