@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from notifications.feed import FeedAppendResult, feed_append, feed_outbox_add
-from notifications.feed_events import FeedEvent
+from notifications.feed.events import FeedEvent
+from notifications.feed.services import FeedAppendResult, feed_append, feed_outbox_add
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
 from social.models import Comment

@@ -42,8 +42,9 @@ def main() -> None:
         from delivery import dispatch as delivery_dispatch
         from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
-        from notifications import feed, feed_events
-        from notifications.feed_events import FeedEvent
+        from notifications.feed import merge as feed_merge
+        from notifications.feed import services as feed_services
+        from notifications.feed.events import FeedEvent
         from notifications.like_fold import like_events_fold_until_idle
         from social.services import comment_delete, comment_edit
 
@@ -53,7 +54,7 @@ def main() -> None:
         staff = User.objects.create_user(username="staff", password="!", is_staff=True)
 
         def fill_feed(user_id: str) -> None:
-            for n in range(feed_events.feed_max_entries()):
+            for n in range(feed_merge.feed_max_entries()):
                 parent = comment_create(author_id=user_id, body=f"Comment {n}")
                 replier = str(people[n % len(people)].pk)
                 reply = comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
@@ -102,6 +103,7 @@ def main() -> None:
             for person in people[repeat : repeat + 3]:
                 like_add(comment_id=other.comment_id, user_id=str(person.pk))
         like_events_fold_until_idle()
+        doomed = [comment_create(author_id=author_id, body=f"Doomed {n}") for n in range(repeat)]
         run(
             "edit a comment (200 characters)",
             lambda n: comment_edit(comment_id=others[n].comment_id, author_id=author_id, body="Edited " * 28),
@@ -152,13 +154,13 @@ def main() -> None:
         run(
             "mark all read (after one new entry)",
             lambda n: browser.post("/api/notifications/read-all/"),
-            prepare=lambda n: feed.feed_append(
+            prepare=lambda n: feed_services.feed_append(
                 user_id=author_id, event=FeedEvent(f"m{n}", "message", None, None, title="Hi")
             ),
         )
         run(
             "feed event into a full feed",
-            lambda n: feed.feed_append(
+            lambda n: feed_services.feed_append(
                 user_id=author_id,
                 event=FeedEvent(
                     f"e{n}", "reply", str(people[n].pk), f"reply#{uuid.uuid4()}", object_id=str(uuid.uuid4())
@@ -169,8 +171,8 @@ def main() -> None:
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]
         for person in audience:
-            for n in range(feed_events.feed_max_entries()):
-                feed.feed_append(
+            for n in range(feed_merge.feed_max_entries()):
+                feed_services.feed_append(
                     user_id=str(person.pk),
                     event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex),
                 )

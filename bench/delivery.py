@@ -66,12 +66,15 @@ def fill_feeds(user_ids: list[str]) -> dict:
     """Give every user a full feed (FEED_MAX_ENTRIES message entries); returns one such item (raw)."""
     import uuid
 
-    from notifications import feed, feed_events
-    from notifications.feed_events import FeedEvent
+    from notifications.feed import merge as feed_merge
+    from notifications.feed import services as feed_services
+    from notifications.feed.events import FeedEvent
 
-    feed.feed_append(user_id="template", event=FeedEvent("seed", "message", None, None, delivery_id=uuid.uuid4().hex))
-    for n in range(feed_events.feed_max_entries() - 1):
-        feed.feed_append(
+    feed_services.feed_append(
+        user_id="template", event=FeedEvent("seed", "message", None, None, delivery_id=uuid.uuid4().hex)
+    )
+    for n in range(feed_merge.feed_max_entries() - 1):
+        feed_services.feed_append(
             user_id="template", event=FeedEvent(f"fill{n}", "message", None, None, delivery_id=uuid.uuid4().hex)
         )
     client = dynamo.client()

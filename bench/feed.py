@@ -29,8 +29,8 @@ CONCURRENT_APPENDS = 20  # per writer
 
 def main() -> None:
     with bench_environment():
-        from notifications import feed, feed_retries
-        from notifications.feed_events import FeedEvent
+        from notifications.feed import services as feed_services
+        from notifications.feed.events import FeedEvent
         from notifications.models import Feed
         from project.dynamo import client
 
@@ -71,10 +71,10 @@ def main() -> None:
         for n in range(SINGLE_APPENDS):
             with capacity_meter() as meter:
                 start = time.perf_counter()
-                result = feed.feed_append(user_id="single", event=event("single", n))
+                result = feed_services.feed_append(user_id="single", event=event("single", n))
                 samples.append(time.perf_counter() - start)
             meters.append((meter.read, meter.write))
-            assert result.status == feed.APPLIED
+            assert result.status == feed_services.APPLIED
         size = len(Feed.get("single", consistent_read=True).entries)
         # The floor works on a copy of the full (capped) feed item.
         copy = raw.get_item(TableName=table, Key={"user_id": {"S": "single"}}, ConsistentRead=True)["Item"]
@@ -126,13 +126,13 @@ def main() -> None:
         results = []
 
         def append(number: int, n: int) -> None:
-            results.append(feed.feed_append(user_id="shared", event=event(f"w{number}", n)))
+            results.append(feed_services.feed_append(user_id="shared", event=event(f"w{number}", n)))
 
         # Start from a full feed, as the single writer did.
         raw.put_item(TableName=table, Item={**copy, "user_id": {"S": "shared"}})
         latencies, wall = concurrent(append)
-        queued = sum(1 for result in results if result.status == feed.QUEUED)
-        drained = feed_retries.feed_retries_process(limit=1000, now_ms=int(time.time() * 1000) + 3_600_000)
+        queued = sum(1 for result in results if result.status == feed_services.QUEUED)
+        drained = feed_services.feed_retries_process(limit=1000, now_ms=int(time.time() * 1000) + 3_600_000)
         writes = WRITERS * CONCURRENT_APPENDS
         conflicts = sum(result.conflicts for result in results)
 
@@ -162,18 +162,18 @@ def main() -> None:
             )
         )
         statuses = [result.status for result in results]
-        applied = statuses.count(feed.APPLIED) + drained.applied + drained.already_applied
+        applied = statuses.count(feed_services.APPLIED) + drained.applied + drained.already_applied
         kept = len(Feed.get("shared", consistent_read=True).entries)
         print(f"check: {applied}/{writes} events applied exactly once, {kept} entries kept (cap)")
 
 
 def inbox_compare(*, author_count: int) -> None:
-    """The inbox of a full feed of replies, compact (today) vs the pre-issue-10 format (text inline)."""
+    """The inbox of a full feed of replies, packed (today) vs the map format (text inline), which is still read."""
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
     from actions.comments import comment_create
-    from notifications.feed_events import feed_entry_id
+    from notifications.feed.events import feed_entry_id
     from notifications.models import Feed, LegacyFeedEntry
     from notifications.selectors import notification_inbox
 

@@ -50,9 +50,10 @@ def main() -> None:
 
         from delivery.models import QUEUE, Delivery, DeliveryQueueEntry
         from delivery.selectors import deliveries_backlog
-        from notifications import feed, feed_events
-        from notifications.feed_events import FEED_RETRY_SHARDS
-        from notifications.feed_selectors import feed_retries_backlog
+        from notifications.feed import events as feed_events
+        from notifications.feed import services as feed_services
+        from notifications.feed.events import FEED_RETRY_SHARDS
+        from notifications.feed.selectors import feed_retries_backlog
         from notifications.models import FeedRetry, LikeEvent
         from notifications.selectors import like_events_backlog
         from project.backlog import BACKLOG_CAP
@@ -117,7 +118,7 @@ def main() -> None:
             with FeedRetry.batch_write() as batch:
                 for n in range(200):
                     event = feed_events.FeedEvent(f"e{n}", "message", None, None, title="Hello " * 15, body="x" * 300)
-                    batch.save(feed.feed_retry_item(user_id=str(n), event=event))
+                    batch.save(feed_services.feed_retry_item(user_id=str(n), event=event))
             with Delivery.batch_write() as batch, DeliveryQueueEntry.batch_write() as queue:
                 for _ in range(40):
                     delivery_id = str(uuid.uuid4())

@@ -26,8 +26,9 @@ from delivery.models import (
 )
 from delivery.selectors import delivery_get_consistent, item_get_consistent, targets_pending
 from delivery.services import TRANSACTION_ACTIONS_MAX, finish_transaction
-from notifications.feed_events import FeedEvent, FeedWrite, feed_write_compute
-from notifications.feed_selectors import feed_read_many
+from notifications.feed.events import FeedEvent
+from notifications.feed.merge import FeedWrite, feed_write_compute
+from notifications.feed.selectors import feed_read_many
 from project.clock import clock
 from project.errors import Conflict, Throttled
 from project.retry import backoff_sleep

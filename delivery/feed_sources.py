@@ -1,10 +1,10 @@
 """Where a delivered message's feed entry reads its text: the delivery item (found by
-`autodiscover_modules("feed_sources")`, see notifications/feed_selectors.py)."""
+`autodiscover_modules("feed_sources")`, see notifications/feed/selectors.py)."""
 
 from __future__ import annotations
 
 from delivery.models import Delivery
-from notifications.feed_selectors import FeedText, batch_get_by_key, feed_text_source
+from notifications.feed.selectors import FeedText, batch_get_by_key, feed_text_source
 
 
 @feed_text_source("message")

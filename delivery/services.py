@@ -60,7 +60,7 @@ from delivery.models import (
     chunk_key,
 )
 from delivery.selectors import delivery_get_consistent
-from notifications.feed_events import FeedEvent
+from notifications.feed.events import FeedEvent
 from project.clock import clock
 from project.errors import ApplicationError
 from project.limits import account_limit_enforce

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from notifications import apis, feed_apis
+from notifications import apis
+from notifications.feed import apis as feed_apis
 
 urlpatterns = [
     path("notifications/", apis.NotificationListApi.as_view(), name="api-notifications"),

@@ -4,7 +4,7 @@ first request that writes a feed."""
 
 from django.core.checks import Error, register
 
-from notifications.feed_events import feed_settings_errors
+from notifications.feed.merge import feed_settings_errors
 
 
 @register()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from notifications.feed import feed_append
-from notifications.feed_events import FeedEvent
+from notifications.feed.events import FeedEvent
+from notifications.feed.services import feed_append
 from project.clock import clock
 
 logger = logging.getLogger(__name__)

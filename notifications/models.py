@@ -1,9 +1,18 @@
 """Tables of the `notifications` room (docs/architecture.md "Tables")."""
 
-from pynamodb.attributes import ListAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.attributes import (
+    BooleanAttribute,
+    ListAttribute,
+    MapAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+    VersionAttribute,
+)
 from pynamodb.indexes import AllProjection, KeysOnlyProjection, LocalSecondaryIndex
 from pynamodb.models import Model
 
+from notifications.feed.encoding import EventDigestsAttribute, FeedEntry, FeedRecordsAttribute
 from project.dynamo import table_meta
 
 
@@ -145,25 +154,13 @@ class LikeNotified(Model):
 
 
 # --- feed -------------------------------------------------------------------
-# The per-user feed (docs/architecture.md "The feed") and its retry queue, written only
-# through notifications/feed.py. Imported here rather than at the top so that this
-# section stays separate from the like-notification tables above.
-from pynamodb.attributes import BinaryAttribute, BooleanAttribute, MapAttribute, VersionAttribute  # noqa: E402
-
-from notifications.feed_format import (  # noqa: E402
-    DIGEST_BYTES,
-    FeedEntry,
-    Record,
-    digest,
-    legacy_entry,
-    pack_entries,
-    scan_records,
-    unpack_entries,
-)
 
 
 class LegacyFeedEntry(MapAttribute):
-    """An entry stored as a map with its text inline; read, never written."""
+    """An entry stored as a map with its text inline (the map format); read, never written.
+
+    Goes with `legacy_feed_upgrade` (notifications/feed/encoding.py says when).
+    """
 
     entry_id = UnicodeAttribute()
     kind = UnicodeAttribute()
@@ -181,93 +178,33 @@ class LegacyFeedEntry(MapAttribute):
 
 
 class Feed(Model):
-    """One item per user: `entries` newest first, at most FEED_MAX_ENTRIES.
+    """One item per user (docs/architecture.md "The feed"): its entries newest first, at most
+    FEED_MAX_ENTRIES, written only through notifications/feed/services.py.
 
     Every write is a whole-item put conditioned on `version` (optimistic locking), so two
     writers that read the same version cannot both win: the loser re-reads and merges again.
-    The entries are stored as small packed records (notifications/feed_format.py) in `p`,
-    the digests of the events applied in `h`; `entries` and `applied` are their decoded
-    forms, packed again when the item is serialized. A feed written in the old format
-    (maps under `entries`, ids under `event_ids`) reads the same, and is rewritten in the
-    new one at its next write.
+    The entries are small packed records (notifications/feed/encoding.py) in `p`, the digests
+    of the events applied in `h`.
     """
 
     Meta = table_meta("feed")
 
     user_id = UnicodeAttribute(hash_key=True)
-    packed_entries = BinaryAttribute(attr_name="p", legacy_encoding=False, null=True)
+    records = FeedRecordsAttribute(attr_name="p", null=True, default=list)
     # Digests of the most recent events applied, newest last: applying an event again
     # (a retry after an ambiguous failure) finds its digest here and writes nothing.
-    packed_applied = BinaryAttribute(attr_name="h", legacy_encoding=False, null=True)
+    applied = EventDigestsAttribute(attr_name="h", null=True, default=list)
+    # The map format, read by `feed_read` through `legacy_feed_upgrade`.
     legacy_entries = ListAttribute(of=LegacyFeedEntry, attr_name="entries", null=True)
     legacy_event_ids = ListAttribute[str](of=UnicodeAttribute, attr_name="event_ids", null=True)  # type: ignore[arg-type]
     updated_at = UnicodeAttribute(null=True)
     version = VersionAttribute()
 
-    _entries: list[FeedEntry] | None = None
-    _records: list[Record] | None = None
-    _applied: list[bytes] | None = None
-
     @property
     def entries(self) -> list[FeedEntry]:
-        """The entries decoded (every field); `records` when only their heads are needed."""
-        if self._entries is None:
-            if self._records is not None:
-                self._entries = [record.entry() for record in self._records]
-            elif self.legacy_entries is not None:
-                self._entries = [legacy_entry(entry) for entry in self.legacy_entries]
-            else:
-                self._entries = unpack_entries(self.packed_entries)
-            self._records = None
-        return self._entries
-
-    @entries.setter
-    def entries(self, value: list[FeedEntry]) -> None:
-        self._entries, self._records = list(value), None
-
-    @property
-    def records(self) -> list[Record]:
-        """The entries as packed records with their heads (id, update time, read, roll-up)."""
-        if self._records is None:
-            if self._entries is not None or self.legacy_entries is not None:
-                self._records = [Record.of(entry) for entry in self.entries]
-            else:
-                self._records = scan_records(self.packed_entries)
-            self._entries = None
-        return self._records
-
-    @records.setter
-    def records(self, value: list[Record]) -> None:
-        self._records, self._entries = list(value), None
-
-    @property
-    def applied(self) -> list[bytes]:
-        """Digests (feed_format.digest) of the events applied, newest last."""
-        if self._applied is None:
-            if self.legacy_event_ids is not None:
-                self._applied = [digest(event_id) for event_id in self.legacy_event_ids]
-            else:
-                data = self.packed_applied or b""
-                self._applied = [data[i : i + DIGEST_BYTES] for i in range(0, len(data), DIGEST_BYTES)]
-        return self._applied
-
-    @applied.setter
-    def applied(self, value: list[bytes]) -> None:
-        self._applied = list(value)
-
-    def serialize(self, null_check: bool = True):
-        if self._entries is not None:
-            self.packed_entries, self.legacy_entries = pack_entries(self._entries), None
-        elif self._records is not None:
-            self.packed_entries = b"".join(record.raw for record in self._records)
-            self.legacy_entries = None
-        if self._applied is not None:
-            self.packed_applied, self.legacy_event_ids = b"".join(self._applied), None
-        return super().serialize(null_check=null_check)
-
-    def deserialize(self, attribute_values):
-        self._entries = self._records = self._applied = None
-        return super().deserialize(attribute_values)
+        """The entries decoded (every field), newest first: a copy, so a change to one is stored
+        only by assigning `records` (`records` alone when only their heads are needed)."""
+        return [record.entry() for record in self.records]
 
 
 class FeedRetryDueIndex(LocalSecondaryIndex):

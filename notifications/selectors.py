@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 from django.conf import settings
 from django.urls import reverse
 
-from notifications.feed_selectors import feed_entry_views, feed_read
+from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
 from project.backlog import BACKLOG_CAP, Backlog
 from project.clock import clock, parse_iso
@@ -32,7 +32,7 @@ from social.selectors import authors_by_id
 if TYPE_CHECKING:
     from pynamodb.expressions.condition import Condition
 
-    from notifications.feed_format import Record
+    from notifications.feed.encoding import Record
 
 INBOX_PAGE_SIZE = 20
 INBOX_PAGE_SIZE_MAX = 100

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 
-from notifications.feed import feed_mark_read
+from notifications.feed.services import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key, unread_count_set
 from project.clock import clock, iso_format
 from project.errors import Conflict

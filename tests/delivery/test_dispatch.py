@@ -229,7 +229,7 @@ def test_stalled_preparer_cannot_resurrect_a_delivered_target(staff, make_user, 
 
 
 def test_feed_already_holding_the_event_only_loses_the_target(staff, make_user):
-    from notifications.feed import feed_append
+    from notifications.feed.services import feed_append
 
     user = make_user()
     delivery = create(staff, kind="usernames", users=[user])

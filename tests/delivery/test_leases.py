@@ -110,19 +110,20 @@ def test_stopping_releases_the_chunk_for_others(prepared):
 
 def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prepared):
     """A feed that changes under every attempt is deferred; the other targets are delivered."""
-    from notifications import feed as feed_module
-    from notifications import feed_events
+    from notifications.feed import events as feed_events
+    from notifications.feed import merge as feed_merge
+    from notifications.feed import services as feed_services
 
     delivery, targets = prepared
     event = dispatch.delivery_feed_event(delivery)
     leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     busy = targets[1]
-    real_compute = feed_events.feed_write_compute
+    real_compute = feed_merge.feed_write_compute
 
     def compute_then_someone_writes(*, feed, event):
         write = real_compute(feed=feed, event=event)
         if feed.user_id == busy:  # another producer writes this feed right after we read it
-            feed_module.feed_append(
+            feed_services.feed_append(
                 user_id=busy, event=feed_events.FeedEvent(f"other#{time.time_ns()}", "reply", "9", None, "hi")
             )
         return write

@@ -3,8 +3,10 @@
 import pytest
 from django.test import override_settings
 
-from notifications import feed, feed_events
-from notifications.feed_events import FeedEvent, FeedEventTooLarge
+from notifications.feed import events as feed_events
+from notifications.feed import merge as feed_merge
+from notifications.feed import services as feed_services
+from notifications.feed.events import FeedEvent, FeedEventTooLarge
 from notifications.models import Feed, UnreadCount
 from project.dynamo import connection
 from project.transactions import LabelledTransactWrite
@@ -51,8 +53,8 @@ def badge(user_id="1"):
 
 
 def test_first_event_creates_the_feed():
-    result = feed.feed_append(user_id="1", event=message(1))
-    assert result.status == feed.APPLIED
+    result = feed_services.feed_append(user_id="1", event=message(1))
+    assert result.status == feed_services.APPLIED
     assert result.version == 1
     item = stored()
     assert item.version == 1
@@ -63,9 +65,9 @@ def test_first_event_creates_the_feed():
 
 
 def test_same_event_twice_is_applied_once():
-    feed.feed_append(user_id="1", event=message(1))
-    again = feed.feed_append(user_id="1", event=message(1))
-    assert again.status == feed.ALREADY_APPLIED
+    feed_services.feed_append(user_id="1", event=message(1))
+    again = feed_services.feed_append(user_id="1", event=message(1))
+    assert again.status == feed_services.ALREADY_APPLIED
     item = stored()
     assert len(item.entries) == 1
     assert item.version == 1
@@ -74,14 +76,14 @@ def test_same_event_twice_is_applied_once():
 
 def test_entries_newest_first():
     for n in (1, 3, 2):
-        feed.feed_append(user_id="1", event=message(n))
+        feed_services.feed_append(user_id="1", event=message(n))
     assert [entry.title for entry in stored().entries] == ["Message 3", "Message 2", "Message 1"]
 
 
 def test_replies_roll_up_while_unread_and_count_distinct_people():
-    feed.feed_append(user_id="1", event=reply(1, actor="2"))
-    feed.feed_append(user_id="1", event=reply(2, actor="3"))
-    result = feed.feed_append(user_id="1", event=reply(3, actor="2"))
+    feed_services.feed_append(user_id="1", event=reply(1, actor="2"))
+    feed_services.feed_append(user_id="1", event=reply(2, actor="3"))
+    result = feed_services.feed_append(user_id="1", event=reply(3, actor="2"))
     assert result.merged
     [entry] = stored().entries
     assert entry.actor_count == 2
@@ -90,16 +92,16 @@ def test_replies_roll_up_while_unread_and_count_distinct_people():
     assert entry.body == "reply number 3"
     assert badge() == 1
     # Another comment's replies are another entry.
-    feed.feed_append(user_id="1", event=reply(4, actor="2", parent="p2"))
+    feed_services.feed_append(user_id="1", event=reply(4, actor="2", parent="p2"))
     assert len(stored().entries) == 2
     assert badge() == 2
 
 
 def test_reply_after_read_starts_a_new_entry():
-    first = feed.feed_append(user_id="1", event=reply(1, actor="2"))
-    assert feed.feed_mark_read(user_id="1", entry_ids=[first.entry_id]) == 1
+    first = feed_services.feed_append(user_id="1", event=reply(1, actor="2"))
+    assert feed_services.feed_mark_read(user_id="1", entry_ids=[first.entry_id]) == 1
     assert badge() == 0
-    second = feed.feed_append(user_id="1", event=reply(2, actor="3"))
+    second = feed_services.feed_append(user_id="1", event=reply(2, actor="3"))
     assert not second.merged
     entries = stored().entries
     assert [(entry.entry_id, entry.read, entry.actor_count) for entry in entries] == [
@@ -112,28 +114,28 @@ def test_reply_after_read_starts_a_new_entry():
 @override_settings(FEED_MAX_ENTRIES=5)
 def test_cap_drops_the_oldest_read_entry_first():
     for n in range(1, 6):
-        feed.feed_append(user_id="1", event=message(n))
+        feed_services.feed_append(user_id="1", event=message(n))
     # Read the two newest; the oldest unread must survive the cap.
     ids = {entry.title: entry.entry_id for entry in stored().entries}
-    feed.feed_mark_read(user_id="1", entry_ids=[ids["Message 4"], ids["Message 3"]])
-    feed.feed_append(user_id="1", event=message(6))
+    feed_services.feed_mark_read(user_id="1", entry_ids=[ids["Message 4"], ids["Message 3"]])
+    feed_services.feed_append(user_id="1", event=message(6))
     assert titles() == ["Message 6", "Message 5", "Message 4", "Message 2", "Message 1"]
-    feed.feed_append(user_id="1", event=message(7))
+    feed_services.feed_append(user_id="1", event=message(7))
     assert titles() == ["Message 7", "Message 6", "Message 5", "Message 2", "Message 1"]
     # No read entries left: now the oldest unread goes.
-    feed.feed_append(user_id="1", event=message(8))
+    feed_services.feed_append(user_id="1", event=message(8))
     assert titles() == ["Message 8", "Message 7", "Message 6", "Message 5", "Message 2"]
     assert badge() == 5
 
 
 def test_cap_at_the_default_hundred():
     for n in range(1, 101):
-        feed.feed_append(user_id="1", event=message(n))
+        feed_services.feed_append(user_id="1", event=message(n))
     first = stored().entries[-1].entry_id
     read = stored().entries[10]
     assert read.title == "Message 90"
-    feed.feed_mark_read(user_id="1", entry_ids=[read.entry_id])
-    feed.feed_append(user_id="1", event=message(101))
+    feed_services.feed_mark_read(user_id="1", entry_ids=[read.entry_id])
+    feed_services.feed_append(user_id="1", event=message(101))
     entries = stored().entries
     assert len(entries) == 100
     assert "Message 90" not in [entry.title for entry in entries]  # the read one went
@@ -154,15 +156,15 @@ def test_full_feed_of_largest_entries_fits_in_one_item():
             delivery_id="d" * 100,
         )
         assert sum(len(text.encode()) for text in (event.title, event.body)) == feed_events.FEED_TEXT_MAX_BYTES
-        assert feed.feed_append(user_id="1", event=event).status == feed.APPLIED
+        assert feed_services.feed_append(user_id="1", event=event).status == feed_services.APPLIED
     item = stored()
     assert len(item.entries) == 100
     widest = item.entries[0]
-    widest.actor_ids = [f"{n:024d}" for n in range(feed_events.FEED_ACTORS_KEPT)]
+    widest.actor_ids = [f"{n:024d}" for n in range(feed_merge.FEED_ACTORS_KEPT)]
     widest.rollup_key = "r" * feed_events.FEED_ID_MAX_CHARS
     widest.url = ""
-    assert feed_events.feed_entry_size(widest) <= feed_events.FEED_ENTRY_MAX_BYTES
-    assert feed_events.feed_entry_size(widest) * 100 < 300_000
+    assert feed_merge.feed_entry_size(widest) <= feed_merge.FEED_ENTRY_MAX_BYTES
+    assert feed_merge.feed_entry_size(widest) * 100 < 300_000
 
 
 @pytest.mark.parametrize(
@@ -189,7 +191,7 @@ def test_event_json_round_trip():
 
 def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
     """The contract delivery uses: prepare, then the feed write inside its own transaction."""
-    write = feed.feed_write_prepare(user_id="1", event=message(1))
+    write = feed_services.feed_write_prepare(user_id="1", event=message(1))
     assert not write.already_applied
     assert write.action_count == 2
     with pytest.raises(Feed.DoesNotExist):
@@ -198,7 +200,7 @@ def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
         write.add_to(transaction, label="feed")
     assert stored().version == 1
     assert badge() == 1
-    again = feed.feed_write_prepare(user_id="1", event=message(1))
+    again = feed_services.feed_write_prepare(user_id="1", event=message(1))
     assert again.already_applied
     assert again.action_count == 0
 
@@ -207,13 +209,13 @@ def test_stale_prepared_write_is_cancelled_not_lost():
     """Two writers prepared on the same version: the second write is refused; re-preparing merges both."""
     from project.transactions import transact
 
-    first = feed.feed_write_prepare(user_id="1", event=message(1))
-    second = feed.feed_write_prepare(user_id="1", event=message(2))
+    first = feed_services.feed_write_prepare(user_id="1", event=message(1))
+    second = feed_services.feed_write_prepare(user_id="1", event=message(2))
     assert transact(first.add_to, what="test").ok
     outcome = transact(second.add_to, what="test")
     assert outcome.failed[0] == outcome.actions[0]  # the feed put is the first action
     assert [entry.title for entry in stored().entries] == ["Message 1"]
-    assert transact(feed.feed_write_prepare(user_id="1", event=message(2)).add_to, what="test").ok
+    assert transact(feed_services.feed_write_prepare(user_id="1", event=message(2)).add_to, what="test").ok
     item = stored()
     assert [entry.title for entry in item.entries] == ["Message 2", "Message 1"]
     assert item.version == 2
@@ -222,12 +224,12 @@ def test_stale_prepared_write_is_cancelled_not_lost():
 
 def test_mark_all_read():
     for n in range(1, 4):
-        feed.feed_append(user_id="1", event=message(n))
-    assert feed.feed_mark_read(user_id="1") == 3
+        feed_services.feed_append(user_id="1", event=message(n))
+    assert feed_services.feed_mark_read(user_id="1") == 3
     assert all(entry.read for entry in stored().entries)
     assert badge() == 0
     version = stored().version
-    assert feed.feed_mark_read(user_id="1") == 0  # nothing to do: nothing written
+    assert feed_services.feed_mark_read(user_id="1") == 0  # nothing to do: nothing written
     assert stored().version == version
 
 
@@ -245,18 +247,18 @@ def test_a_bad_feed_cap_is_reported_at_start_up_by_a_system_check(settings, valu
 def test_mark_read_racing_an_append_redoes_the_marking_on_the_newer_feed(monkeypatch):
     """A message lands between mark-read's read and its write: the version condition refuses
     the stale put, the marking is computed again on the newer feed, the newcomer stays unread."""
-    first = feed.feed_append(user_id="1", event=message(1)).entry_id
-    real_read, reads = feed.feed_read, []
+    first = feed_services.feed_append(user_id="1", event=message(1)).entry_id
+    real_read, reads = feed_services.feed_read, []
 
     def read_then_someone_appends(*, user_id):
         current = real_read(user_id=user_id)
         reads.append(current.version)
         if len(reads) == 1:
-            feed.feed_append(user_id=user_id, event=message(2))
+            feed_services.feed_append(user_id=user_id, event=message(2))
         return current
 
-    monkeypatch.setattr(feed, "feed_read", read_then_someone_appends)
-    assert feed.feed_mark_read(user_id="1", entry_ids=[first]) == 1
+    monkeypatch.setattr(feed_services, "feed_read", read_then_someone_appends)
+    assert feed_services.feed_mark_read(user_id="1", entry_ids=[first]) == 1
     # Mark-read's read, the append's own read, then mark-read's re-read after its put was refused.
     assert reads == [1, 1, 2]
     entries = {entry.title: entry.read for entry in stored().entries}

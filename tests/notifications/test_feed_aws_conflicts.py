@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from notifications import feed, feed_events
-from notifications.feed_events import FeedEvent
+from notifications.feed import events as feed_events
+from notifications.feed import services as feed_services
+from notifications.feed.events import FeedEvent
 from notifications.models import Feed, UnreadCount
 from project.errors import Conflict, Throttled
 from tests.notifications.test_feed_concurrency import WRITERS, assert_each_event_once, drain, run_writers
@@ -31,7 +32,7 @@ def test_eight_writers_under_aws_conflicts_lose_nothing(aws_conflicts):
 def test_concurrent_replies_under_aws_conflicts_count_each_person_once(aws_conflicts):
     def reply(actor):
         for n in range(3):
-            feed.feed_append(
+            feed_services.feed_append(
                 user_id="1",
                 event=FeedEvent(event_id=f"r-{actor}-{n}", kind="reply", actor_id=str(actor), rollup_key="reply#p"),
             )
@@ -55,7 +56,7 @@ def test_mark_read_under_aws_conflicts_with_writers_loses_nothing(aws_conflicts)
     def reader():
         while not (stop.is_set() and marked):  # at least one marking, however the threads run
             try:
-                marked.append(feed.feed_mark_read(user_id="1"))
+                marked.append(feed_services.feed_mark_read(user_id="1"))
             except (Conflict, Throttled):  # a client's "retry shortly": nothing was written
                 refused.append(1)
 

@@ -9,14 +9,26 @@ from botocore.client import BaseClient
 from actions.comments import comment_create
 from delivery import dispatch as delivery_dispatch
 from delivery import preparation as delivery_preparation
-from notifications import feed, feed_events, feed_selectors
-from notifications.feed_events import FeedEvent
-from notifications.feed_format import digest, pack_entries, unpack_entries
+from notifications.feed import events as feed_events
+from notifications.feed import merge as feed_merge
+from notifications.feed import selectors as feed_selectors
+from notifications.feed import services as feed_services
+from notifications.feed.encoding import FeedEntry, Record, digest
+from notifications.feed.events import FeedEvent
 from notifications.models import Feed, LegacyFeedEntry
 from social import services
 from tests.delivery.helpers import assert_exactly_once, create
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def stored(entries: list[FeedEntry]) -> bytes:
+    """The bytes `Feed.records` stores for `entries`."""
+    return Feed.records.serialize([Record.of(entry) for entry in entries])
+
+
+def read_back(data: bytes) -> list[FeedEntry]:
+    return [record.entry() for record in Feed.records.deserialize(data)]
 
 
 def post(user, body="Hello", parent=None):
@@ -44,7 +56,7 @@ def test_the_feed_stores_no_text_of_replies_or_deliveries(make_user):
     comment = post(ann)
     post(bob, "x" * 1000, parent=comment)
     item = Feed.get(str(ann.pk), consistent_read=True)
-    assert b"xxxx" not in item.packed_entries
+    assert b"xxxx" not in item.serialize()["p"]["B"]
     assert item.entries[0].body == "" and item.entries[0].object_id
 
 
@@ -71,10 +83,10 @@ def test_a_feed_in_the_old_format_reads_the_same_and_is_rewritten_compact_at_its
     [entry] = api.as_user(ann).get("/api/feed/").json()["results"]
     assert (entry["title"], entry["body"], entry["url"]) == ("Welcome", "Old text kept inline", "/welcome/")
     # Applying the old event again is still recognised; a new one rewrites the item compact.
-    assert feed.feed_append(user_id=str(ann.pk), event=FeedEvent("old-1", "message", None, None)).status == (
-        feed.ALREADY_APPLIED
+    assert feed_services.feed_append(user_id=str(ann.pk), event=FeedEvent("old-1", "message", None, None)).status == (
+        feed_services.ALREADY_APPLIED
     )
-    feed.feed_append(user_id=str(ann.pk), event=FeedEvent("new-1", "message", None, None, title="New"))
+    feed_services.feed_append(user_id=str(ann.pk), event=FeedEvent("new-1", "message", None, None, title="New"))
     item = Feed.get(str(ann.pk), consistent_read=True)
     assert item.legacy_entries is None and item.legacy_event_ids is None
     assert [e.title for e in item.entries] == ["New", "Welcome"]
@@ -87,9 +99,9 @@ def test_a_full_feed_of_replies_is_a_few_kilobytes():
         event = FeedEvent(
             f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
         )
-        entries.append(feed_events.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0])
-    packed = pack_entries(entries)
-    assert unpack_entries(packed) == entries
+        entries.append(feed_merge.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0])
+    packed = stored(entries)
+    assert read_back(packed) == entries
     assert len(packed) < 4_600  # the whole list of 100 entries (about 43 bytes each)
 
 
@@ -117,10 +129,8 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
     assert feed_reads.count("BatchGetItem") >= 1
 
 
-def test_records_round_trip_whatever_they_hold():
-    from notifications.feed_format import FeedEntry
-
-    entries = [
+def round_trip_entries() -> list[FeedEntry]:
+    return [
         FeedEntry(
             "00ff00ff00ff00ff",
             "reply",
@@ -147,11 +157,45 @@ def test_records_round_trip_whatever_they_hold():
         ),
         FeedEntry("1111111111111111", "reply", 10, 10, object_id="not-a-uuid"),
     ]
-    assert unpack_entries(pack_entries(entries)) == entries
+
+
+def test_records_round_trip_whatever_they_hold():
+    entries = round_trip_entries()
+    assert read_back(stored(entries)) == entries
+
+
+def test_the_stored_bytes_are_the_record_format_byte_for_byte():
+    """What `Feed` stores (its `p` and `h` attributes) is the documented record format: items
+    written earlier read the same and cost the same."""
+    rolled_up = FeedEntry(
+        "2222222222222222",
+        "replies",
+        1_700_000_000_000,
+        1_700_000_100_000,
+        object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f",
+        actor_ids=["9"],
+        actor_count=1,
+        event_count=3,
+        read=True,
+        read_ms=1_700_000_160_000,
+    )
+    feed = Feed("1", records=[Record.of(entry) for entry in [*round_trip_entries(), rolled_up]])
+    feed.applied = [digest("old-1"), digest("new-1")]
+    item = feed.serialize()
+    assert item["p"]["B"].hex() == (
+        "314f00ff00ff00ff00ff018bcfe74a406162636465667bac02f0a2045f0c5a2e8f4e4c599b0a3a1d2c4b5e6f0507cec2f10523ac"
+        "0123456789abcdef018bcfe56800000001abababababababababababababababab013910fedcba98765432100000000023280b63"
+        "7573746f6d2d6b696e640402010405616c696365033030370001540006e69cace6968700032f782f1e4411111111111111110000"
+        "0000000a0000010a6e6f742d612d757569640125cd2222222222222222018bcfe6eea06401035f0c5a2e8f4e4c599b0a3a1d2c4b"
+        "5e6f03093c"
+    )
+    assert item["h"]["B"].hex() == "f3bad1139c55703e26a5b673"
+    again = Feed.from_raw_data(item)
+    assert again.entries == feed.entries and again.applied == feed.applied
 
 
 def test_a_read_entry_keeps_its_read_time_and_older_read_records_still_decode():
-    from notifications.feed_format import FeedEntry, pack_entry, unpack_entry
+    from notifications.feed.encoding import pack_entry, unpack_entry
 
     entry = FeedEntry("00ff00ff00ff00ff", "reply", 1_700_000_000_000, 1_700_000_100_000, object_id="ab" * 16)
     entry.mark_read(now_ms=1_700_000_100_000 + 3 * 86_400_000 + 999)
@@ -170,7 +214,7 @@ def test_a_full_feed_read_days_later_stays_under_5_kb():
         event = FeedEvent(
             f"reply:{n}", "reply", str(10_000 + n), f"reply#{n:036d}", object_id="5f0c5a2e-8f4e-4c59-9b0a-3a1d2c4b5e6f"
         )
-        entry = feed_events.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0]
+        entry = feed_merge.feed_write_compute(feed=feed_selectors.feed_empty("1"), event=event).feed.entries[0]
         entry.mark_read(now_ms=entry.updated_ms + 20 * 86_400_000)
         entries.append(entry)
-    assert len(pack_entries(entries)) + 32 * 6 < 5_000
+    assert len(stored(entries)) + 32 * 6 < 5_000

@@ -9,9 +9,10 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError, ReadTimeoutError
 
-from notifications import feed, feed_events, feed_retries
-from notifications.feed_events import FeedEvent
-from notifications.feed_format import digest
+from notifications.feed import events as feed_events
+from notifications.feed import services as feed_services
+from notifications.feed.encoding import digest
+from notifications.feed.events import FeedEvent
 from notifications.models import Feed, FeedRetry, UnreadCount
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,7 +36,7 @@ def run_writers(events_per_writer, *, user_id="1"):
     def writer(number):
         for n in range(events_per_writer):
             try:
-                results.append(feed.feed_append(user_id=user_id, event=event(number, n)))
+                results.append(feed_services.feed_append(user_id=user_id, event=event(number, n)))
             except Exception as error:
                 errors.append(error)
 
@@ -68,7 +69,7 @@ def drain(rounds=40):
         if not retries_left():
             return
         # Everything queued is due "an hour from now": no need to wait out backoff delays.
-        feed_retries.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
+        feed_services.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
     raise AssertionError(f"retry table did not drain: {retries_left()}")
 
 
@@ -80,7 +81,7 @@ def assert_each_event_once(expected_ids, *, user_id="1"):
     assert sorted(entry_ids) == sorted(feed_events.feed_entry_id(event_id) for event_id in expected_ids)
     assert item.version == len(expected_ids)  # one write per event, never one more
     assert UnreadCount.get(user_id, "feed", consistent_read=True).count == len(expected_ids)
-    assert [entry.updated_at for entry in item.entries] == sorted((e.updated_at for e in item.entries), reverse=True)
+    assert [entry.updated_ms for entry in item.entries] == sorted((e.updated_ms for e in item.entries), reverse=True)
 
 
 def test_eight_concurrent_writers_lose_nothing():
@@ -96,7 +97,7 @@ def test_eight_concurrent_writers_lose_nothing():
 def test_concurrent_replies_roll_up_counting_each_person_once():
     def reply(actor):
         for n in range(3):
-            feed.feed_append(
+            feed_services.feed_append(
                 user_id="1",
                 event=FeedEvent(event_id=f"r-{actor}-{n}", kind="reply", actor_id=str(actor), rollup_key="reply#p"),
             )
@@ -131,7 +132,7 @@ def _cancelled(reason):
 def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
     """A third of the calls fail: conflicts, throttling on reads and writes, and answers lost
     after the write happened (the ambiguous case that would double an event)."""
-    monkeypatch.setattr(feed, "FEED_WRITE_ATTEMPTS", 3)
+    monkeypatch.setattr(feed_services, "FEED_WRITE_ATTEMPTS", 3)
     monkeypatch.setattr("project.transactions.TRANSACTION_ATTEMPTS", 2)
     real = BaseClient._make_api_call
     rng = random.Random(7)
@@ -171,19 +172,19 @@ def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
         # A queue write that was itself throttled surfaces to the producer (it knows the event
         # was not taken); a producer retries it, as the reply hook's outbox does.
         for error in errors:
-            assert feed.is_transient(error), error
+            assert feed_services.is_transient(error), error
         drain_deadline = time.monotonic() + 60
         while retries_left() and time.monotonic() < drain_deadline:
             try:
-                feed_retries.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
+                feed_services.feed_retries_process(limit=100, now_ms=int(time.time() * 1000) + 3_600_000)
             except Exception as error:  # the drainer's own query throttled: run again, as --loop does
-                assert feed.is_transient(error), error
+                assert feed_services.is_transient(error), error
     assert retries_left() == []
     assert injected["lost_answer"] > 0 and injected["throttle"] > 0 and injected["conflict"] > 0
-    assert any(result.status == feed.QUEUED for result in results)
+    assert any(result.status == feed_services.QUEUED for result in results)
     # Events whose producer got an error were never queued: apply them now, as a producer retrying would.
     applied = {f"w{w}-e{n}" for w in range(WRITERS) for n in range(10)}
     for event_id in sorted(applied):
         writer, n = event_id[1:].split("-e")
-        feed.feed_append(user_id="1", event=event(int(writer), int(n)))
+        feed_services.feed_append(user_id="1", event=event(int(writer), int(n)))
     assert_each_event_once(sorted(applied))

@@ -4,7 +4,8 @@ import pytest
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from notifications import feed, feed_events
+from notifications.feed import events as feed_events
+from notifications.feed import services as feed_services
 from project.clock import ManualClock, clock, clock_override
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,7 +29,7 @@ def inbox(people):
     like_add(comment_id=second.comment_id, user_id=uid(alice))
     read_reply = post(alice, "read already", parent=third.comment_id)
     entry_id = feed_events.feed_entry_id(f"reply:{read_reply.comment_id}")
-    assert feed.feed_mark_read(user_id=uid(author), entry_ids=[entry_id]) == 1
+    assert feed_services.feed_mark_read(user_id=uid(author), entry_ids=[entry_id]) == 1
     return {"first": first, "second": second, "third": third}
 
 
@@ -104,7 +105,9 @@ def test_a_read_reply_keeps_its_read_time_and_sorts_among_read_likes_by_it(clien
     like_notifications_mark_read(user_id=uid(author), comment_ids=[liked.comment_id])
     later = ManualClock(clock.now() + 5)  # the reply is read 5 s after the like
     with clock_override(later):
-        feed.feed_mark_read(user_id=uid(author), entry_ids=[feed_events.feed_entry_id(f"reply:{reply.comment_id}")])
+        feed_services.feed_mark_read(
+            user_id=uid(author), entry_ids=[feed_events.feed_entry_id(f"reply:{reply.comment_id}")]
+        )
 
     page = selectors.notification_inbox(user_id=uid(author))
 

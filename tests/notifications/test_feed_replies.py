@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from actions import comments
 from actions.comments import comment_create
-from notifications import feed, feed_events, feed_retries
+from notifications.feed import events as feed_events
+from notifications.feed import services as feed_services
 from notifications.models import Feed, FeedRetry, UnreadCount
 from project.clock import ManualClock, clock_override
 
@@ -85,7 +86,7 @@ def test_reply_after_read_is_a_new_entry(people):
     ann, bob, cid = people
     comment = post(ann)
     post(bob, "one", parent=comment)
-    assert feed.feed_mark_read(user_id=str(ann.pk)) == 1
+    assert feed_services.feed_mark_read(user_id=str(ann.pk)) == 1
     post(cid, "two", parent=comment)
     entries = feed_of(ann).entries
     assert [(entry.read, entry.actor_ids) for entry in entries] == [(False, [str(cid.pk)]), (True, [str(bob.pk)])]
@@ -127,7 +128,7 @@ def test_outbox_applies_a_reply_whose_request_died_before_sending(people):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
     assert feed_of(ann) is None
-    stats = feed_retries.feed_retries_process(now_ms=int(outbox.due_at) + 1)
+    stats = feed_services.feed_retries_process(now_ms=int(outbox.due_at) + 1)
     assert stats.applied == 1
     assert retries() == []
     assert len(feed_of(ann).entries) == 1
@@ -141,10 +142,10 @@ def test_a_retry_applied_twice_is_applied_once(people):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
     event = feed_events.FeedEvent.from_json(outbox.event)
-    assert feed.feed_append(user_id=str(ann.pk), event=event, outbox=True).status == feed.APPLIED
+    assert feed_services.feed_append(user_id=str(ann.pk), event=event, outbox=True).status == feed_services.APPLIED
     stale = outbox  # the drainer read it before the request applied it
-    assert feed_retries.feed_retry_process(retry=stale) == "skipped"  # gone: its claim fails
-    assert feed.feed_append(user_id=str(ann.pk), event=event).status == feed.ALREADY_APPLIED
+    assert feed_services.feed_retry_process(retry=stale) == "skipped"  # gone: its claim fails
+    assert feed_services.feed_append(user_id=str(ann.pk), event=event).status == feed_services.ALREADY_APPLIED
     assert feed_of(ann).version == 1
 
 
@@ -165,7 +166,7 @@ def test_feed_api_unread_filter(people, api):
     post(bob, "a", parent=first)
     post(bob, "b", parent=second)
     newest = feed_of(ann).entries[0].entry_id
-    feed.feed_mark_read(user_id=str(ann.pk), entry_ids=[newest])
+    feed_services.feed_mark_read(user_id=str(ann.pk), entry_ids=[newest])
     body = api.as_user(ann).get("/api/feed/?unread=true").json()
     assert body["unread_count"] == 1
     assert [entry["id"] for entry in body["results"]] != [newest]
@@ -179,9 +180,9 @@ def test_process_feed_retries_exits_1_when_an_event_fails_again(make_user):
 
     ann = make_user("ann")
     event = feed_events.FeedEvent("stuck-1", "message", None, None, title="Hi")
-    feed.feed_retry_item(user_id=str(ann.pk), event=event).save()
+    feed_services.feed_retry_item(user_id=str(ann.pk), event=event).save()
     with (
-        mock.patch.object(feed_retries, "feed_append", side_effect=Throttled("busy")),
+        mock.patch.object(feed_services, "feed_append", side_effect=Throttled("busy")),
         pytest.raises(CommandError, match="failed again") as failure,
     ):
         call_command("process_feed_retries")

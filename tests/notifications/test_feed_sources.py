@@ -5,7 +5,7 @@ shows as removed. notifications imports no delivery module for it."""
 import pytest
 
 from delivery.models import Delivery
-from notifications import feed_selectors
+from notifications.feed import selectors as feed_selectors
 from tests.delivery.helpers import create, dispatch
 
 pytestmark = pytest.mark.django_db(transaction=True)

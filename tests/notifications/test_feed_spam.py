@@ -6,8 +6,10 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from actions.comments import comment_create
-from notifications import feed, feed_events, feed_selectors
-from notifications.feed_events import FeedEvent
+from notifications.feed import merge as feed_merge
+from notifications.feed import selectors as feed_selectors
+from notifications.feed import services as feed_services
+from notifications.feed.events import FeedEvent
 from tests.delivery.helpers import create, dispatch
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,7 +41,7 @@ def apply(events, *, user_id="1", feed_item=None):
     """The feed after `events`, computed in memory (the write path's pure part)."""
     current = feed_item or feed_selectors.feed_empty(user_id)
     for event in events:
-        write = feed_events.feed_write_compute(feed=current, event=event)
+        write = feed_merge.feed_write_compute(feed=current, event=event)
         if not write.already_applied:
             current = write.feed
     return current
@@ -90,7 +92,7 @@ def test_many_people_replying_evict_replies_never_an_unread_broadcast(settings):
 def test_a_read_broadcast_is_evicted_like_any_read_entry(settings):
     settings.FEED_MAX_ENTRIES = 3
     current = apply([message(0)])
-    current.entries[0].mark_read(now_ms=0)
+    feed_merge.feed_entries_mark_read(current, entry_ids=None, now_ms=0)
     entries = apply([reply(n, actor=str(100 + n)) for n in range(1, 4)], feed_item=current).entries
     assert [entry.kind for entry in entries] == ["reply"] * 3
 
@@ -129,8 +131,7 @@ def test_once_read_the_persons_replies_get_their_own_entries_again(settings):
     settings.FEED_REPLIES_PER_PERSON = 2
     current = apply([reply(n, actor="7") for n in range(1, 5)])
     assert sorted(entry.kind for entry in current.entries) == ["replies", "reply", "reply"]
-    for entry in current.entries:
-        entry.mark_read(now_ms=0)
+    feed_merge.feed_entries_mark_read(current, entry_ids=None, now_ms=0)
     after = apply([reply(n, actor="7") for n in range(5, 8)], feed_item=current)
     unread = [entry for entry in after.entries if not entry.read]
     assert sorted(entry.kind for entry in unread) == ["replies", "reply", "reply"]
@@ -139,12 +140,12 @@ def test_once_read_the_persons_replies_get_their_own_entries_again(settings):
 def test_the_person_rollup_is_idempotent_and_stays_small_through_the_write_path(settings):
     settings.FEED_REPLIES_PER_PERSON = 1
     for n in range(1, 4):
-        feed.feed_append(user_id="1", event=reply(n, actor="7"))
-    again = feed.feed_append(user_id="1", event=reply(3, actor="7"))
-    assert again.status == feed.ALREADY_APPLIED
+        feed_services.feed_append(user_id="1", event=reply(n, actor="7"))
+    again = feed_services.feed_append(user_id="1", event=reply(3, actor="7"))
+    assert again.status == feed_services.ALREADY_APPLIED
     stored = feed_selectors.feed_read(user_id="1")
     assert sorted((entry.kind, entry.event_count) for entry in stored.entries) == [("replies", 2), ("reply", 1)]
-    assert len(stored.packed_entries) < 120
+    assert len(stored.serialize()["p"]["B"]) < 120
 
 
 @pytest.mark.parametrize("value", [0, -1, "5"])

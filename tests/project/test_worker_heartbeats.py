@@ -13,8 +13,10 @@ from actions.likes import like_add
 from delivery import preparation
 from delivery import selectors as delivery_selectors
 from delivery import services as delivery_services
-from notifications import feed, feed_events, feed_selectors
 from notifications import selectors as notification_selectors
+from notifications.feed import events as feed_events
+from notifications.feed import selectors as feed_selectors
+from notifications.feed import services as feed_services
 from notifications.selectors import like_events_backlog
 from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
@@ -185,8 +187,8 @@ def test_feed_retries_due(make_user):
     ann = make_user("ann")
     with clock_override(ManualClock(T0)):
         event = feed_events.FeedEvent("stuck-1", "message", None, None, title="Hi")
-        feed.feed_retry_item(user_id=str(ann.pk), event=event).save()
-        feed.feed_retry_item(
+        feed_services.feed_retry_item(user_id=str(ann.pk), event=event).save()
+        feed_services.feed_retry_item(
             user_id=str(ann.pk), event=feed_events.FeedEvent("later", "message", None, None), delay_ms=60_000
         ).save()
     due = feed_selectors.feed_retries_backlog(now_ms=int((T0 + 10) * 1000))

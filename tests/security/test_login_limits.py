@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from notifications.feed_selectors import feed_read
+from notifications.feed.selectors import feed_read
 from project.clock import ManualClock, clock_override
 from project.errors import LockedOut
 from project.login_limits import login_attempt_begin

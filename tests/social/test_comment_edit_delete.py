@@ -10,7 +10,7 @@ from django.test import Client
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from notifications.feed_selectors import REMOVED_REPLY
+from notifications.feed.selectors import REMOVED_REPLY
 from project.errors import Conflict, NotFound, PermissionDenied
 from social import aggregation, counters, ranking, selectors, services
 from social.activity.models import activity_model

@@ -5,7 +5,8 @@ import logging
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from notifications import feed_retries, feed_selectors
+from notifications.feed import selectors as feed_selectors
+from notifications.feed import services as feed_services
 from project.worker_loop import WorkerCommand
 
 
@@ -18,7 +19,7 @@ class Command(WorkerCommand):
         "failed again). With --loop: keep polling until SIGTERM/SIGINT, which finishes the current event."
     )
     worker = "process_feed_retries"
-    logger = logging.getLogger("notifications.feed_retries")
+    logger = logging.getLogger("notifications.feed.services")
     finishing = "the current event"
     poll_seconds = 2.0
     poll_help = "seconds between polls when nothing is due"
@@ -33,7 +34,7 @@ class Command(WorkerCommand):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.totals = feed_retries.FeedRetryStats()
+        self.totals = feed_services.FeedRetryStats()
 
     def loop_pass(self) -> bool:
         limit = self.options["limit"]
@@ -41,7 +42,7 @@ class Command(WorkerCommand):
         for retry in tqdm(due, desc="feed retries", unit="event", disable=self.looping or not due):
             if self.should_stop():
                 break
-            self.totals.count(feed_retries.feed_retry_process(retry=retry))
+            self.totals.count(feed_services.feed_retry_process(retry=retry))
         return len(due) >= limit
 
     def finish(self):

@@ -8,7 +8,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from notifications import feed_selectors
+from notifications.feed import selectors as feed_selectors
 from project.serializers import StrictSerializer
 
 

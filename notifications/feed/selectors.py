@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pynamodb.exceptions import DoesNotExist
 
-from notifications.feed_events import FEED_RETRY_SHARDS, FEED_SOURCE, PERSON_ROLLUP_KIND
-from notifications.feed_format import FeedEntry
-from notifications.models import Feed, FeedRetry, UnreadCount
+from notifications.feed.encoding import PERSON_ROLLUP_KIND, FeedEntry, legacy_feed_upgrade
+from notifications.feed.events import FEED_RETRY_SHARDS
+from notifications.models import Feed, FeedRetry
 from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from social.models import Comment
@@ -37,22 +37,24 @@ REMOVED_MESSAGE = "This message is no longer available."
 def feed_read(*, user_id: str) -> Feed:
     """The user's feed item read consistently (an empty, unsaved one when there is none)."""
     try:
-        return Feed.get(user_id, consistent_read=True)
+        feed = Feed.get(user_id, consistent_read=True)
     except DoesNotExist:
         return feed_empty(user_id)
+    legacy_feed_upgrade(feed)
+    return feed
 
 
 def feed_empty(user_id: str) -> Feed:
     """An empty, unsaved feed (what a user without a feed item has)."""
-    feed = Feed(user_id)
-    feed.entries, feed.applied = [], []
-    return feed
+    return Feed(user_id)
 
 
 def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
     """Several users' feeds with strongly consistent BatchGetItem (100 keys a request;
     PynamoDB retries unprocessed keys); an empty, unsaved feed for a user without one."""
     found = {feed.user_id: feed for feed in Feed.batch_get(list(dict.fromkeys(user_ids)), consistent_read=True)}
+    for feed in found.values():
+        legacy_feed_upgrade(feed)
     return {user_id: found.get(user_id) or feed_empty(user_id) for user_id in user_ids}
 
 
@@ -237,14 +239,6 @@ def feed_entries_list(*, user_id: str, unread_only: bool = False) -> FeedPage:
     if unread_only:
         entries = [entry for entry in entries if not entry.read]
     return FeedPage(unread_count=unread_count, results=feed_entry_views(entries))
-
-
-def feed_unread_count(*, user_id: str) -> int:
-    """Unread feed entries, as the badge counts them (the `feed` item of unread_counts)."""
-    try:
-        return max(0, int(UnreadCount.get(user_id, FEED_SOURCE, consistent_read=True).count))
-    except DoesNotExist:
-        return 0
 
 
 FEED_RETRY_BACKLOG_CAP = 100  # the index holds whole items (the event's JSON): count fewer

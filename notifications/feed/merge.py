@@ -1,58 +1,44 @@
-"""Feed events and the pure logic of applying one to a feed (docs/architecture.md "The feed").
+"""Applying an event to a feed already read: the pure part of every feed write (docs/architecture.md "The feed").
 
-A `FeedEvent` is validated on construction (its bounds keep a full feed far below
-DynamoDB's 400 KB item limit). `feed_write_compute` applies an event to a feed already
-read: merge into an unread entry with the same roll-up key or insert a new entry, cap
-the list; it does no I/O. The result, a `FeedWrite`, is the one version-conditioned put
-that `notifications/feed.py` (or a producer's own transaction) then runs.
-
-Entries are small records (notifications/feed_format.py): what an event points at (the
-reply, the delivery) is kept by id and its text read when the feed is shown.
+`feed_write_compute` merges the event into an unread entry with the same roll-up key or
+inserts a new entry, and caps the list; it does no I/O. The result, a `FeedWrite`, is the
+one version-conditioned put that notifications/feed/services.py (or a producer's own
+transaction, as delivery's dispatch) then runs. It works on the packed records
+(notifications/feed/encoding.py): what an event points at (the reply, the delivery) is
+kept by id and its text read when the feed is shown.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from notifications.feed_format import KIND_CODES, FeedEntry, Record, actor_bytes, digest, iso_to_ms, pack_entry
+from notifications.feed.encoding import (
+    KIND_CODES,
+    PERSON_ROLLUP_KIND,
+    FeedEntry,
+    Record,
+    actor_bytes,
+    digest,
+    iso_to_ms,
+    pack_entry,
+)
+from notifications.feed.events import FeedEvent, FeedEventTooLarge, feed_entry_id
 from notifications.models import Feed, UnreadCount, unread_count_set
 from project.clock import clock
-from project.errors import ApplicationError
 from project.transactions import LabelledTransactWrite
 
 FEED_SOURCE = "feed"  # the feed's item in unread_counts
-
-# Bounds that keep one entry small, so a full feed stays far below DynamoDB's 400 KB
-# item limit. An event that points at a reply or a delivery stores no text at all (about
-# 55 bytes an entry); only events that point at nothing keep title/body/url inline.
-FEED_TITLE_MAX_CHARS = 100
-FEED_BODY_MAX_CHARS = 400
-FEED_URL_MAX_CHARS = 500
-FEED_TEXT_MAX_BYTES = 1500  # title + body + url in UTF-8 (about 500 Japanese characters)
-FEED_ID_MAX_CHARS = 100  # event_id, rollup_key, delivery_id
-FEED_KIND_MAX_CHARS = 32
-FEED_ACTOR_ID_MAX_CHARS = 24
 FEED_ACTORS_KEPT = 10  # distinct actor ids kept per entry (see _merge for the count beyond)
 FEED_ENTRY_MAX_BYTES = 2800
 FEED_ITEM_BUDGET_BYTES = 300_000  # what FEED_MAX_ENTRIES full-size entries may take at most
-FEED_RETRY_SHARDS = 4  # partitions of the `feed_retry` table (see `feed_retry_key`)
+FEED_MAX_ENTRIES_LIMIT = FEED_ITEM_BUDGET_BYTES // FEED_ENTRY_MAX_BYTES
 # Event digests kept (6 bytes each). Only events merged into an existing entry need
 # theirs: an event that made an entry is also found by that entry while it is in the feed.
 FEED_APPLIED_KEPT = 32
-
-
-class FeedEventTooLarge(ApplicationError):
-    """A feed event whose text or ids exceed the bounds above (a 400 on `field`)."""
-
-
-FEED_MAX_ENTRIES_LIMIT = FEED_ITEM_BUDGET_BYTES // FEED_ENTRY_MAX_BYTES
 
 
 def feed_settings_errors() -> list[str]:
@@ -87,72 +73,6 @@ def feed_replies_per_person() -> int:
     if errors:
         raise ImproperlyConfigured(errors[-1])
     return settings.FEED_REPLIES_PER_PERSON
-
-
-@dataclass(frozen=True)
-class FeedEvent:
-    """Something that happened for a user. Validated on construction (FeedEventTooLarge)."""
-
-    event_id: str  # unique per event; the merge is idempotent on it
-    kind: str  # "reply", "message", ...
-    actor_id: str | None  # who caused it (None for staff broadcasts)
-    rollup_key: str | None  # events with the same key merge into one unread entry
-    title: str = ""
-    body: str = ""
-    url: str = ""
-    delivery_id: str | None = None
-    created_at: str | None = None  # ISO; now when None
-    object_id: str | None = None  # what the entry shows: a reply's comment id (the text is read from it)
-
-    def __post_init__(self):
-        for name in ("event_id", "kind"):
-            if not getattr(self, name):
-                raise FeedEventTooLarge(f"A feed event needs a {name}.", field=name)
-        limits = {
-            "event_id": FEED_ID_MAX_CHARS,
-            "rollup_key": FEED_ID_MAX_CHARS,
-            "delivery_id": FEED_ID_MAX_CHARS,
-            "object_id": FEED_ID_MAX_CHARS,
-            "kind": FEED_KIND_MAX_CHARS,
-            "actor_id": FEED_ACTOR_ID_MAX_CHARS,
-            "title": FEED_TITLE_MAX_CHARS,
-            "body": FEED_BODY_MAX_CHARS,
-            "url": FEED_URL_MAX_CHARS,
-        }
-        for name, limit in limits.items():
-            value = getattr(self, name)
-            if value is not None and len(value) > limit:
-                raise FeedEventTooLarge(
-                    f"At most {limit} characters in a feed entry's {name} (got {len(value)}).", field=name
-                )
-        text_bytes = sum(len(value.encode()) for value in (self.title, self.body, self.url))
-        if text_bytes > FEED_TEXT_MAX_BYTES:
-            raise FeedEventTooLarge(
-                f"Title, body and url of a feed entry take {text_bytes} bytes in UTF-8; at most "
-                f"{FEED_TEXT_MAX_BYTES} (about {FEED_TEXT_MAX_BYTES // 3} Japanese characters).",
-                field="body",
-            )
-
-    @property
-    def source_id(self) -> str | None:
-        """The id the entry's text is read from when shown: the reply, or the delivery."""
-        return self.object_id or self.delivery_id
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> FeedEvent:
-        return cls(**json.loads(text))
-
-    def entry_text(self) -> tuple[str, str, str]:
-        """The title, body and url an entry stores inline: none when it points at a source."""
-        return ("", "", "") if self.source_id else (self.title, self.body, self.url)
-
-
-def feed_entry_id(event_id: str) -> str:
-    """The id of the entry an event creates: derived from the event, so a re-run derives the same one."""
-    return hashlib.blake2b(event_id.encode(), digest_size=8).hexdigest()
 
 
 def feed_entry_size(entry: FeedEntry) -> int:
@@ -202,12 +122,27 @@ class FeedWrite:
 
 
 def feed_unread_entries(feed: Feed) -> int:
-    return sum(1 for entry in feed.entries if not entry.read)
+    """Unread entries, counted from the records' heads."""
+    return sum(1 for record in feed.records if not record.read)
+
+
+def feed_entries_mark_read(feed: Feed, *, entry_ids: set[str] | None, now_ms: int) -> int:
+    """Mark the given entries of `feed` (all when `entry_ids` is None) read, in memory; returns
+    how many were unread. Only those records are packed again; the others stay as read."""
+    marked = 0
+    records = list(feed.records)
+    for index, record in enumerate(records):
+        if not record.read and (entry_ids is None or record.entry_id in entry_ids):
+            entry = record.entry()
+            entry.mark_read(now_ms=now_ms)
+            records[index] = Record.of(entry)
+            marked += 1
+    feed.records = records
+    return marked
 
 
 MESSAGE_CODE = KIND_CODES["message"]
 REPLY_CODE = KIND_CODES["reply"]
-PERSON_ROLLUP_KIND = "replies"
 
 
 def _eviction_rank(entry: FeedEntry | Record) -> int:
@@ -352,8 +287,3 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
         read_version=read_version,
         count_changed=unread_count != unread_before,
     )
-
-
-def feed_retry_key(user_id: str, event: FeedEvent) -> tuple[str, str]:
-    """The `feed_retry` key of an event for a user: (shard from a hash of the user id, retry id)."""
-    return str(zlib.crc32(user_id.encode()) % FEED_RETRY_SHARDS), f"{user_id}#{event.event_id}"

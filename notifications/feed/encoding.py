@@ -6,7 +6,7 @@ capping, roll-up and counting need: its id, kind, a digest of its roll-up key, t
 of what it points at (the newest reply, or the delivery), actor ids and counts, times
 and the read flag. About 43 bytes; a full feed of 100 entries is about 4.5 KB. The text
 shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
-where it lives (notifications/feed_selectors.py), so a hidden reply is shown as such.
+where it lives (notifications/feed/selectors.py), so a hidden reply is shown as such.
 
 Record layout, records joined in one binary attribute, each preceded by its length
 (v). The head is fixed so that the write path reads what it orders, caps and rolls up
@@ -31,8 +31,11 @@ by without decoding the rest (`Record`), and copies untouched records as they ar
 `v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
 length then UTF-8, a long one 2 bytes of length. A reply entry takes about 44 bytes.
 
-Feeds written before this format (a list of maps under `entries`, and `event_ids`) are
-read through `legacy_entry` and written in this format at their next write.
+`FeedRecordsAttribute` and `EventDigestsAttribute` are the PynamoDB attributes that store
+a feed's records and applied-event digests in this format (`Feed.records`, `Feed.applied`).
+
+A feed item in the map format (a list of maps under `entries`, event ids under
+`event_ids`) is read through `legacy_feed_upgrade` and stored packed at its next write.
 """
 
 from __future__ import annotations
@@ -41,14 +44,21 @@ import hashlib
 import struct
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from pynamodb.attributes import Attribute
+from pynamodb.constants import BINARY
 
 from project.clock import parse_iso
 
+if TYPE_CHECKING:
+    from notifications.models import Feed
+
 DIGEST_BYTES = 6
-# "replies": one person's replies across several comments, rolled into one entry once they
-# have FEED_REPLIES_PER_PERSON unread reply entries (notifications/feed_events.py).
-KIND_CODES = {"reply": 1, "message": 2, "replies": 3}
+# One person's replies across several comments, rolled into one entry once they have
+# FEED_REPLIES_PER_PERSON unread reply entries (notifications/feed/merge.py).
+PERSON_ROLLUP_KIND = "replies"
+KIND_CODES = {"reply": 1, "message": 2, PERSON_ROLLUP_KIND: 3}
 KIND_NAMES = {code: name for name, code in KIND_CODES.items()}
 KIND_SHIFT = 6
 
@@ -64,10 +74,6 @@ def digest(text: str) -> bytes:
 
 def iso_to_ms(value: str) -> int:
     return round(parse_iso(value).timestamp() * 1000)
-
-
-def ms_to_iso(value: int) -> str:
-    return datetime.fromtimestamp(value / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 @dataclass
@@ -93,14 +99,6 @@ class FeedEntry:
     @property
     def delivery_id(self) -> str | None:
         return self.object_id if self.kind == "message" else None
-
-    @property
-    def created_at(self) -> str:
-        return ms_to_iso(self.created_ms)
-
-    @property
-    def updated_at(self) -> str:
-        return ms_to_iso(self.updated_ms)
 
     def mark_read(self, *, now_ms: int) -> None:
         """Read now: kept to the whole second after `updated_ms` (1 byte within 2 minutes, 3 within 24 days)."""
@@ -321,16 +319,56 @@ def _read_entry(reader: _Reader, *, end: int) -> FeedEntry:
     )
 
 
-def pack_entries(entries: list[FeedEntry]) -> bytes:
-    return b"".join(pack_entry(entry) for entry in entries)
+class FeedRecordsAttribute(Attribute[list[Record]]):
+    """A feed's entries: the records joined in one binary attribute, newest first.
+
+    Loading reads only the records' heads (`scan_records`); an entry is decoded when asked
+    for (`Record.entry`). Storing joins the records as they are: a record the write path did
+    not touch is stored byte for byte as it was read.
+    """
+
+    attr_type = BINARY
+
+    def serialize(self, value: list[Record]) -> bytes:
+        return b"".join(record.raw for record in value)
+
+    def deserialize(self, value: bytes) -> list[Record]:
+        return scan_records(value)
 
 
-def unpack_entries(data: bytes | None) -> list[FeedEntry]:
-    return [record.entry() for record in scan_records(data)]
+class EventDigestsAttribute(Attribute[list[bytes]]):
+    """Digests (`digest`) of the events a feed applied, newest last, joined in one binary attribute."""
+
+    attr_type = BINARY
+
+    def serialize(self, value: list[bytes]) -> bytes:
+        return b"".join(value)
+
+    def deserialize(self, value: bytes) -> list[bytes]:
+        return [value[i : i + DIGEST_BYTES] for i in range(0, len(value), DIGEST_BYTES)]
+
+
+# --- the map format -------------------------------------------------------------
+# A feed item holding a list of maps under `entries` (and event ids under `event_ids`)
+# is read through these and stored packed at its next write. They, and the `legacy_*`
+# attributes of `Feed`, can go once no stored feed item has either attribute, that is
+# once this counts 0 in every deployment (a feed written once by this code has neither):
+#   aws dynamodb scan --table-name <DYNAMODB_TABLE_PREFIX>feed --select COUNT \
+#     --filter-expression "attribute_exists(entries) OR attribute_exists(event_ids)"
+
+
+def legacy_feed_upgrade(feed: Feed) -> None:
+    """Give a `Feed` read in the map format its packed form (in memory; its next write stores it)."""
+    if feed.legacy_entries is not None:
+        feed.records = [Record.of(legacy_entry(entry)) for entry in feed.legacy_entries]
+        feed.legacy_entries = None
+    if feed.legacy_event_ids is not None:
+        feed.applied = [digest(event_id) for event_id in feed.legacy_event_ids]
+        feed.legacy_event_ids = None
 
 
 def legacy_entry(entry) -> FeedEntry:
-    """An entry of a feed written before this format (a map with its text inline)."""
+    """The entry of a map-format `LegacyFeedEntry` (a map with its text inline)."""
     object_id = entry.delivery_id
     url = entry.url or ""
     if entry.kind == "reply" and "#c-" in url:

@@ -1,7 +1,8 @@
-"""Writes of the per-user feed (docs/architecture.md "The feed"): append an event, mark read.
+"""Writes of the per-user feed (docs/architecture.md "The feed"): append an event, mark read,
+and apply the events waiting in `feed_retry` (`manage.py process_feed_retries`).
 
 Every producer (replies, delivered messages, ...) goes through `feed_append`: read the
-item consistently, apply the event (`feed_events.feed_write_compute`: merge or insert,
+item consistently, apply the event (`merge.feed_write_compute`: merge or insert,
 cap), and put the item back on condition that its `version` is still the one read. Two
 writers that read the same version cannot both win; the loser re-reads and merges again
 (without the condition, parallel writers lose entries exactly there). One retry loop per
@@ -9,7 +10,7 @@ operation (`project.transactions.transact`): a failed version condition re-reads
 transaction conflict or throttling waits, within the same FEED_WRITE_ATTEMPTS.
 
 When those run out, the event is put into the `feed_retry` table and
-`manage.py process_feed_retries` applies it later (`feed_retries.py`). Every event
+`manage.py process_feed_retries` applies it later (`feed_retries_process`). Every event
 carries an id and the feed remembers digests of the events it applied (`Feed.applied`),
 so applying an event twice writes nothing the second time.
 
@@ -26,8 +27,9 @@ from typing import cast
 
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
-from notifications.feed_events import FeedEvent, FeedWrite, feed_retry_key, feed_unread_entries, feed_write_compute
-from notifications.feed_selectors import feed_read
+from notifications.feed.events import FeedEvent, feed_retry_key
+from notifications.feed.merge import FeedWrite, feed_entries_mark_read, feed_unread_entries, feed_write_compute
+from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
 from project.errors import Conflict, Throttled, error_code, is_transient
@@ -39,6 +41,8 @@ FEED_WRITE_ATTEMPTS = 8  # version conflicts re-read and retried before the even
 # A feed write takes tens of milliseconds: its retries are spread over that scale.
 FEED_BACKOFF = (0.04, 1.0)  # (base, cap) seconds
 FEED_REPLY_OUTBOX_DELAY_MS = 60_000  # the replying request applies it; the drainer only if it did not
+FEED_RETRY_LEASE_MS = 60_000  # how long a drainer owns a claimed retry before another may take it
+FEED_RETRY_MAX_DELAY_MS = 300_000
 
 APPLIED = "applied"
 ALREADY_APPLIED = "already_applied"
@@ -210,11 +214,7 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
 
     def marking() -> tuple[int, FeedWrite]:
         feed = feed_read(user_id=user_id)
-        marked, now_ms = 0, clock.now_ms()
-        for entry in feed.entries:
-            if not entry.read and (wanted is None or entry.entry_id in wanted):
-                entry.mark_read(now_ms=now_ms)
-                marked += 1
+        marked = feed_entries_mark_read(feed, entry_ids=wanted, now_ms=clock.now_ms())
         feed.updated_at = clock.now_iso()
         write = FeedWrite(
             user_id=user_id,
@@ -240,3 +240,84 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
     if not marked:  # someone else marked them meanwhile
         return 0
     raise Conflict("The feed kept changing while it was marked read, retry shortly.")
+
+
+# --- the retry worker ----------------------------------------------------------
+# An event lands in `feed_retry` when `feed_append` ran out of attempts or throughput, and,
+# for replies, through the outbox in the reply's own transaction. Each is applied at most
+# once (the apply finds it by its digest otherwise), with several workers at once.
+
+
+@dataclass
+class FeedRetryStats:
+    applied: int = 0
+    already_applied: int = 0
+    postponed: int = 0  # failed again, due later
+    skipped: int = 0  # claimed by another worker first
+
+    def count(self, status: str) -> None:
+        if status == APPLIED:
+            self.applied += 1
+        elif status == ALREADY_APPLIED:
+            self.already_applied += 1
+        elif status == QUEUED:
+            self.postponed += 1
+        else:
+            self.skipped += 1
+
+
+def _retry_delay_ms(attempts: int) -> int:
+    return min(FEED_RETRY_MAX_DELAY_MS, 1000 << min(attempts, 10))  # 1 s doubling per attempt
+
+
+def feed_retry_process(*, retry: FeedRetry) -> str:
+    """Claim one due retry and apply its event. Returns APPLIED, ALREADY_APPLIED, QUEUED or "skipped".
+
+    The claim is a conditional update of `due_at` (the value we saw) to now + a lease, so
+    two drainers never work on the same retry at once; a drainer that dies holding it
+    lets the lease run out and another takes it. The event is applied at most once (the
+    feed keeps its digest, so a second apply writes nothing) and the retry item is
+    deleted after it; a failure pushes `due_at` out with exponential backoff. Nothing
+    is ever dropped.
+    """
+    seen_due = retry.due_at
+    attempts = int(retry.attempts or 0) + 1
+    try:
+        retry.update(
+            actions=[
+                FeedRetry.due_at.set(clock.now_ms() + FEED_RETRY_LEASE_MS),
+                FeedRetry.attempts.set(attempts),
+            ],
+            condition=FeedRetry.due_at == seen_due,
+        )
+    except UpdateError as error:
+        if error_code(error) == "ConditionalCheckFailedException":
+            return "skipped"
+        raise
+    event = FeedEvent.from_json(retry.event)
+    try:
+        result = feed_append(user_id=retry.user_id, event=event, outbox=True, queue=False)
+    except (Conflict, Throttled, PynamoDBException) as error:
+        message = getattr(error, "message", None) or str(error)
+        try:
+            retry.update(
+                actions=[
+                    FeedRetry.due_at.set(clock.now_ms() + _retry_delay_ms(attempts)),
+                    FeedRetry.last_error.set(message[:500]),
+                ],
+                condition=FeedRetry.retry_id.exists(),
+            )
+        except PynamoDBException:
+            logger.warning("feed_retry %s: could not postpone (the lease expires instead)", retry.retry_id)
+        level = logging.ERROR if attempts >= 10 else logging.WARNING
+        logger.log(level, "feed_retry %s failed again (attempt %d): %s", retry.retry_id, attempts, message)
+        return QUEUED
+    return result.status
+
+
+def feed_retries_process(*, limit: int = 100, now_ms: int | None = None) -> FeedRetryStats:
+    """Apply up to `limit` retries due at `now_ms` (now) once each. Safe on several machines at once."""
+    stats = FeedRetryStats()
+    for retry in feed_retries_due(limit=limit, now_ms=now_ms):
+        stats.count(feed_retry_process(retry=retry))
+    return stats

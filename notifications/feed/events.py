@@ -1,0 +1,102 @@
+"""Feed events: something that happened for a user, validated on construction.
+
+A `FeedEvent`'s bounds keep one entry small, so a full feed stays far below DynamoDB's
+400 KB item limit. Its id names the entry it creates (`feed_entry_id`) and its place in
+the retry queue (`feed_retry_key`), so applying or queueing it again finds the first time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from dataclasses import asdict, dataclass
+
+from project.errors import ApplicationError
+
+# Bounds that keep one entry small, so a full feed stays far below DynamoDB's 400 KB
+# item limit. An event that points at a reply or a delivery stores no text at all (about
+# 55 bytes an entry); only events that point at nothing keep title/body/url inline.
+FEED_TITLE_MAX_CHARS = 100
+FEED_BODY_MAX_CHARS = 400
+FEED_URL_MAX_CHARS = 500
+FEED_TEXT_MAX_BYTES = 1500  # title + body + url in UTF-8 (about 500 Japanese characters)
+FEED_ID_MAX_CHARS = 100  # event_id, rollup_key, delivery_id
+FEED_KIND_MAX_CHARS = 32
+FEED_ACTOR_ID_MAX_CHARS = 24
+FEED_RETRY_SHARDS = 4  # partitions of the `feed_retry` table (see `feed_retry_key`)
+
+
+class FeedEventTooLarge(ApplicationError):
+    """A feed event whose text or ids exceed the bounds above (a 400 on `field`)."""
+
+
+@dataclass(frozen=True)
+class FeedEvent:
+    """Something that happened for a user. Validated on construction (FeedEventTooLarge)."""
+
+    event_id: str  # unique per event; the merge is idempotent on it
+    kind: str  # "reply", "message", ...
+    actor_id: str | None  # who caused it (None for staff broadcasts)
+    rollup_key: str | None  # events with the same key merge into one unread entry
+    title: str = ""
+    body: str = ""
+    url: str = ""
+    delivery_id: str | None = None
+    created_at: str | None = None  # ISO; now when None
+    object_id: str | None = None  # what the entry shows: a reply's comment id (the text is read from it)
+
+    def __post_init__(self):
+        for name in ("event_id", "kind"):
+            if not getattr(self, name):
+                raise FeedEventTooLarge(f"A feed event needs a {name}.", field=name)
+        limits = {
+            "event_id": FEED_ID_MAX_CHARS,
+            "rollup_key": FEED_ID_MAX_CHARS,
+            "delivery_id": FEED_ID_MAX_CHARS,
+            "object_id": FEED_ID_MAX_CHARS,
+            "kind": FEED_KIND_MAX_CHARS,
+            "actor_id": FEED_ACTOR_ID_MAX_CHARS,
+            "title": FEED_TITLE_MAX_CHARS,
+            "body": FEED_BODY_MAX_CHARS,
+            "url": FEED_URL_MAX_CHARS,
+        }
+        for name, limit in limits.items():
+            value = getattr(self, name)
+            if value is not None and len(value) > limit:
+                raise FeedEventTooLarge(
+                    f"At most {limit} characters in a feed entry's {name} (got {len(value)}).", field=name
+                )
+        text_bytes = sum(len(value.encode()) for value in (self.title, self.body, self.url))
+        if text_bytes > FEED_TEXT_MAX_BYTES:
+            raise FeedEventTooLarge(
+                f"Title, body and url of a feed entry take {text_bytes} bytes in UTF-8; at most "
+                f"{FEED_TEXT_MAX_BYTES} (about {FEED_TEXT_MAX_BYTES // 3} Japanese characters).",
+                field="body",
+            )
+
+    @property
+    def source_id(self) -> str | None:
+        """The id the entry's text is read from when shown: the reply, or the delivery."""
+        return self.object_id or self.delivery_id
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> FeedEvent:
+        return cls(**json.loads(text))
+
+    def entry_text(self) -> tuple[str, str, str]:
+        """The title, body and url an entry stores inline: none when it points at a source."""
+        return ("", "", "") if self.source_id else (self.title, self.body, self.url)
+
+
+def feed_entry_id(event_id: str) -> str:
+    """The id of the entry an event creates: derived from the event, so a re-run derives the same one."""
+    return hashlib.blake2b(event_id.encode(), digest_size=8).hexdigest()
+
+
+def feed_retry_key(user_id: str, event: FeedEvent) -> tuple[str, str]:
+    """The `feed_retry` key of an event for a user: (shard from a hash of the user id, retry id)."""
+    return str(zlib.crc32(user_id.encode()) % FEED_RETRY_SHARDS), f"{user_id}#{event.event_id}"
