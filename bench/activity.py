@@ -100,8 +100,8 @@ def bench_like(count: int) -> None:
 def load_day(model, *, users: int, items: int, start_index: int, threads: int = 8) -> float:
     """Put `items` log items of DAY for `users` users with BatchWriteItem from threads."""
     from social.activity.models import ACTIONS
+    from social.activity.periods import day_bounds, day_key
     from social.activity.services import at_key
-    from social.activity.tables import day_bounds, day_key
 
     client = dynamo.client()
     table = model.Meta.table_name
@@ -137,7 +137,7 @@ def load_day(model, *, users: int, items: int, start_index: int, threads: int = 
 
 def day_read_capacity(model) -> float:
     """Read capacity units of reading the whole day through by_day (Select=COUNT, same cost)."""
-    from social.activity.tables import day_partitions
+    from social.activity.periods import day_partitions
 
     client = dynamo.client()
     total = 0.0
@@ -173,7 +173,7 @@ def measure_rollup(day) -> tuple[float, int, int]:
 
 
 def bench_rollup(items: int, users: int) -> None:
-    from social.activity.tables import activity_model_ready
+    from social.activity.month_tables import activity_model_ready
 
     model = activity_model_ready(month=f"{DAY:%Y%m}")
     small = items // 10
@@ -194,7 +194,7 @@ def bench_rollup(items: int, users: int) -> None:
 
 
 def bench_spread(users: int) -> None:
-    from social.activity.tables import day_shard
+    from social.activity.periods import day_shard
 
     def spread(shard_of) -> tuple[float, Counter]:
         load = Counter()

@@ -6,19 +6,18 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.models import Group
 from django.http import HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_POST
 
 from delivery import preparation, selectors, services
 from delivery.apis import USERNAMES_MAX
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, FINAL_STATUSES, PREPARING
-from project.admin_pages import AdminPage, dynamo_admin
+from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
 from project.views import refused_page
 
-PAGES = [AdminPage("Deliveries", "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
 USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
 
 
@@ -103,20 +102,31 @@ def _split_names(text: str) -> list[str]:
     return [name for name in names if name.lower() != "username"]  # a CSV header
 
 
-def urls(site):
-    def deliveries(request):
+class DeliveryAdmin(DynamoAdmin):
+    pages = [AdminPage("Deliveries", "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("deliveries/", wrap(self.list_view), name="dynamo-deliveries"),
+            path("deliveries/new/", wrap(self.create_view), name="dynamo-delivery-create"),
+            path("deliveries/<str:delivery_id>/", wrap(self.detail_view), name="dynamo-delivery"),
+            path("deliveries/<str:delivery_id>/cancel/", wrap(self.cancel_view), name="dynamo-delivery-cancel"),
+            path("deliveries/<str:delivery_id>/prepare/", wrap(self.prepare_view), name="dynamo-delivery-prepare"),
+        ]
+
+    def list_view(self, request):
         page = page_or_first(request, lambda cursor: selectors.delivery_list(cursor=cursor, limit=50))
         rows = [selectors.delivery_progress(delivery=delivery) for delivery in page.results]
         context = {
-            **site.each_context(request),
             "title": "Deliveries",
             "rows": rows,
             "live": any(row.delivery.status not in FINAL_STATUSES for row in rows),  # the page follows them
             "next_cursor": page.next_cursor,
         }
-        return TemplateResponse(request, "admin/delivery/list.html", context)
+        return self.render(request, "admin/delivery/list.html", context)
 
-    def create(request):
+    def create_view(self, request):
         form = DeliveryForm(request.POST or None, request.FILES or None)
         unknown, refused = [], None
         if request.method == "POST" and form.is_valid():
@@ -144,27 +154,24 @@ def urls(site):
                 )
                 return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
         context = {
-            **site.each_context(request),
             "title": "New delivery",
             "form": form,
             "unknown": unknown[:500],
             "unknown_more": max(0, len(unknown) - 500),
         }
-        return refused_page(TemplateResponse(request, "admin/delivery/create.html", context), refused)
+        return refused_page(self.render(request, "admin/delivery/create.html", context), refused)
 
-    def detail(request, delivery_id):
+    def detail_view(self, request, delivery_id):
         try:
             delivery = selectors.delivery_get(delivery_id=delivery_id)
         except NotFound:
             messages.error(request, f"No delivery {delivery_id}.")
             return HttpResponseRedirect(reverse("admin:dynamo-deliveries"))
         chunks = selectors.delivery_chunks(delivery=delivery)
-        progress = selectors.delivery_progress(delivery=delivery)
         context = {
-            **site.each_context(request),
             "title": f"Delivery: {delivery.title}",
             "delivery": delivery,
-            "progress": progress,
+            "progress": selectors.delivery_progress(delivery=delivery),
             "chunks": chunks,
             "chunks_done": sum(1 for chunk in chunks if chunk.status == "done"),
             "pending_sample": selectors.delivery_pending_sample(delivery=delivery, chunks=chunks),
@@ -172,10 +179,10 @@ def urls(site):
             "live": delivery.status not in FINAL_STATUSES,  # the page follows the progress by itself
             "can_prepare": delivery.status in (DRAFT, PREPARING),
         }
-        return TemplateResponse(request, "admin/delivery/detail.html", context)
+        return self.render(request, "admin/delivery/detail.html", context)
 
-    @require_POST
-    def cancel(request, delivery_id):
+    @method_decorator(require_POST)
+    def cancel_view(self, request, delivery_id):
         try:
             services.delivery_cancel(delivery_id=delivery_id)
             messages.success(request, "Delivery cancelled: nothing more will be delivered.")
@@ -185,8 +192,8 @@ def urls(site):
             messages.error(request, error.message)
         return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
 
-    @require_POST
-    def prepare(request, delivery_id):
+    @method_decorator(require_POST)
+    def prepare_view(self, request, delivery_id):
         try:
             delivery = preparation.delivery_prepare(delivery_id=delivery_id)
             messages.success(
@@ -196,13 +203,5 @@ def urls(site):
             messages.error(request, f"No delivery {delivery_id}.")
         return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
 
-    return [
-        path("deliveries/", site.admin_view(deliveries), name="dynamo-deliveries"),
-        path("deliveries/new/", site.admin_view(create), name="dynamo-delivery-create"),
-        path("deliveries/<str:delivery_id>/", site.admin_view(detail), name="dynamo-delivery"),
-        path("deliveries/<str:delivery_id>/cancel/", site.admin_view(cancel), name="dynamo-delivery-cancel"),
-        path("deliveries/<str:delivery_id>/prepare/", site.admin_view(prepare), name="dynamo-delivery-prepare"),
-    ]
 
-
-dynamo_admin.register(pages=PAGES, urls=urls)
+dynamo_admin.register(DeliveryAdmin)

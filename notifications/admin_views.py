@@ -1,17 +1,20 @@
 """Admin page: one user's notifications of every kind (likes, replies, messages) and badge, by username."""
 
 from django.contrib.auth import get_user_model
-from django.template.response import TemplateResponse
 from django.urls import path
 
 from notifications import selectors
-from project.admin_pages import AdminPage, dynamo_admin
-
-PAGES = [AdminPage("User notifications", "dynamo-user-notifications")]
+from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 
 
-def urls(site):
-    def user_notifications(request):
+class UserNotificationsAdmin(DynamoAdmin):
+    pages = [AdminPage("User notifications", "dynamo-user-notifications")]
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.user_notifications_view)
+        return [path("notifications/", view, name="dynamo-user-notifications")]
+
+    def user_notifications_view(self, request):
         username = request.GET.get("username", "").strip()
         found_user = None
         data = None
@@ -23,16 +26,13 @@ def urls(site):
             else:
                 data = selectors.notifications_for_staff(user_id=str(found_user.pk))
         context = {
-            **site.each_context(request),
             "title": "User notifications",
             "username": username,
             "found_user": found_user,
             "data": data,
             "note": note,
         }
-        return TemplateResponse(request, "admin/dynamo/user_notifications.html", context)
-
-    return [path("notifications/", site.admin_view(user_notifications), name="dynamo-user-notifications")]
+        return self.render(request, "admin/dynamo/user_notifications.html", context)
 
 
-dynamo_admin.register(pages=PAGES, urls=urls)
+dynamo_admin.register(UserNotificationsAdmin)

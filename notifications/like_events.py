@@ -11,10 +11,7 @@ one attempt, never on a hot comment), and `fold_like_events --loop`, which polls
 table (a Scan: it holds only events not folded yet) for whatever is left: events of hot
 comments, of a process that died, of a fold that lost a race.
 
-Why an outbox table and not DynamoDB Streams: the event is written in the like's own
-transaction, so a committed like always leaves something to fold, and it stays until a
-fold has taken it into account; a stream keeps records 24 hours, by shard, at least
-once, and tests and development would run a different path than production.
+Why an outbox table and not DynamoDB Streams: docs/architecture.md "Like events and the fold (an outbox)".
 
 The fold is *state-based*: for each liker with pending events it compares the liker's
 current like row with the notification and the liker's `like_notified` marker, so the
@@ -22,12 +19,18 @@ order in which one person's like/unlike/like events are folded cannot matter, an
 folding an event a second time changes nothing (which is why the events can be deleted
 after the fold's transaction instead of inside it):
 
-- liked, not notified within LIKE_RENOTIFY_WINDOW_HOURS, not listed: listed if the list
-  has room (at most LIKE_NOTIFICATION_LIKERS_MAX), else an overflow like; +1 `num_likes`
-  and badge; the marker is written with the time.
-- not liked, listed in the unread notification: taken out, -1; the marker stays.
-- anything else changes nothing: a person who likes, unlikes and likes again within the
-  window (with or without reads in between) notifies the author once.
+- liked, not listed, and not notified within LIKE_RENOTIFY_WINDOW_HOURS (or withdrawn from
+  this unread notification, below): listed if the list has room (at most
+  LIKE_NOTIFICATION_LIKERS_MAX), else an overflow like; +1 `num_likes` and badge; the
+  marker is written with the time.
+- not liked, listed in the unread notification: taken out, -1, and remembered as
+  withdrawn (`unliked_ids`, cleared by the read) unless already put back once since the
+  read (`restored_ids`); the marker stays. A withdrawn liker who likes again is put back.
+- anything else changes nothing. So a person who likes, unlikes and likes again counts
+  once in the unread notification however their events were split between folds; once
+  it is read, their like again within the window does not raise it again, and flapping
+  before a read raises it at most once more (a read while the notification shows nothing
+  does not reach its item).
 
 Exactly once: the notification, its badge item and the markers change in one transaction
 conditioned on the notification still holding what was read, so two folders (or a fold
@@ -103,10 +106,11 @@ class _Fold:
     withdraw: list[str] = field(default_factory=list)
     # Likers the last fold notified whose marker is not written yet (it died before): written first.
     unmarked: list[str] = field(default_factory=list)
+    new_unliked: list[str] = field(default_factory=list)
+    new_restored: list[str] = field(default_factory=list)
 
     @property
-    def changes(self) -> bool:
-        """Whether the notification changes (else the fold completes the last one and deletes its events)."""
+    def changes(self) -> bool:  # else the fold completes the last one and deletes its events
         return bool(self.notify or self.withdraw)
 
     @property
@@ -120,6 +124,14 @@ class _Fold:
     @property
     def old_seq(self) -> int:
         return int(self.unread.seq or 0) if self.unread else 0
+
+    @property
+    def old_unliked(self) -> list[str]:
+        return list(self.unread.unliked_ids or []) if self.unread else []
+
+    @property
+    def old_restored(self) -> list[str]:
+        return list(self.unread.restored_ids or []) if self.unread else []
 
     @property
     def journal(self) -> list[str]:
@@ -151,10 +163,8 @@ def _notified_at(marker: LikeNotified) -> float:
 
 
 def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
-    """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
-
-    The reads are independent and run concurrently: one round trip of latency.
-    """
+    """Read what the fold needs (comment, notification, badge item, like rows, markers), all
+    at once (one round trip of latency), and decide."""
     author_id = events[0].author_id
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
     comment = _readers.submit(comment_find, comment_id=comment_id)
@@ -168,6 +178,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
     # The last fold's likers have markers unless it died before writing them (rare: read apart).
     markers = {**_markers_get(comment_id, [x for x in fold.journal if x not in likers]), **likers_markers.result()}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
+    fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
     liked = liked.result()
@@ -179,15 +190,23 @@ def _plan(*, comment_id: str, events: list[LikeEvent]) -> _Fold:
         fold.new_list.remove(liker)
         fold.new_count -= 1
     # Within the window a marker stays, whatever happened since (an unlike, a read): the
-    # same person liking the same comment again does not notify the author again.
+    # same person liking the same comment again does not notify the author again, unless
+    # their like was withdrawn from this still unread notification (it is put back).
     since = clock.now() - renotify_window()
     recently = {liker for liker, marker in markers.items() if _notified_at(marker) >= since} | set(fold.unmarked)
+    recently -= set(fold.old_unliked)
     # Withdrawals first: a place they free goes to a later like of the same batch.
     fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
     for liker in fold.notify:
         fold.new_count += 1
         if len(fold.new_list) < likers_max():
             fold.new_list.append(liker)
+    restored = fold.old_restored + [liker for liker in fold.notify if liker in fold.old_unliked]
+    unliked = [liker for liker in fold.old_unliked if liker not in fold.notify]
+    unliked += [liker for liker in fold.withdraw if liker not in restored]
+    # Bounded like the list: a liker dropped from `unliked` is not put back until the read,
+    # one dropped from `restored` may be put back once more.
+    fold.new_unliked, fold.new_restored = unliked[-likers_max() :], restored[-likers_max() :]
     return fold
 
 
@@ -214,6 +233,10 @@ def _markers_put(comment_id: str, likers: list[str], at: float) -> None:
             batch.save(LikeNotified(comment_id, liker, notified_at=at, expires_at=expires))
 
 
+def _list_set(attribute, values: list[str]):
+    return attribute.set(values) if values else attribute.remove()  # no empty list kept
+
+
 def _notification_write(fold: _Fold, now: float) -> bool:
     """The fold's commit point: one conditional write of the notification; False if it changed meanwhile.
 
@@ -233,6 +256,8 @@ def _notification_write(fold: _Fold, now: float) -> bool:
                 seq=seq,
                 fold_notified=fold.notify,
                 fold_at=now,
+                unliked_ids=fold.new_unliked or None,
+                restored_ids=fold.new_restored or None,
             )
             write_retrying(lambda: item.save(condition=LikeUnread.comment_id.does_not_exist()), what="like_fold")
         else:
@@ -242,6 +267,8 @@ def _notification_write(fold: _Fold, now: float) -> bool:
                 LikeUnread.seq.set(seq),
                 LikeUnread.fold_notified.set(fold.notify),
                 LikeUnread.fold_at.set(now),
+                _list_set(LikeUnread.unliked_ids, fold.new_unliked),
+                _list_set(LikeUnread.restored_ids, fold.new_restored),
             ]
             if fold.notify:
                 actions.append(LikeUnread.updated_at.set(clock.now_iso()))
@@ -286,8 +313,7 @@ def _badge_sync(fold: _Fold, *, count: int, seq: int) -> None:
 
 
 def _events_delete(events: list[LikeEvent]) -> None:
-    """Delete folded events (BatchWriteItem, plain deletes): the fold's last step, so a crash
-    before it leaves events whose next fold only completes what this one began."""
+    """Delete folded events (BatchWriteItem): the fold's last step (`_fold_batch`)."""
     with LikeEvent.batch_write() as batch:
         for event in events:
             batch.delete(event)
@@ -367,11 +393,8 @@ def _fold_batch(*, comment_id: str, attempts: int) -> int:
 def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
     """Fold every pending like event of one comment into its author's notification; returns how many.
 
-    Exactly once: each batch's transaction deletes its events on condition they still
-    exist and updates the notification on condition it still holds what was read, so a
-    second folder (or a rerun after a crash) folds nothing twice and loses nothing: a
-    crash before the transaction leaves the events pending, after it leaves nothing to do.
-    Concurrent folders of one comment: one wins each batch, the others re-read.
+    Exactly once (`_fold_batch`): concurrent folders of one comment cannot both commit a
+    batch, and a crash anywhere leaves events whose next fold only completes this one.
     """
     folded = 0
     while True:
@@ -459,12 +482,9 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
 
 
 def like_events_fold_until_idle(*, stop: Callable[[], bool] = lambda: False, idle_passes: int = 50) -> int:
-    """Fold until `like_events` holds nothing (the command without --loop, tests, benchmarks).
-
-    Gives up after `idle_passes` passes in a row that folded nothing while the table
-    still held events (a comment whose fold keeps failing; on AWS, an eventually
-    consistent Scan may list events just deleted for a moment).
-    """
+    """Fold until `like_events` holds nothing (the command without --loop, tests, benchmarks);
+    gives up after `idle_passes` passes in a row that folded nothing while events stayed (a
+    fold that keeps failing; on AWS, a Scan may list events just deleted for a moment)."""
     folded, idle = 0, 0
     while not stop() and idle < idle_passes:
         done = like_events_fold_pending(stop=stop)

@@ -39,6 +39,10 @@ class LikeUnread(Model):
     # markers is completed by the next fold of the comment.
     fold_notified = ListAttribute(of=UnicodeAttribute, null=True)
     fold_at = NumberAttribute(null=True)
+    # Since the last read: listed likers who unliked (withdrawn), whose like again is put back
+    # although their `like_notified` marker is recent, and the likers put back so (once each).
+    unliked_ids = ListAttribute(of=UnicodeAttribute, null=True)
+    restored_ids = ListAttribute(of=UnicodeAttribute, null=True)
 
     by_num_likes = UnreadLikesIndex()
 

@@ -103,6 +103,8 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
             LikeUnread.num_likes.set(0),
             LikeUnread.updated_at.set(iso_format(read_at)),
             LikeUnread.seq.set(old_seq + 1),
+            LikeUnread.unliked_ids.remove(),
+            LikeUnread.restored_ids.remove(),
         ],
         # Reset only the state that is copied into history: a like (or unlike) folded
         # after the read fails this, and the comment is re-read and retried.

@@ -1,9 +1,9 @@
 """The admin site, with a "DynamoDB" section for data that has no ORM model.
 
-Each installed app may have an `admin_views` module that registers its pages with
-`project.admin_pages.dynamo_admin` (found by `autodiscover_modules`, see there).
-Views build their context with `site.each_context(request)` and their templates
-extend `admin/base_site.html`. No fake ORM models.
+Each installed app may have an `admin_views` module that registers its pages (a
+`project.admin_pages.DynamoAdmin`) with `dynamo_admin` (found by `autodiscover_modules`,
+see there). Views build their context over `site.each_context(request)` and their
+templates extend `admin/base_site.html`. No fake ORM models.
 """
 
 from __future__ import annotations

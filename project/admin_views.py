@@ -2,40 +2,36 @@
 each polling worker's heartbeat, backlog and lag."""
 
 from django.conf import settings
-from django.template.response import TemplateResponse
 from django.urls import path
 
-from project.admin_pages import AdminPage, dynamo_admin
+from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.dynamo import tables_check
 from project.health_selectors import worker_statuses
 
-PAGES = [AdminPage("Tables", "dynamo-tables"), AdminPage("System", "dynamo-system")]
 
+class SystemAdmin(DynamoAdmin):
+    pages = [AdminPage("Tables", "dynamo-tables"), AdminPage("System", "dynamo-system")]
 
-def urls(site):
-    def tables(request):
-        context = {
-            **site.each_context(request),
-            "title": "DynamoDB tables",
-            "reports": tables_check(),
-        }
-        return TemplateResponse(request, "admin/dynamo/tables.html", context)
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("tables/", wrap(self.tables_view), name="dynamo-tables"),
+            path("system/", wrap(self.system_view), name="dynamo-system"),
+        ]
 
-    def system(request):
+    def tables_view(self, request):
+        context = {"title": "DynamoDB tables", "reports": tables_check()}
+        return self.render(request, "admin/dynamo/tables.html", context)
+
+    def system_view(self, request):
         statuses = worker_statuses()
         context = {
-            **site.each_context(request),
             "title": "System: workers",
             "statuses": statuses,
             "problems": sum(not status.healthy for status in statuses),
             "stale_seconds": settings.WORKER_STALE_SECONDS,
         }
-        return TemplateResponse(request, "admin/dynamo/system.html", context)
-
-    return [
-        path("tables/", site.admin_view(tables), name="dynamo-tables"),
-        path("system/", site.admin_view(system), name="dynamo-system"),
-    ]
+        return self.render(request, "admin/dynamo/system.html", context)
 
 
-dynamo_admin.register(pages=PAGES, urls=urls)
+dynamo_admin.register(SystemAdmin)

@@ -5,7 +5,9 @@ only changes its key), so both survive the log-in round trip; a log-in as someon
 else flushes them.
 
 Kept in the database session (never in process memory); one of each per session, the
-newest wins.
+newest wins. For a person not logged in, each kept one may be a new session row: they
+count per address against LIMIT_ANONYMOUS_KEEP, and past it nothing is kept (the page
+says so).
 """
 
 from __future__ import annotations
@@ -14,16 +16,27 @@ from django.conf import settings
 from django.shortcuts import resolve_url
 from django.utils.http import urlencode
 
+from project.limits import address_subject, limit_hit, limit_rules
+from project.security import client_ip
+
 DRAFT_KEY = "kept_draft"
 LIKE_KEY = "kept_like"
 # More than a body may hold, so an over-long paste comes back whole (with the error).
 DRAFT_MAX_CHARS = 20_000
 
 
+def _anonymous_keep_allowed(request) -> bool:
+    """Logged in, or an address still under LIMIT_ANONYMOUS_KEEP (counted here)."""
+    if request.user.is_authenticated or not settings.RATE_LIMITS_ENABLED:
+        return True
+    subject = address_subject(client_ip(request))
+    return limit_hit(name="anonymous_keep", subject=subject, rules=limit_rules("anonymous_keep")).allowed
+
+
 def draft_keep(request, *, path: str, body: str) -> bool:
-    """Keep the text posted to `path`; False (nothing kept) for empty text."""
+    """Keep the text posted to `path`; False (nothing kept) for empty text or past the limit."""
     body = (body or "")[:DRAFT_MAX_CHARS]
-    if not body.strip():
+    if not body.strip() or not _anonymous_keep_allowed(request):
         return False
     request.session[DRAFT_KEY] = {"path": path, "body": body}
     return True
@@ -38,8 +51,12 @@ def draft_take(request, *, path: str) -> str | None:
     return kept.get("body") or None
 
 
-def like_keep(request, *, comment_id: str, action: str) -> None:
+def like_keep(request, *, comment_id: str, action: str) -> bool:
+    """Keep a like or unlike pressed while logged out; False (nothing kept) past the limit."""
+    if not _anonymous_keep_allowed(request):
+        return False
     request.session[LIKE_KEY] = {"comment_id": comment_id, "action": action}
+    return True
 
 
 def like_take(request, *, comment_id: str) -> dict | None:

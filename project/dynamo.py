@@ -27,6 +27,7 @@ from pynamodb.models import Model
 
 logger = logging.getLogger(__name__)
 
+TABLE_WAIT_SECONDS = 120.0  # how long a new table (or index) may take to become ACTIVE before we give up
 LOCAL_ACCESS_KEY = "local"  # DynamoDB Local accepts any credentials; -sharedDb ignores them.
 
 # botocore (pinned 1.44.5) builds the User-Agent header twice per call from ~28 parts,
@@ -255,18 +256,20 @@ def table_drift(model: type[Model], description: dict, ttl_description: dict | N
     return drift
 
 
-def _describe(model: type[Model]) -> dict | None:
+def table_describe(name: str) -> dict | None:
+    """DescribeTable's `Table` for the physical table `name`, None when there is no such table."""
     try:
-        return client().describe_table(TableName=model.Meta.table_name)["Table"]
+        return client().describe_table(TableName=name)["Table"]
     except client().exceptions.ResourceNotFoundException:
         return None
 
 
-def _wait_active(model: type[Model], timeout: float = 120.0) -> dict:
-    """Wait until the table and every one of its GSIs are ACTIVE (DynamoDB builds one index at a time)."""
+def table_wait_active(name: str, *, timeout: float = TABLE_WAIT_SECONDS) -> dict:
+    """Wait until the table `name` and every one of its GSIs are ACTIVE (DynamoDB builds one
+    index at a time; an index that reports no status, as DynamoDB Local's may, counts as built)."""
     deadline = time.monotonic() + timeout
     while True:
-        description = _describe(model)
+        description = table_describe(name)
         if (
             description
             and description["TableStatus"] == "ACTIVE"
@@ -277,7 +280,7 @@ def _wait_active(model: type[Model], timeout: float = 120.0) -> dict:
         ):
             return description
         if time.monotonic() > deadline:
-            raise TimeoutError(f"table {model.Meta.table_name} and its indexes not ACTIVE after {timeout:.0f}s")
+            raise TimeoutError(f"table {name} and its indexes not ACTIVE after {timeout:.0f}s")
         time.sleep(0.2)
 
 
@@ -317,7 +320,7 @@ def _ensure_gsis(model: type[Model], description: dict) -> None:
                 }
             ],
         )
-        _wait_active(model)
+        table_wait_active(model.Meta.table_name)
 
 
 def tables_create() -> list[TableReport]:
@@ -325,7 +328,7 @@ def tables_create() -> list[TableReport]:
     reports = []
     for model in registered_models():
         report = TableReport(model.Meta.logical_name, model.Meta.table_name)
-        description = _describe(model)
+        description = table_describe(model.Meta.table_name)
         if description is None:
             logger.info("creating table %s", model.Meta.table_name)
             try:
@@ -334,7 +337,7 @@ def tables_create() -> list[TableReport]:
             except Exception as error:  # a concurrent create_tables won the race
                 if "ResourceInUseException" not in str(error):
                     raise
-            description = _wait_active(model)
+            description = table_wait_active(model.Meta.table_name)
         else:
             _ensure_gsis(model, description)
         _ensure_ttl(model)
@@ -347,7 +350,7 @@ def tables_check() -> list[TableReport]:
     reports = []
     for model in registered_models():
         report = TableReport(model.Meta.logical_name, model.Meta.table_name)
-        description = _describe(model)
+        description = table_describe(model.Meta.table_name)
         if description is None:
             report.status = "MISSING"
             report.drift = ["table does not exist (run create_tables)"]

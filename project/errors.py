@@ -2,7 +2,9 @@
 
 Services raise `ApplicationError` subclasses; botocore/PynamoDB exceptions are caught
 where they can be handled (retry, conflict) and turned into these, so nothing a
-client sends can surface as a 500.
+client sends can surface as a 500. This module imports no other project module: the
+request guard (project.guard) and the error pages (project.views) sit above it and ask
+`exception_answer` what a client-caused exception becomes.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import logging
 import math
 
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from pynamodb.exceptions import PynamoDBException
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
@@ -150,6 +154,15 @@ def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
     return 503, "The data store is unavailable, retry shortly.", "unavailable"
 
 
+def exception_answer(exception) -> tuple[int, str, str] | None:
+    """(status, message, code) for the exceptions a client can cause, else None (a real 500)."""
+    if isinstance(exception, RequestDataTooBig):
+        return 413, f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.", "too_large"
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        return 400, str(exception) or "Too many fields.", "too_many_fields"
+    return dynamo_answer(exception)
+
+
 def api_exception_handler(exc, context):
     if isinstance(exc, ApplicationError):
         response = Response(error_answer(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
@@ -158,8 +171,6 @@ def api_exception_handler(exc, context):
         elif isinstance(exc, Throttled | Conflict | Unavailable):
             response["Retry-After"] = "1"
         return response
-    from project.guard import exception_answer  # the guard imports this module
-
     answer = exception_answer(exc)
     if answer is not None:
         status_code, message, code = answer

@@ -15,11 +15,11 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig, SuspiciousOperation, TooManyFieldsSent, TooManyFilesSent
+from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
-from project.errors import error_answer
+from project.errors import error_answer, exception_answer
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +72,3 @@ def too_large(request):
     if is_api(request):
         return JsonResponse(error_answer(message, code="too_large"), status=413)
     return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
-
-
-def exception_answer(exception) -> tuple[int, str, str] | None:
-    """(status, message, code) for the exceptions a client can cause, else None (a real 500)."""
-    from project.errors import dynamo_answer
-
-    if isinstance(exception, RequestDataTooBig):
-        return 413, f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.", "too_large"
-    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
-        return 400, str(exception) or "Too many fields.", "too_many_fields"
-    return dynamo_answer(exception)

@@ -151,6 +151,8 @@ if not DEBUG and not LOCAL_PLAIN_HTTP:
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
     # Behind a TLS-terminating proxy that already redirects, set SECURE_SSL_REDIRECT=False.
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # A scraper inside the network asks the instance itself over plain HTTP (no proxy header).
+    SECURE_REDIRECT_EXEMPT = [r"^metrics$"]
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
     # Allows (does not make) a submission to the browsers' HSTS preload list.
@@ -197,6 +199,9 @@ RATE_LIMITS = {
         # Reset mails asked for, per address and per e-mail address (no mail-bombing anyone).
         ("password_reset", "5/hour,20/day", ""),
         ("delivery", "10/hour,50/day", "3/hour,10/day"),
+        # Texts and likes kept through a log-in for people not logged in, per address: each
+        # kept one is a database session row, which strangers must not be able to pile up.
+        ("anonymous_keep", "20/hour,100/day", ""),
     )
 }
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its

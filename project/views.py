@@ -6,8 +6,8 @@ from django.shortcuts import render
 from django.views import defaults
 
 from project import drafts
-from project.errors import ApplicationError, RateLimited
-from project.guard import exception_answer, is_api, too_large
+from project.errors import ApplicationError, RateLimited, exception_answer
+from project.guard import is_api, too_large
 
 
 def bad_request(request, exception):

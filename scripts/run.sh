@@ -78,6 +78,8 @@ if [ "$MODE" = dev ]; then
 else
   python manage.py collectstatic --no-input --verbosity 0
 fi
+# honcho kills what has not stopped 5 s after Ctrl-C: gunicorn finishes its requests within 4.
+export WEB_GRACEFUL_TIMEOUT="${WEB_GRACEFUL_TIMEOUT:-4}"
 echo "Serving on http://$HOST:$PORT (Ctrl-C to stop)"
 # -e /dev/null: the settings read .env themselves, and the environment set here wins.
 honcho -e /dev/null -f "$procfile" -d . start -p "$PORT" &

@@ -5,17 +5,16 @@ import uuid
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpResponseRedirect
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from project.admin_pages import AdminPage, dynamo_admin
+from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import ApplicationError, NotFound
 from social import counters, ranking, selectors, services
-from social.activity import admin_views as activity_admin
+from social.activity.admin_views import ActivityAdmin
 
-PAGES = [AdminPage("Comments", "dynamo-comments"), AdminPage("Rankings", "dynamo-rankings"), *activity_admin.PAGES]
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
 
 
@@ -40,21 +39,24 @@ def _is_comment_id(value: str) -> bool:
         return False
 
 
-def urls(site):
-    def comments(request):
+class CommentAdmin(DynamoAdmin):
+    pages = [AdminPage("Comments", "dynamo-comments")]
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("comments/", wrap(self.list_view), name="dynamo-comments"),
+            path("comments/<str:comment_id>/moderate/", wrap(self.moderate_view), name="dynamo-comment-moderate"),
+        ]
+
+    def list_view(self, request):
         query = request.GET.get("q", "").strip()
         found, note = _find(query)
-        context = {
-            **site.each_context(request),
-            "title": "Comments",
-            "query": query,
-            "comments": found,
-            "note": note,
-        }
-        return TemplateResponse(request, "admin/dynamo/comments.html", context)
+        context = {"title": "Comments", "query": query, "comments": found, "note": note}
+        return self.render(request, "admin/dynamo/comments.html", context)
 
-    @require_POST
-    def moderate(request, comment_id):
+    @method_decorator(require_POST)
+    def moderate_view(self, request, comment_id):
         hidden = request.POST.get("action") == "hide"
         try:
             services.comment_set_hidden(comment_id=comment_id, hidden=hidden)
@@ -64,7 +66,18 @@ def urls(site):
         back = request.POST.get("q", "")
         return HttpResponseRedirect(f"{reverse('admin:dynamo-comments')}?q={back}")
 
-    def rankings(request):
+
+class RankingAdmin(DynamoAdmin):
+    pages = [AdminPage("Rankings", "dynamo-rankings")]
+
+    def get_urls(self):
+        wrap = self.admin_site.admin_view
+        return [
+            path("rankings/", wrap(self.ranking_view), name="dynamo-rankings"),
+            path("rankings/shards/", wrap(self.set_shards_view), name="dynamo-counter-shards"),
+        ]
+
+    def ranking_view(self, request):
         kind = request.GET.get("kind") if request.GET.get("kind") in RANKING_KINDS else "likes"
         lookup = request.GET.get("comment", "").strip()
         counter = None
@@ -83,7 +96,6 @@ def urls(site):
                 "total": total,
             }
         context = {
-            **site.each_context(request),
             "title": f"Ranking by {kind}",
             "kind": kind,
             "kinds": list(RANKING_KINDS),
@@ -93,10 +105,10 @@ def urls(site):
             "counter": counter,
             "shards_max": counters.settings.COUNTER_SHARDS_MAX,
         }
-        return TemplateResponse(request, "admin/dynamo/rankings.html", context)
+        return self.render(request, "admin/dynamo/rankings.html", context)
 
-    @require_POST
-    def set_shards(request):
+    @method_decorator(require_POST)
+    def set_shards_view(self, request):
         kind = request.POST.get("kind") if request.POST.get("kind") in RANKING_KINDS else "likes"
         comment_id = request.POST.get("comment", "").strip()
         try:
@@ -114,13 +126,9 @@ def urls(site):
         query = urlencode({"kind": kind, "comment": comment_id})
         return HttpResponseRedirect(f"{reverse('admin:dynamo-rankings')}?{query}")
 
-    return [
-        path("rankings/", site.admin_view(rankings), name="dynamo-rankings"),
-        path("rankings/shards/", site.admin_view(set_shards), name="dynamo-counter-shards"),
-        path("comments/", site.admin_view(comments), name="dynamo-comments"),
-        path("comments/<str:comment_id>/moderate/", site.admin_view(moderate), name="dynamo-comment-moderate"),
-        *activity_admin.urls(site),
-    ]
 
-
-dynamo_admin.register(pages=PAGES, urls=urls)
+# The activity log's page lives with its package (an `admin_views` module below the app, which
+# autodiscovery does not reach): registered here, after the app's own pages.
+dynamo_admin.register(CommentAdmin)
+dynamo_admin.register(RankingAdmin)
+dynamo_admin.register(ActivityAdmin)

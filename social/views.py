@@ -63,9 +63,16 @@ def _form_with_kept_draft(request, *, button: str) -> CommentForm:
 
 def _keep_draft_and_log_in(request):
     """Logged out (or the session ended) while writing: keep the text through the log-in."""
-    if drafts.draft_keep(request, path=request.path, body=request.POST.get("body", "")):
+    body = request.POST.get("body", "")
+    if drafts.draft_keep(request, path=request.path, body=body):
         messages.info(
             request, "You are not logged in, so nothing was posted. Log in and your text will be back in the box."
+        )
+    elif body.strip():
+        messages.warning(
+            request,
+            "You are not logged in, so nothing was posted, and too many texts were kept from your network: "
+            "log in and write it again.",
         )
     return redirect(drafts.login_url(request.path))
 
@@ -312,8 +319,10 @@ def comment_like(request, comment_id):
     if action not in LIKE_ACTIONS:
         return render(request, "400.html", {"reason": LIKE_ACTION_MISSING}, status=400)
     if not request.user.is_authenticated:
-        drafts.like_keep(request, comment_id=comment_id, action=action)
-        messages.info(request, f"Log in to {action} that comment: it is done as soon as you are in.")
+        if drafts.like_keep(request, comment_id=comment_id, action=action):
+            messages.info(request, f"Log in to {action} that comment: it is done as soon as you are in.")
+        else:
+            messages.info(request, f"Log in, then press the heart again to {action} that comment.")
         return redirect(drafts.login_url(request.path))
     return _like_and_go_back(request, comment_id=comment_id, action=action, back=_back_url(request))
 

@@ -28,7 +28,8 @@ from django.db import transaction
 from project.backlog import Backlog
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
-from social.activity.tables import activity_table_exists, day_bounds, day_partitions, local_time
+from social.activity.month_tables import activity_table_exists
+from social.activity.periods import day_bounds, day_partitions, local_time
 
 logger = logging.getLogger("social.activity")
 

@@ -8,14 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 from project.clock import clock
 from project.cursors import InvalidCursor, cursor_encode, cursor_fields
 from social.activity.models import ACTIONS, ActivityDaily, ActivityDay, activity_model
-from social.activity.tables import (
-    activity_table_describe,
-    activity_table_exists,
-    activity_table_months,
-    local_time,
-    month_of,
-    month_shift,
-)
+from social.activity.month_tables import activity_table_describe, activity_table_exists, activity_table_months
+from social.activity.periods import local_time, month_of, month_shift
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100

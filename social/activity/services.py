@@ -35,7 +35,8 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock as project_clock
 from social.activity.models import ACTIONS
-from social.activity.tables import activity_model_ready, day_key, local_time, month_of
+from social.activity.month_tables import activity_model_ready
+from social.activity.periods import day_key, local_time, month_of
 
 logger = logging.getLogger("social.activity")
 

@@ -15,6 +15,7 @@ SOURCE_SUFFIXES = {".py", ".md", ".html", ".js"}
 SKIP_DIRS = {".venv", "node_modules", ".git", "var", "staticfiles", "__pycache__", ".ruff_cache", ".pytest_cache"}
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)|<img [^>]*\bsrc=\"([^\"]+)\"")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
@@ -63,7 +64,7 @@ def _headings(path: Path) -> list[str]:
 def _links(path: Path) -> list[str]:
     text = FENCE.sub("", path.read_text(encoding="utf-8"))
     text = CODE_SPAN.sub("", text)
-    return LINK.findall(text)
+    return LINK.findall(text) + [markdown or html for markdown, html in IMAGE.findall(text)]
 
 
 def test_the_documents_exist():

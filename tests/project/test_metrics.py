@@ -19,6 +19,7 @@ from project.dynamo import connection
 from project.health_services import heartbeat_write
 from project.transactions import LabelledTransactWrite
 from social.models import Comment
+from tests.project.test_serving import settings_in_subprocess
 
 pytestmark = pytest.mark.django_db
 TOKEN = {"HTTP_AUTHORIZATION": "Bearer tests-metrics-token"}
@@ -56,6 +57,15 @@ def test_a_token_or_an_allowed_address_is_needed(client, settings):
     assert client.get("/metrics", REMOTE_ADDR="10.1.200.3").status_code == 200
     assert client.get("/metrics", REMOTE_ADDR="192.0.2.7").status_code == 200
     assert client.get("/metrics", REMOTE_ADDR="10.2.0.1").status_code == 403
+
+
+def test_a_scraper_on_plain_http_is_not_redirected_when_the_site_redirects_to_https(client, settings):
+    production = settings_in_subprocess("print(s.SECURE_SSL_REDIRECT, s.SECURE_REDIRECT_EXEMPT)", SECRET_KEY="k" * 50)
+    assert production.stdout.strip() == "True ['^metrics$']", production.stderr
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_REDIRECT_EXEMPT = ["^metrics$"]
+    assert client.get("/metrics", **TOKEN).status_code == 200
+    assert client.get("/popular/").status_code == 301
 
 
 def test_requests_are_counted_and_timed_by_route_name_never_by_path(client):

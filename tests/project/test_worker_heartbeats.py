@@ -25,7 +25,7 @@ from project.models import HEARTBEAT_KEPT_SECONDS, WorkerHeartbeat
 from project.testing.harness import wait_for
 from social import ranking
 from social.activity import rollup
-from social.activity.tables import day_bounds
+from social.activity.periods import day_bounds
 
 T0 = 1_900_000_000.0
 

@@ -14,14 +14,13 @@ from project.clock import ManualClock, clock_override
 from project.models import LimitCounter
 from social.activity import services as activity
 from social.activity.models import activity_model
-from social.activity.tables import (
+from social.activity.month_tables import (
     activity_table_drop,
     activity_table_exists,
     activity_table_months,
     activity_tables_forget,
-    day_shard,
-    month_of,
 )
+from social.activity.periods import day_shard, month_of
 from social.counters import VIEWS, counter_key, counter_value
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -9,7 +9,7 @@ from project.clock import ManualClock, clock_override
 from social.activity import selectors
 from social.activity import services as activity
 from social.activity.models import ActivityDaily, ActivityDay
-from social.activity.tables import activity_table_drop, activity_table_months, activity_tables_forget
+from social.activity.month_tables import activity_table_drop, activity_table_months, activity_tables_forget
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

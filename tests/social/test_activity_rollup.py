@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.core.management import call_command
 
-from social.activity import rollup, tables
+from social.activity import archive, month_tables, rollup, rotation
 from social.activity import services as activity
 from social.activity.models import ActivityDaily, ActivityDay
 
@@ -27,11 +27,11 @@ AFTER = START + 2 * 86400  # well after the day ended plus the grace
 def activity_clean(settings, tmp_path):
     settings.TIME_ZONE = "Asia/Tokyo"
     settings.ACTIVITY_EXPORT_DIR = str(tmp_path / "exports")
-    for month in tables.activity_table_months():
-        tables.activity_table_drop(month=month)
-    tables.activity_tables_forget()
+    for month in month_tables.activity_table_months():
+        month_tables.activity_table_drop(month=month)
+    month_tables.activity_tables_forget()
     yield
-    tables.activity_tables_forget()
+    month_tables.activity_tables_forget()
 
 
 def rows(day=DAY) -> dict[str, tuple[int, int]]:
@@ -127,37 +127,37 @@ def test_tables_created_ahead_cooled_and_archived(settings):
     for at in (old, old - 5, cold):
         activity.activity_record(user_id="8", action="like", at=at)
 
-    report = tables.activity_tables_maintain(now=now)
+    report = rotation.activity_tables_maintain(now=now)
     assert report.created == ["202611", "202612"]
     assert [export.month for export in report.archived] == ["202607"]
-    switched = {f"switched to {tables.INFREQUENT_ACCESS}", tables.NO_TABLE_CLASSES}  # AWS, DynamoDB Local
+    switched = {f"switched to {month_tables.INFREQUENT_ACCESS}", month_tables.NO_TABLE_CLASSES}  # AWS, DynamoDB Local
     assert list(report.cooled) == ["202609"] and report.cooled["202609"] in switched
-    assert tables.activity_table_months() == ["202609", "202611", "202612"]
+    assert month_tables.activity_table_months() == ["202609", "202611", "202612"]
     export = report.archived[0]
     with gzip.open(export.path, "rt") as lines:
         exported = [json.loads(line) for line in lines]
     assert len(exported) == 2 and {line["action"] for line in exported} == {"like"}
     assert {line["day_key"][:8] for line in exported} == {"20260731"}
 
-    again = tables.activity_tables_maintain(now=now)  # idempotent
+    again = rotation.activity_tables_maintain(now=now)  # idempotent
     assert again.created == [] and again.archived == []
     assert list(again.cooled) == ["202609"]
-    assert again.cooled["202609"] in {"already infrequent access", tables.NO_TABLE_CLASSES}
+    assert again.cooled["202609"] in {"already infrequent access", month_tables.NO_TABLE_CLASSES}
 
 
 def test_a_month_whose_export_does_not_verify_is_kept(settings):
     settings.ACTIVITY_RETENTION_MONTHS = 1
     activity.activity_record(user_id="8", action="like", at=datetime(2026, 8, 3, tzinfo=TOKYO).timestamp())
-    with mock.patch.object(tables, "month_item_count", return_value=2):  # a write landed meanwhile
-        report = tables.activity_tables_maintain(now=START)
-    assert report.kept == ["202608"] and "202608" in tables.activity_table_months()
+    with mock.patch.object(archive, "month_item_count", return_value=2):  # a write landed meanwhile
+        report = rotation.activity_tables_maintain(now=START)
+    assert report.kept == ["202608"] and "202608" in month_tables.activity_table_months()
 
 
 def test_activity_tables_command(capsys):
     with mock.patch.object(activity, "clock", return_value=START):
         call_command("activity_tables")
     assert "202611" in capsys.readouterr().out
-    assert {"202611", "202612"} <= set(tables.activity_table_months())
+    assert {"202611", "202612"} <= set(month_tables.activity_table_months())
 
 
 def test_rollup_loop_keeps_tables_ready_and_rolls_up_due_days():
@@ -180,7 +180,7 @@ def test_rollup_loop_keeps_tables_ready_and_rolls_up_due_days():
         Command()._loop(OneRound(), interval=30)
     assert rows() == {"like": (1, 1)}
     assert ActivityDay.objects.get(date=DAY).final
-    assert {"202611", "202612"} <= set(tables.activity_table_months())
+    assert {"202611", "202612"} <= set(month_tables.activity_table_months())
 
 
 class FakeExports:
@@ -215,15 +215,15 @@ def test_months_past_retention_go_to_s3_and_are_dropped_only_when_the_export_is_
     settings.ACTIVITY_EXPORT_S3_BUCKET = "archive-bucket"
     for n in range(3):
         activity.activity_record(user_id=str(n), action="like", at=datetime(2026, 7, 5, tzinfo=TOKYO).timestamp())
-    fake = FakeExports(tables.client())
-    with mock.patch.object(tables, "client", lambda: fake):
-        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "export started"}
+    fake = FakeExports(archive.client())
+    with mock.patch.object(archive, "client", lambda: fake):
+        assert rotation.activity_tables_maintain(now=START).s3 == {"202607": "export started"}
         assert fake.started[0]["S3Bucket"] == "archive-bucket"
-        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "exporting"}
+        assert rotation.activity_tables_maintain(now=START).s3 == {"202607": "exporting"}
         assert len(fake.started) == 1  # not started twice
         fake.exports[0] |= {"ExportStatus": "COMPLETED", "ItemCount": 2}  # short of the table's 3 items
-        assert tables.activity_tables_maintain(now=START).s3["202607"].startswith("kept")
-        assert "202607" in tables.activity_table_months()
+        assert rotation.activity_tables_maintain(now=START).s3["202607"].startswith("kept")
+        assert "202607" in month_tables.activity_table_months()
         fake.exports[0]["ItemCount"] = 3
-        assert tables.activity_tables_maintain(now=START).s3 == {"202607": "dropped"}
-    assert "202607" not in tables.activity_table_months()
+        assert rotation.activity_tables_maintain(now=START).s3 == {"202607": "dropped"}
+    assert "202607" not in month_tables.activity_table_months()

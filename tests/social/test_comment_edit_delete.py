@@ -14,7 +14,7 @@ from notifications.feed_selectors import REMOVED_REPLY
 from project.errors import Conflict, NotFound, PermissionDenied
 from social import counters, ranking, selectors, services
 from social.activity.models import activity_model
-from social.activity.tables import activity_table_exists
+from social.activity.month_tables import activity_table_exists
 from social.counters import LIKES
 from social.models import Comment, Like
 

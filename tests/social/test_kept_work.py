@@ -3,6 +3,7 @@ after the log-in, a post's text is back in its box; a like form with no action c
 nothing; names log in in any case."""
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.test import Client
 
 from actions.comments import comment_create
@@ -111,3 +112,26 @@ def test_names_log_in_in_any_case(client, alice):
 
     assert answer.status_code == 302
     assert client.get("/").context["user"] == alice
+
+
+def test_what_strangers_may_keep_is_limited_per_address(alice, settings):
+    """Each text or like kept for someone not logged in may be a new session row: an address
+    past LIMIT_ANONYMOUS_KEEP is told, and nothing more is stored for it."""
+    settings.RATE_LIMITS_ENABLED = True
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "anonymous_keep": ("2/hour", "")}
+    comment = comment_create(author_id=str(alice.pk), body="Liked by strangers").comment_id
+    stranger = "203.0.113.9"
+    for n in range(2):
+        kept = Client(REMOTE_ADDR=stranger).post("/", {"body": f"Draft {n}"}, follow=True)
+        assert "your text will be back in the box" in kept.content.decode()
+    assert Session.objects.count() == 2
+
+    refused = Client(REMOTE_ADDR=stranger).post("/", {"body": "One too many"}, follow=True)
+    assert "too many texts were kept from your network" in refused.content.decode()
+    liked = Client(REMOTE_ADDR=stranger).post(f"/c/{comment}/like/", {"action": "like"}, follow=True)
+    assert "press the heart again" in liked.content.decode()
+    assert Session.objects.count() == 2
+
+    elsewhere = Client(REMOTE_ADDR="198.51.100.20").post(f"/c/{comment}/like/", {"action": "like"}, follow=True)
+    assert "it is done as soon as you are in" in elsewhere.content.decode()
+    assert Session.objects.count() == 3

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from project.commands import stop_on_signals
 from social.activity import services as activity_services
-from social.activity.tables import activity_tables_maintain
+from social.activity.rotation import activity_tables_maintain
 
 logger = logging.getLogger("social.activity")
 

@@ -13,7 +13,8 @@ from project.commands import stop_on_signals, worker_loop
 from project.health_services import Heartbeat
 from social.activity import rollup
 from social.activity import services as activity_services
-from social.activity.tables import activity_tables_maintain, local_time
+from social.activity.periods import local_time
+from social.activity.rotation import activity_tables_maintain
 
 logger = logging.getLogger("social.activity")
 
