@@ -206,10 +206,10 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
     fold_likes()
     from notifications.models import LikeNotified, LikeUnread
 
-    # Everyone in the unread notification still likes the comment, and every like reached it:
-    # it is listed, or it was unliked before the author saw it and liked again within the
-    # renotify window, which notifies nobody a second time (whether a like and unlike were
-    # folded apart or together depends on the threads' timing); its marker is there either way.
+    # Everyone in the unread notification still likes the comment, and every like reached the
+    # author: it is listed, or it is a person's like again after flapping, which a fold puts
+    # back at most once before a read (how the threads' events were split between folds
+    # decides which); its marker is there either way.
     unread = LikeUnread.get(comment.author_id, comment.comment_id, consistent_read=True)
     assert set(unread.liker_ids) <= set(rows) and int(unread.num_likes) == len(unread.liker_ids)
     notified = {marker.user_id for marker in LikeNotified.query(comment.comment_id, consistent_read=True)}
