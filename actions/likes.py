@@ -7,11 +7,19 @@ from dataclasses import dataclass
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
-from notifications import like_events
+from notifications import like_fold
 from project.after_response import after_response
 from project.limits import account_limit_enforce
 from project.transactions import transact
-from social.counters import LIKES, ShardPick, counter_add, counter_contended, counter_key, counter_value
+from social.counters import (
+    LIKES,
+    ShardPick,
+    counter_add,
+    counter_contended,
+    counter_key,
+    counter_shard_count_prefetch,
+    counter_value,
+)
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
 
@@ -30,26 +38,28 @@ def _like_transaction(
     Only items no other liker of the comment writes at the same moment: the person's
     like row, one counter shard (the counter grows its shards when they collide), and
     the event under its own key, which the fold turns into the author's notification,
-    badge, the counter's due flag and the liker's activity-log line (notifications/like_events.py).
+    badge, the counter's due flag and the liker's activity-log line (notifications/like_fold.py).
     No condition check on the comment item: every like of a comment would hold it (on AWS,
     a transaction conflict); the comment is read before, and the fold drops likes on a
     comment hidden meanwhile. Three actions under 1 KB each: 6 write capacity units.
     """
-    if kind == like_events.LIKE:
+    if kind == like_fold.LIKE:
         transaction.save(Like(comment.comment_id, user_id), condition=Like.user_id.does_not_exist())
     else:
         transaction.delete(Like(comment.comment_id, user_id), condition=Like.user_id.exists())
-    counter_add(transaction, key=key, delta=1 if kind == like_events.LIKE else -1, shard=shard, flag=False)
-    like_events.like_event_add(
+    counter_add(transaction, key=key, delta=1 if kind == like_fold.LIKE else -1, shard=shard, flag=False)
+    like_fold.like_event_add(
         transaction, author_id=comment.author_id, comment_id=comment.comment_id, liker_id=user_id, kind=kind
     )
 
 
 def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     """Run the like/unlike transaction; returns the counter's exact value read right after it."""
-    comment = comment_get_visible(comment_id=comment_id)
-    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     key = counter_key(kind=LIKES, object_id=comment_id)
+    shards = counter_shard_count_prefetch(key=key)  # read with the comment: one round trip for both
+    comment = comment_get_visible(comment_id=comment_id)
+    shards.result()
+    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     shards_table = CounterShard.Meta.table_name
 
     contention = []
@@ -65,7 +75,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
             lambda transaction: _like_transaction(
                 transaction, comment=comment, user_id=user_id, key=key, kind=kind, shard=pick.next()
             ),
-            what=f"like_{'add' if kind == like_events.LIKE else 'remove'}",
+            what=f"like_{'add' if kind == like_fold.LIKE else 'remove'}",
             on_retry=grow_on_contention,
         )
     # Not ok: the like row's condition failed (already liked / not liked): nothing written.
@@ -77,7 +87,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     if outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
 
         def fold() -> None:
-            like_events.like_events_fold_after_response(comment_id=comment_id)
+            like_fold.like_events_fold_after_response(comment_id=comment_id)
 
         if not after_response(fold):
             fold()
@@ -99,7 +109,7 @@ def like_add(*, comment_id: str, user_id: str) -> LikeState:
     answer still counts this like (at least 1): it describes the moment the like
     committed, and the unlike's own answer describes the later one.
     """
-    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_events.LIKE)
+    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_fold.LIKE)
     return LikeState(like_count=max(1, count), liked=True)
 
 
@@ -110,5 +120,5 @@ def like_remove(*, comment_id: str, user_id: str) -> LikeState:
     the count can never be decremented twice for one like. The unlike's event takes
     the liker out of the author's unread notification when folded.
     """
-    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_events.UNLIKE)
+    count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_fold.UNLIKE)
     return LikeState(like_count=count, liked=False)

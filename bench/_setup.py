@@ -89,15 +89,20 @@ class Capacity:
         self.read = 0.0
         self.write = 0.0
         self.calls = 0
+        # "<operation> <table>[ consistent]" -> [calls, units]: where the units go (costs.py --detail).
+        self.by_call: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
-    def add(self, operation: str, units: float) -> None:
+    def add(self, operation: str, units: float, *, table: str = "", consistent: bool = False) -> None:
         with self._lock:
             self.calls += 1
             if operation in READ_OPERATIONS:
                 self.read += units
             else:
                 self.write += units
+            entry = self.by_call.setdefault(f"{operation} {table}{' consistent' if consistent else ''}", [0, 0.0])
+            entry[0] += 1
+            entry[1] += units
 
     def per(self, operations: int) -> tuple[float, float]:
         return self.read / max(1, operations), self.write / max(1, operations)
@@ -119,7 +124,10 @@ def capacity_meter():
         answer = real(self, operation, {**params, "ReturnConsumedCapacity": "TOTAL"})
         consumed = answer.get("ConsumedCapacity") or []
         for entry in consumed if isinstance(consumed, list) else [consumed]:
-            meter.add(operation, float(entry.get("CapacityUnits", 0.0)))
+            table = entry.get("TableName", "")
+            batch = params.get("RequestItems", {}).get(table)  # BatchGetItem: a dict; BatchWriteItem: a list
+            consistent = params.get("ConsistentRead") or (isinstance(batch, dict) and batch.get("ConsistentRead"))
+            meter.add(operation, float(entry.get("CapacityUnits", 0.0)), table=table, consistent=bool(consistent))
         return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", metered):

@@ -29,6 +29,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--site", action="store_true", help="also print the cost model of a whole site")
     parser.add_argument("--people", type=int, default=10_000, help="daily active people (--site)")
+    parser.add_argument("--detail", action="store_true", help="also print each operation's calls and their units")
     args = parser.parse_args()
     repeat = args.repeat
 
@@ -43,7 +44,7 @@ def main() -> None:
         from delivery import services as delivery_services
         from notifications import feed, feed_events
         from notifications.feed_events import FeedEvent
-        from notifications.like_events import like_events_fold_until_idle
+        from notifications.like_fold import like_events_fold_until_idle
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()
@@ -68,6 +69,7 @@ def main() -> None:
         browser.force_login(author)
 
         results: list[tuple[str, float, float, float]] = []
+        details: dict[str, dict[str, list[float]]] = {}
 
         def run(label: str, operation, *, per: int = 1, prepare=None) -> None:
             """Meter `operation(n)`, `repeat` times; `prepare(n)` runs before each, unmetered."""
@@ -81,6 +83,10 @@ def main() -> None:
                     operation(n)
                     latencies.append(time.perf_counter() - start)
                 read, write = read + meter.read, write + meter.write
+                for call, (calls, spent) in meter.by_call.items():
+                    entry = details.setdefault(label, {}).setdefault(call, [0, 0.0])
+                    entry[0] += calls / (repeat * per)
+                    entry[1] += spent / (repeat * per)
             results.append(
                 (label, read / (repeat * per), write / (repeat * per), statistics.median(latencies) * 1000 / per)
             )
@@ -100,9 +106,14 @@ def main() -> None:
             "edit a comment (200 characters)",
             lambda n: comment_edit(comment_id=others[n].comment_id, author_id=author_id, body="Edited " * 28),
         )
+        doomed = [comment_create(author_id=author_id, body=f"Deletable {n}") for n in range(repeat)]
+        for gone in doomed:
+            for person in people[repeat : repeat + 3]:
+                like_add(comment_id=gone.comment_id, user_id=str(person.pk))
+        like_events_fold_until_idle()
         run(
             "delete a comment (no replies)",
-            lambda n: comment_delete(comment_id=others[n].comment_id, author_id=author_id),
+            lambda n: comment_delete(comment_id=doomed[n].comment_id, author_id=author_id),
         )
 
         def with_fold(label: str, operation) -> None:
@@ -189,6 +200,12 @@ def main() -> None:
             floor = FLOORS.get(label)
             shown = f"{floor[0]:g} RCU {floor[1]:g} WCU" if floor else ""
             print(f"{label:<48} {ms:7.1f}  {units(read, write)}   {shown}")
+        if args.detail:
+            print("\nWhere the units go: each operation's calls (per operation) and their units")
+            for label, calls in details.items():
+                print(f"  {label}")
+                for call, (count, spent) in sorted(calls.items(), key=lambda item: -item[1][1]):
+                    print(f"    {count:5.1f} x {call:<60} {spent:5.2f} units")
         if args.site:
             print_site_model(people=args.people, measured={label: (read, write) for label, read, write, _ in results})
 

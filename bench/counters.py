@@ -51,7 +51,7 @@ def main():
         from actions.likes import like_add
         from project.dynamo import client
         from project.transactions import transact
-        from social import counters, ranking
+        from social import aggregation, counters, ranking
         from social.counters import LIKES, VIEWS, counter_key
         from social.models import CounterShard, User
 
@@ -148,9 +148,11 @@ def main():
         # Aggregation lag: from the last increment to the ranking showing it, aggregator in --loop.
         from social.management.commands.aggregate_counters import Command
 
-        ranking.counters_aggregate_pending(due_only=False)
+        aggregation.counters_aggregate_pending(due_only=False)
         stop = threading.Event()
-        aggregator = threading.Thread(target=Command()._loop, args=(0.5, stop.is_set), daemon=True)
+        aggregator = threading.Thread(
+            target=Command().run_loop, kwargs={"stop": stop, "poll_seconds": 0.5}, daemon=True
+        )
         aggregator.start()
         targets = [comment_create(author_id=str(author.pk), body=f"lag {n}") for n in range(20)]
         lags = []

@@ -61,8 +61,8 @@ def main() -> None:
         from project.health_selectors import worker_statuses
         from project.health_services import heartbeat_write
         from social.activity.rollup import activity_days_backlog
+        from social.aggregation import counters_due_backlog
         from social.models import CounterTotal
-        from social.ranking import counters_due_backlog
 
         raw = client()
 

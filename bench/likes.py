@@ -4,9 +4,10 @@ commit to its author's badge (the fold runs once the answer is sent), comment-re
 latency with 10^2 vs 10^5 likes on the comment, and a like storm on one hot comment vs
 the same likes spread over 32 comments under AWS's transaction conflict rules
 (project/testing/aws_conflicts.py), with fold lag, given-up likes and the write
-capacity units of a like and of its fold.
+capacity units of a like and of its fold, and how fast one folder drains a hot comment's backlog.
 
     .venv/bin/python bench/likes.py [--likes 400] [--big 100000] [--storm 640] [--only-storm]
+                                    [--skip-storm] [--only-backlog]
 """
 
 from __future__ import annotations
@@ -191,17 +192,43 @@ def fold_cost(*, author_id: str) -> str:
 
     from actions.comments import comment_create
     from actions.likes import like_add
-    from notifications import like_events
+    from notifications import like_fold
 
     comment_id = comment_create(author_id=author_id, body="fold cost").comment_id
     with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):
-        for n in range(like_events.FOLD_EVENTS_MAX):
+        for n in range(like_fold.FOLD_EVENTS_MAX):
             like_add(comment_id=comment_id, user_id=f"fold-{n}")
     with capacity_meter() as capacity:
-        folded = like_events.like_events_fold(comment_id=comment_id)
+        folded = like_fold.like_events_fold(comment_id=comment_id)
     return (
         f"fold: {capacity['fold_wcu'] / folded:.1f} WCU per like as DynamoDB Local reports it "
         f"({capacity['folds']} fold(s) for {folded} likes)"
+    )
+
+
+def fold_throughput(*, author_id: str, events: int = 450, repeat: int = 3) -> str:
+    """How fast one folder drains a hot comment's backlog (`events` likes of one comment, folded by
+    `like_events_fold` in this process): what bounds a hot comment's fold lag. Best and median of `repeat`."""
+    from django.test import override_settings
+
+    from actions.comments import comment_create
+    from actions.likes import like_add
+    from notifications import like_fold
+
+    rates = []
+    for _ in range(repeat):
+        comment_id = comment_create(author_id=author_id, body="backlog").comment_id
+        with override_settings(LIKE_FOLD_AFTER_RESPONSE=False):
+            for _ in range(events):
+                like_add(comment_id=comment_id, user_id=f"backlog-{uuid.uuid4().hex[:10]}")
+        started = time.perf_counter()
+        folded = like_fold.like_events_fold(comment_id=comment_id)
+        rates.append(folded / (time.perf_counter() - started))
+        assert folded == events, folded
+    rates.sort()
+    return (
+        f"folder throughput, a backlog of {events} likes on one comment: {rates[len(rates) // 2]:.0f} events/s "
+        f"median, {rates[-1]:.0f} best of {repeat} ({like_fold.FOLD_EVENTS_MAX} a batch)"
     )
 
 
@@ -257,9 +284,13 @@ def main() -> None:
     parser.add_argument("--storm", type=int, default=640, help="likes in each storm (hot vs spread)")
     parser.add_argument("--only-storm", action="store_true", help="run only the hot-vs-spread storm")
     parser.add_argument("--skip-storm", action="store_true", help="skip the hot-vs-spread storm")
+    parser.add_argument("--only-backlog", action="store_true", help="run only the folder's backlog throughput")
     options = parser.parse_args()
 
     with bench_environment():
+        if options.only_backlog:
+            print(f"  {fold_throughput(author_id='backlog-author', repeat=5)}")
+            return
         if not options.skip_storm:
             hot_vs_spread(options)
         if not options.only_storm:
@@ -287,7 +318,8 @@ def hot_vs_spread(options) -> None:
     assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
     shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
     print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards")
-    print(f"  {fold_cost(author_id=str(author.pk))}\n")
+    print(f"  {fold_cost(author_id=str(author.pk))}")
+    print(f"  {fold_throughput(author_id=str(author.pk))}\n")
 
 
 @contextlib.contextmanager

@@ -212,8 +212,8 @@ def dynamodb_ceiling(emulator: Emulator, comments: list[str], seconds: float = 8
 def caught_up_after(seconds: float) -> float | None:
     """Seconds until no like event, feed retry or due counter is pending (None: not within `seconds`)."""
     from notifications.feed_selectors import feed_retries_due
-    from notifications.like_events import like_events_pending_comments
-    from social.ranking import counters_pending_count
+    from notifications.like_fold import like_events_pending_comments
+    from social.aggregation import counters_pending_count
 
     started = time.monotonic()
     while time.monotonic() - started < seconds:

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from notifications.feed_format import KIND_CODES, FeedEntry, Record, actor_bytes, digest, iso_to_ms, pack_entry
-from notifications.models import Feed, UnreadCount
+from notifications.models import Feed, UnreadCount, unread_count_set
 from project.clock import clock
 from project.errors import ApplicationError
 from project.transactions import LabelledTransactWrite
@@ -195,7 +195,7 @@ class FeedWrite:
         if self.count_changed:
             transaction.update(
                 UnreadCount(self.user_id, FEED_SOURCE),
-                actions=[UnreadCount.count.set(self.unread_count)],
+                actions=[unread_count_set(self.unread_count)],
                 label=label,
             )
 

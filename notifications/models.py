@@ -33,7 +33,7 @@ class LikeUnread(Model):
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()
     # Every fold and mark-read adds 1; the badge item carries the `seq` it was brought to,
-    # so a late write never overwrites a newer state (notifications/like_events.py).
+    # so a late write never overwrites a newer state (notifications/like_fold.py).
     seq = NumberAttribute(null=True)
     # The likers the last fold notified, and when: a fold that died before writing their
     # markers is completed by the next fold of the comment.
@@ -96,6 +96,13 @@ class UnreadCount(Model):
     seq = NumberAttribute(null=True)  # like sources: the notification's `seq` this count is from
 
     by_count = UnreadCountIndex()
+
+
+def unread_count_set(count: int):
+    """The update action that sets a badge source's count: 0 removes the attribute, so the item
+    leaves the sparse `by_count` index (one index write, where moving the entry to 0 is two)
+    and reads as 0 (the attribute's default)."""
+    return UnreadCount.count.set(count) if count > 0 else UnreadCount.count.remove()
 
 
 # --- like events ----------------------------------------------------------------

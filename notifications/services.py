@@ -1,7 +1,7 @@
 """Writes of the notifications room: like notifications and their unread counts.
 
 Likes and unlikes reach the author's unread notification and badge through their
-events, folded many at a time by notifications/like_events.py, so the like's own
+events, folded many at a time by notifications/like_fold.py, so the like's own
 transaction touches nothing another liker touches.
 
 Invariants kept by every write below and by the fold, for each comment and its
@@ -34,7 +34,7 @@ from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
-from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key
+from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key, unread_count_set
 from project.clock import clock, iso_format
 from project.errors import Conflict
 from project.limits import account_limit_enforce
@@ -117,7 +117,7 @@ def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUn
     # The badge item with the notification's new `seq`: a fold's late badge write (older) cannot undo it.
     transaction.update(
         UnreadCount(user_id, like_source(copy.comment_id)),
-        actions=[UnreadCount.count.set(0), UnreadCount.seq.set(old_seq + 1)],
+        actions=[unread_count_set(0), UnreadCount.seq.set(old_seq + 1)],
     )
     transaction.save(
         LikeRead(

@@ -11,8 +11,9 @@ not restart a process that exits: it stops all the others instead. Here:
   `--healthy-after` seconds (60), so a crash loop does not spin and a rare crash is
   repaired within a second;
 - SIGTERM or SIGINT: passed on to the command (the workers then finish their unit of
-  work and exit), no restart; after `--grace` seconds (10) it is killed. The exit status
-  is the command's.
+  work and exit), no restart; after `--grace` seconds (4) it is killed, and says so:
+  honcho sends SIGKILL 5 s after SIGTERM, without a word about which process was
+  still running. The exit status is the command's.
 
 No Django here: the supervisor is a few MB, and it survives whatever the command does.
 Under systemd or a container platform, their own restart policy does this job instead
@@ -114,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-backoff", type=float, default=1.0, metavar="S")
     parser.add_argument("--max-backoff", type=float, default=30.0, metavar="S")
     parser.add_argument("--healthy-after", type=float, default=60.0, metavar="S")
-    parser.add_argument("--grace", type=float, default=10.0, metavar="S", help="seconds between SIGTERM and SIGKILL")
+    parser.add_argument(
+        "--grace", type=float, default=4.0, metavar="S", help="seconds between SIGTERM and SIGKILL (default 4)"
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- the command and its arguments")
     options = parser.parse_args(argv)
     command = options.command[1:] if options.command[:1] == ["--"] else options.command

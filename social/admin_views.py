@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import ApplicationError, NotFound
-from social import counters, ranking, selectors, services
+from social import aggregation, counters, ranking, selectors, services
 from social.activity.admin_views import ActivityAdmin
 
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
@@ -87,7 +87,7 @@ class RankingAdmin(DynamoAdmin):
             lookup = lookup[:100]
         elif lookup:
             key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=lookup)
-            total = ranking.counter_total_get(key=key)
+            total = aggregation.counter_total_get(key=key)
             counter = {
                 "comment_id": lookup,
                 "key": key,
@@ -100,7 +100,7 @@ class RankingAdmin(DynamoAdmin):
             "kind": kind,
             "kinds": list(RANKING_KINDS),
             "ranked": ranking.ranking_top(kind=RANKING_KINDS[kind], limit=50, include_hidden=True),
-            "pending": ranking.counters_pending_count(),
+            "pending": aggregation.counters_pending_count(),
             "lookup": lookup,
             "counter": counter,
             "shards_max": counters.settings.COUNTER_SHARDS_MAX,

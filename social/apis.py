@@ -23,6 +23,7 @@ from project.serializers import NoBlankSerializer, StrictSerializer, page_query_
 from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
+from social.fresh_likes import fresh_likes, fresh_likes_remember
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -146,7 +147,9 @@ class CommentListCreateApi(APIView):
     def get(self, request):
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = selectors.comment_timeline(viewer_id=_viewer_id(request), **query.validated_data)
+        page = selectors.comment_timeline(
+            viewer_id=_viewer_id(request), fresh=fresh_likes(request), **query.validated_data
+        )
         return _page_response(request, page)
 
     @extend_schema(
@@ -199,7 +202,9 @@ class CommentRepliesApi(APIView):
         selectors.comment_get(comment_id=comment_id, viewer_id=None)
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), **query.validated_data)
+        page = selectors.comment_replies(
+            comment_id=comment_id, viewer_id=_viewer_id(request), fresh=fresh_likes(request), **query.validated_data
+        )
         return _page_response(request, page)
 
 
@@ -213,12 +218,17 @@ class CommentLikeApi(APIView):
     @extend_schema(request=None, responses={200: OutputSerializer})
     def put(self, request, comment_id: str):
         state = like_add(comment_id=comment_id, user_id=str(request.user.pk))
-        return Response(self.OutputSerializer(state).data)
+        return self._answer(request, comment_id, state)
 
     @extend_schema(request=None, responses={200: OutputSerializer})
     def delete(self, request, comment_id: str):
         state = like_remove(comment_id=comment_id, user_id=str(request.user.pk))
-        return Response(self.OutputSerializer(state).data)
+        return self._answer(request, comment_id, state)
+
+    def _answer(self, request, comment_id: str, state) -> Response:
+        response = Response(self.OutputSerializer(state).data)
+        fresh_likes_remember(request, response, comment_id=comment_id)  # the next page shows this count exactly
+        return response
 
 
 class PopularCommentsApi(APIView):

@@ -8,7 +8,7 @@ strongly consistent Query.
 Every change also raises the counter's *due flag* on its `counter_totals` item
 (`changed_at`, `due_at`, `due_part`, each `if_not_exists`): the first change of a
 burst sets it, the rest leave it as it is, so a burst of 10,000 likes schedules one
-aggregation. The aggregator (social/ranking.py) finds flags through the sparse,
+aggregation. The aggregator (social/aggregation.py) finds flags through the sparse,
 write-sharded `due` index, sums the shards and writes the total.
 
 How many shards a counter is written to: the kind's setting (LIKE_COUNTER_SHARDS,
@@ -24,7 +24,8 @@ import random
 import threading
 import zlib
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from cachetools import TTLCache
 from django.conf import settings
@@ -107,6 +108,13 @@ def counter_shard_count(*, key: str) -> int:
     """Shards new writes of this counter spread over: its override, else the kind's setting."""
     override = _shard_override(key)
     return max(1, override or _kind_shards(counter_key_parts(key)[0]))
+
+
+def counter_shard_count_prefetch(*, key: str) -> Future:
+    """Start `counter_shard_count` in the background (its answer is cached for the write that
+    follows): a like reads the counter's shard override while it reads the comment, so the
+    override costs no round trip of its own."""
+    return _readers.submit(counter_shard_count, key=key)
 
 
 def counter_shard_for(*, key: str, member: str) -> int:
@@ -212,7 +220,7 @@ def counter_add(
     No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
     counter's `counter_totals` item, so the change and its scheduled aggregation commit
     together or not at all. Likes pass `flag=False`: the flag item is shared by every
-    liker, so the like's fold raises it instead (notifications/like_events.py).
+    liker, so the like's fold raises it instead (notifications/like_fold.py).
     The shard: `shard` if given (likes pass a `ShardPick`'s), else the member's stable
     shard; the sum of every shard stays exact whichever shard a change or its undo hits.
     """
@@ -390,10 +398,16 @@ def counter_value(*, key: str, consistent: bool = True) -> int:
     return max(0, int(total))
 
 
-def counter_values(*, keys: list[str], consistent: bool = True) -> dict[str, int]:
-    """Values of several counters, queried concurrently (one Query each)."""
+def counter_values(*, keys: list[str], consistent: bool = True, exact: Collection[str] | None = None) -> dict[str, int]:
+    """Values of several counters, queried concurrently (one Query each); those in `exact`
+    strongly consistently whatever `consistent` says."""
     unique = list(dict.fromkeys(keys))
+    exact = exact or ()
+
+    def value(key: str) -> int:
+        return counter_value(key=key, consistent=consistent or key in exact)
+
     if len(unique) <= 1:
-        return {key: counter_value(key=key, consistent=consistent) for key in unique}
-    values = _readers.map(lambda key: counter_value(key=key, consistent=consistent), unique)
+        return {key: value(key) for key in unique}
+    values = _readers.map(value, unique)
     return dict(zip(unique, values, strict=True))

@@ -4,6 +4,7 @@ a Query, or a BatchGetItem."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -63,12 +64,24 @@ def _liked_ids(comment_ids: list[str], viewer_id: str | None, *, consistent: boo
     return {like.comment_id for like in Like.batch_get(keys, consistent_read=consistent)}
 
 
-def comment_views(comments: list[Comment], *, viewer_id: str | None) -> list[CommentView]:
-    """Comments with author, exact like count and the viewer's own like state."""
+def comment_views(
+    comments: list[Comment], *, viewer_id: str | None, fresh: Collection[str] | None = None
+) -> list[CommentView]:
+    """Comments with author, like count and the viewer's own like state.
+
+    `fresh=None`: every count exact (strongly consistent). A list page passes the comments
+    whose count must be exact (`fresh`, those the viewer just liked or unliked) and reads
+    the others eventually consistently, half the read units: a count may then be up to
+    about a second old, which a list of other people's comments can show. The viewer's own
+    like state is always read strongly consistently: a person sees their own like or unlike
+    at once, on whatever page they land.
+    """
     if not comments:
         return []
     ids = [comment.comment_id for comment in comments]
-    counts = counter_values(keys=[counter_key(kind=LIKES, object_id=cid) for cid in ids])
+    keys = [counter_key(kind=LIKES, object_id=cid) for cid in ids]
+    exact = None if fresh is None else {counter_key(kind=LIKES, object_id=cid) for cid in fresh}
+    counts = counter_values(keys=keys, consistent=exact is None, exact=exact)
     liked = _liked_ids(ids, viewer_id)
     authors = authors_by_id([comment.author_id for comment in comments])
     return [
@@ -156,8 +169,11 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
     return merged[:limit]
 
 
-def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit: int | None = None) -> CommentPage:
-    """Newest first across every day, `limit` per page, cursor-paginated.
+def comment_timeline(
+    *, viewer_id: str | None, cursor: str | None = None, limit: int | None = None, fresh: Collection[str] = ()
+) -> CommentPage:
+    """Newest first across every day, `limit` per page, cursor-paginated; counts exact only
+    for the `fresh` comments (see `comment_views`).
 
     Each day's comments are spread over write shards (`<day>#<n>`) so no partition
     takes every new comment; a page queries the shards of as many days as it needs,
@@ -181,20 +197,26 @@ def comment_timeline(*, viewer_id: str | None, cursor: str | None = None, limit:
         next_cursor = cursor_encode(
             {"day": last.created_at[:10].replace("-", ""), "before": last.sort_key}, query="timeline"
         )
-    return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
+    return CommentPage(comment_views(page, viewer_id=viewer_id, fresh=fresh), next_cursor)
 
 
 def comment_replies(
-    *, comment_id: str, viewer_id: str | None, cursor: str | None = None, limit: int | None = None
+    *,
+    comment_id: str,
+    viewer_id: str | None,
+    cursor: str | None = None,
+    limit: int | None = None,
+    fresh: Collection[str] = (),
 ) -> CommentPage:
-    """Visible replies of a visible comment, oldest first, cursor-paginated."""
+    """Visible replies of a visible comment, oldest first, cursor-paginated; counts exact
+    only for the `fresh` comments (see `comment_views`)."""
     limit = clamp_limit(limit)
     position = cursor_fields(cursor, query=f"replies:{comment_id}", fields=REPLIES_CURSOR) if cursor else None
     condition = Comment.sort_key > position["after"] if position else None
     found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1))
     page, more = found[:limit], len(found) > limit
     next_cursor = cursor_encode({"after": page[-1].sort_key}, query=f"replies:{comment_id}") if more else None
-    return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)
+    return CommentPage(comment_views(page, viewer_id=viewer_id, fresh=fresh), next_cursor)
 
 
 def comments_by_author(*, author_id: str, limit: int = 50) -> list[CommentView]:

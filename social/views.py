@@ -27,6 +27,7 @@ from project.security import client_ip
 from project.views import refused_page
 from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
+from social.fresh_likes import fresh_likes, fresh_likes_remember
 from social.models import User
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
@@ -131,7 +132,10 @@ def timeline(request):
                 form.add_error("body", error.message)  # the form keeps the text for another try
                 refused = error
     page = page_or_first(
-        request, lambda cursor: selectors.comment_timeline(viewer_id=_viewer_id(request), cursor=cursor)
+        request,
+        lambda cursor: selectors.comment_timeline(
+            viewer_id=_viewer_id(request), cursor=cursor, fresh=fresh_likes(request)
+        ),
     )
     return refused_page(render(request, "social/timeline.html", {"form": form, "page": page}), refused)
 
@@ -277,7 +281,9 @@ def comment_detail(request, comment_id):
                 refused = error
     replies = page_or_first(
         request,
-        lambda cursor: selectors.comment_replies(comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor),
+        lambda cursor: selectors.comment_replies(
+            comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor, fresh=fresh_likes(request)
+        ),
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
     if request.method == "GET":
@@ -355,7 +361,9 @@ def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_d
         return HttpResponseRedirect(back)
     except ApplicationError as error:
         messages.error(request, error.message)
-    return HttpResponseRedirect(f"{back}#c-{comment_id}")
+    response = HttpResponseRedirect(f"{back}#c-{comment_id}")
+    fresh_likes_remember(request, response, comment_id=comment_id)  # the page it lands on shows this count exactly
+    return response
 
 
 def _back_url(request) -> str:

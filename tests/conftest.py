@@ -93,7 +93,7 @@ def api():
 @pytest.fixture
 def fold_likes():
     """Run the like folder now, synchronously, until no like event is pending; returns how many it folded."""
-    from notifications.like_events import like_events_fold_until_idle
+    from notifications.like_fold import like_events_fold_until_idle
 
     return like_events_fold_until_idle
 

@@ -51,7 +51,13 @@ class DayCount:
     items: int = 0
 
 
-def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> tuple[Counter, Counter, int]:
+class _Stopped(Exception):
+    """`should_stop()` said yes in the middle of a day's count."""
+
+
+def _count_partition(
+    model, partition: str, on_items: Callable[[int], None], should_stop: Callable[[], bool]
+) -> tuple[Counter, Counter, int]:
     """Count one `by_day` partition: per action the items and distinct users, and its users.
 
     One dict entry per distinct user holds a bit per action they did, so memory is one
@@ -61,6 +67,8 @@ def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> 
     bits: dict[str, int] = {}
     actions_by_user: dict[str, int] = {}
     pending = 0
+    if should_stop():
+        raise _Stopped
     # Small pages: what is held at once is PAGE_ITEMS items per partition, whatever the day's size.
     for item in model.by_day.query(partition, attributes_to_get=["user_id", "action"], page_size=PAGE_ITEMS):
         counts[item.action] += 1
@@ -70,25 +78,40 @@ def _count_partition(model, partition: str, on_items: Callable[[int], None]) -> 
         if pending == PROGRESS_EVERY:
             on_items(pending)
             pending = 0
+            if should_stop():
+                raise _Stopped
     on_items(pending)
     users = Counter({action: sum(1 for mask in actions_by_user.values() if mask & bit) for action, bit in bits.items()})
     return counts, users, len(actions_by_user)
 
 
 def activity_day_count(
-    *, day: date, now: float | None = None, on_items: Callable[[int], None] = lambda n: None
-) -> DayCount:
-    """Count one day of the log (reads only). `now` is recorded as when the read started."""
+    *,
+    day: date,
+    now: float | None = None,
+    on_items: Callable[[int], None] = lambda n: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> DayCount | None:
+    """Count one day of the log (reads only). `now` is recorded as when the read started.
+
+    None when `should_stop()` said yes on the way (asked before each partition and every
+    PROGRESS_EVERY items of one): a day's count is abandoned rather than finished, since a big day takes
+    longer than a stopping worker may.
+    """
     result = DayCount(day=day, started_at=activity_services.clock() if now is None else now)
     model = activity_model(f"{day:%Y%m}")
     if not activity_table_exists(month=f"{day:%Y%m}"):
         return result  # no table, no activity (or the month was archived: keep its rows)
     partitions = day_partitions(day)
     with ThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="activity-rollup") as pool:
-        for counts, users, active in pool.map(lambda p: _count_partition(model, p, on_items), partitions):
-            result.counts += counts
-            result.users += users
-            result.active_users += active
+        counted = pool.map(lambda p: _count_partition(model, p, on_items, should_stop), partitions)
+        try:
+            for counts, users, active in counted:
+                result.counts += counts
+                result.users += users
+                result.active_users += active
+        except _Stopped:
+            return None  # the pool's other partitions stop at their next check
     result.items = sum(result.counts.values())
     return result
 
@@ -140,14 +163,23 @@ def activity_days_backlog(*, now: float | None = None) -> Backlog:
 
 
 def activity_rollup_day(
-    *, day: date, now: float | None = None, on_items: Callable[[int], None] = lambda n: None
-) -> DayCount:
+    *,
+    day: date,
+    now: float | None = None,
+    on_items: Callable[[int], None] = lambda n: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> DayCount | None:
     """Count one day and replace its rows; final if it started after `day_final_at(day)`.
 
     Twice: the same rows (plus late items, if any came). Concurrently: see the module
     doc. Dies half way: the database transaction is not committed, the old rows stay.
+    Stopped half way (`should_stop`, see `activity_day_count`): nothing is written and
+    None is returned; the day stays due.
     """
-    count = activity_day_count(day=day, now=now, on_items=on_items)
+    count = activity_day_count(day=day, now=now, on_items=on_items, should_stop=should_stop)
+    if count is None:
+        logger.info("activity of %s: count stopped half way; nothing stored", day)
+        return None
     activity_day_store(count, final=count.started_at >= day_final_at(day))
     logger.info("activity of %s rolled up: %d items, %d active users", day, count.items, count.active_users)
     return count

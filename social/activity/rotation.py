@@ -50,6 +50,8 @@ def activity_tables_maintain(
     report = TablesReport()
     current = month_of(now)
     for month in (current, month_shift(current, 1)):
+        if should_stop():
+            return report
         (report.created if activity_table_ensure(month=month) else report.ready).append(month)
         on_step(f"ensure {month}")
     oldest_kept = month_shift(current, -settings.ACTIVITY_RETENTION_MONTHS)

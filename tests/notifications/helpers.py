@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
-from notifications.like_events import like_events_fold_until_idle
+from notifications.like_fold import like_events_fold_until_idle
 from notifications.models import LikeRead, LikeUnread, UnreadCount
 
 

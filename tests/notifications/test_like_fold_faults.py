@@ -4,6 +4,8 @@ clean run afterwards leaves counts, notification and badge exact: nobody counted
 nobody lost."""
 
 import random
+import threading
+from concurrent.futures import Future
 from io import StringIO
 from unittest import mock
 
@@ -12,7 +14,7 @@ from botocore.client import BaseClient
 from django.core.management import call_command
 
 from actions.likes import like_add, like_remove
-from notifications import like_events, selectors
+from notifications import like_fold, selectors
 from notifications.models import LikeEvent, LikeNotified, LikeUnread
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
@@ -60,13 +62,13 @@ def test_a_folder_killed_five_times_then_one_clean_run_leaves_everything_exact(p
         patcher, state = _killed_after(rng.randrange(0, 12), after_sending=round_number % 2 == 1)
         with patcher:
             try:
-                like_events.like_events_fold_until_idle()
+                like_fold.like_events_fold_until_idle()
             except Killed:
                 pass
         kills += state["killed"]
     assert kills >= 3  # most rounds died before the folder finished
 
-    like_events.like_events_fold_until_idle()  # the clean run
+    like_fold.like_events_fold_until_idle()  # the clean run
 
     current = {row.user_id for row in Like.query(comment_id, consistent_read=True)}
     unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
@@ -91,3 +93,99 @@ def test_the_command_folds_what_is_pending_and_says_how_much(people):
     call_command("fold_like_events", stdout=out)
     assert out.getvalue().strip() == "Folded 3 like event(s)."
     assert int(LikeUnread.get(uid(author), comment_id, consistent_read=True).num_likes) == 3
+
+
+def _killed_once_after(calls: int):
+    """Like `_killed_after`, counted under a lock: the fold's batches make calls from several threads."""
+    real = BaseClient._make_api_call
+    lock = threading.Lock()
+    state = {"left": calls, "killed": False}
+
+    def dying(self, operation_name, api_params):
+        with lock:
+            state["left"] -= 1
+            dead = state["left"] < 0
+            state["killed"] |= dead
+        if dead:
+            raise Killed(operation_name)
+        return real(self, operation_name, api_params)
+
+    return mock.patch.object(BaseClient, "_make_api_call", dying), state
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6])
+def test_overlapping_batches_killed_anywhere_count_every_overflow_like_once(people, settings, monkeypatch, seed):
+    """A folder reads and commits a batch while the one before it finishes (its markers, badge,
+    lines, delete). Overflow likes (the list is full) are kept from counting twice only by
+    their markers: killed between any two calls, from any thread, nobody is counted twice."""
+    settings.LIKE_NOTIFICATION_LIKERS_MAX = 2
+    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
+    rng = random.Random(seed)
+    author = people["author"]
+    comment_id = post(author)
+    likers = [str(2000 + n) for n in range(24)]
+    kills = 0
+    for _ in range(4):
+        for liker in rng.sample(likers, 10):  # some like again: their second event changes nothing
+            like_add(comment_id=comment_id, user_id=liker)
+        patcher, state = _killed_once_after(rng.randrange(2, 20))
+        with patcher:
+            try:
+                like_fold.like_events_fold(comment_id=comment_id)
+            except Killed:
+                pass
+        kills += state["killed"]
+    assert kills >= 3  # most rounds died before their batches were done
+
+    like_fold.like_events_fold_until_idle()  # the clean run
+
+    current = {row.user_id for row in Like.query(comment_id, consistent_read=True)}
+    unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
+    assert int(unread.num_likes) == len(current)  # each liker counted once, overflow likes included
+    assert len(unread.liker_ids) == 2 and set(unread.liker_ids) <= current
+    assert {row.user_id for row in LikeNotified.query(comment_id, consistent_read=True)} == current
+    assert selectors.unread_count(user_id=uid(author)) == len(current) == table_badge(uid(author))
+    assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
+
+
+def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits(people, settings, monkeypatch):
+    """The batch before failed to write its markers (throttled, say) while the next one was read;
+    the next one writes them before its own commit, so a folder that dies right after that
+    commit leaves overflow likes that the clean run does not count again."""
+    settings.LIKE_NOTIFICATION_LIKERS_MAX = 1
+    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
+    author = people["author"]
+    comment_id = post(author)
+    likers = [str(3000 + n) for n in range(8)]
+    for liker in likers:
+        like_add(comment_id=comment_id, user_id=liker)
+
+    real_markers, real_write = like_fold.markers_put_async, like_fold.notification_write
+    calls = {"markers": 0, "commits": 0}
+
+    def markers_failing_once(*args):
+        calls["markers"] += 1
+        if calls["markers"] > 1:
+            return real_markers(*args)
+        failed = Future()
+        failed.set_exception(RuntimeError("throttled"))
+        return [failed]
+
+    def commit_then_die(fold, now):
+        committed = real_write(fold, now)
+        calls["commits"] += committed
+        if calls["commits"] == 2:
+            raise Killed("after the second batch's commit")
+        return committed
+
+    monkeypatch.setattr(like_fold, "markers_put_async", markers_failing_once)
+    monkeypatch.setattr(like_fold, "notification_write", commit_then_die)
+    with pytest.raises(Killed):
+        like_fold.like_events_fold(comment_id=comment_id)
+    monkeypatch.undo()
+
+    like_fold.like_events_fold_until_idle()  # the clean run
+
+    unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
+    assert int(unread.num_likes) == len(likers)  # 7 overflow likes among them, each counted once
+    assert selectors.unread_count(user_id=uid(author)) == len(likers) == table_badge(uid(author))

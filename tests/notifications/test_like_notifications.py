@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 from botocore.client import BaseClient
 
-from notifications import like_events, selectors
+from notifications import like_fold, selectors
 from notifications import services as notification_services
 from notifications.models import LikeEvent, LikeRead, LikeUnread
 from social.models import Like
@@ -296,7 +296,7 @@ def test_a_like_landing_during_mark_all_read_is_not_lost(people):
 
 def _plan_then(action):
     """Patch the fold's read-and-decide step: run `action` once right after the first plan."""
-    real_plan = like_events._plan
+    real_plan = like_fold._plan
     plans = []
 
     def plan_then(**kwargs):
@@ -306,7 +306,7 @@ def _plan_then(action):
             action()
         return fold
 
-    return mock.patch.object(like_events, "_plan", plan_then), plans
+    return mock.patch.object(like_fold, "_plan", plan_then), plans
 
 
 def test_two_folders_on_the_same_events_fold_each_once(people):
@@ -318,9 +318,9 @@ def test_two_folders_on_the_same_events_fold_each_once(people):
     unlike(people["carol"], comment_id, folded=False)
 
     # A second folder takes the same events between this folder's read and its transaction.
-    patcher, plans = _plan_then(lambda: like_events._fold_batch(comment_id=comment_id, attempts=8))
+    patcher, plans = _plan_then(lambda: like_fold._fold_batch(comment_id=comment_id, attempts=8))
     with patcher:
-        assert like_events.like_events_fold(comment_id=comment_id) == 0  # the other one folded them
+        assert like_fold.like_events_fold(comment_id=comment_id) == 0  # the other one folded them
 
     # this folder's plan and the other folder's; this folder's transaction was then cancelled
     # (its events were gone) and its re-read found nothing pending

@@ -19,7 +19,8 @@ WRITES = {
     "delivery.dispatch",
     "notifications.feed",
     "notifications.feed_retries",
-    "notifications.like_events",
+    "notifications.like_fold",
+    "notifications.like_fold_steps",
 }
 LINES_MAX = 500
 

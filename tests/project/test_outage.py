@@ -70,7 +70,7 @@ def workers(emulator, tmp_path):
         "DYNAMODB_TABLE_PREFIX": emulator.prefix,
     }
     commands = {
-        "fold_like_events": ["fold_like_events", "--loop", "--interval", "0.5"],
+        "fold_like_events": ["fold_like_events", "--loop", "--poll-seconds", "0.5"],
         "dispatch_deliveries": ["dispatch_deliveries", "--loop", "--no-progress", "--poll-seconds", "1"],
     }
     running = {}

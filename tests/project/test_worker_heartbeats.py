@@ -18,12 +18,12 @@ from notifications import selectors as notification_selectors
 from notifications.selectors import like_events_backlog
 from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
-from project.commands import worker_loop
 from project.health_selectors import MISSING, OK, STALE, WORKERS, worker_statuses
 from project.health_services import Heartbeat, heartbeat_write
 from project.models import HEARTBEAT_KEPT_SECONDS, WorkerHeartbeat
 from project.testing.harness import wait_for
-from social import ranking
+from project.worker_loop import worker_loop
+from social import aggregation
 from social.activity import rollup
 from social.activity.periods import day_bounds
 
@@ -175,11 +175,11 @@ def test_counters_due_and_since_when(settings):
     with clock_override(ManualClock(T0)):
         comment = comment_create(author_id="1", body="hello").comment_id
         like_add(comment_id=comment, user_id="2")  # folded in the request: raises the due flag
-    assert ranking.counters_due_backlog(now=T0).count == 0  # due one second later
-    due = ranking.counters_due_backlog(now=T0 + 30)
+    assert aggregation.counters_due_backlog(now=T0).count == 0  # due one second later
+    due = aggregation.counters_due_backlog(now=T0 + 30)
     assert (due.count, due.oldest_at) == (1, T0 + 1)
-    ranking.counters_aggregate_pending(due_only=False, sleep=lambda s: None)
-    assert ranking.counters_due_backlog(now=T0 + 30).count == 0
+    aggregation.counters_aggregate_pending(due_only=False, sleep=lambda s: None)
+    assert aggregation.counters_due_backlog(now=T0 + 30).count == 0
 
 
 def test_feed_retries_due(make_user):
@@ -230,7 +230,7 @@ def test_the_aggregator_loop_reports_its_heartbeat_and_backlog_and_clears_it_on_
 
     settings.WORKER_HEARTBEAT_SECONDS = 0.1
     stop = threading.Event()
-    worker = threading.Thread(target=Command()._loop, args=(0.05, stop))
+    worker = threading.Thread(target=Command().run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
         [item] = wait_for(lambda: list(WorkerHeartbeat.query("aggregate_counters")), what="a heartbeat")
@@ -249,9 +249,9 @@ def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, se
     settings.WORKER_HEARTBEAT_SECONDS = 0.1
     staff = make_user("boss", is_staff=True)
     stop = threading.Event()
-    options = {"delivery": None, "workers": 1, "batch_size": 10, "lease_seconds": 30, "loop": True}
+    options = {"delivery": None, "workers": 1, "batch_size": 10, "lease_seconds": 30, "no_progress": True}
     command = Command()
-    worker = threading.Thread(target=command._run, args=({**options, "poll_seconds": 0.05, "no_progress": True}, stop))
+    worker = threading.Thread(target=command.run_loop, kwargs={**options, "stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
         [item] = wait_for(lambda: list(WorkerHeartbeat.query("dispatch_deliveries")), what="a heartbeat")
@@ -265,8 +265,7 @@ def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, se
             lambda: (
                 [item.backlog for item in WorkerHeartbeat.query("dispatch_deliveries")] == [0]
                 and WorkerHeartbeat.query("dispatch_deliveries").__next__().cycle_at is not None
-            ),
-            what="a heartbeat with an empty backlog",
+            )
         )
     finally:
         stop.set()

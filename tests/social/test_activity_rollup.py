@@ -177,7 +177,7 @@ def test_rollup_loop_keeps_tables_ready_and_rolls_up_due_days():
             self.rounds += 1
 
     with mock.patch.object(activity, "clock", return_value=START + 86400 + 1200):  # 00:20 on the 19th
-        Command()._loop(OneRound(), interval=30)
+        Command().run_loop(stop=OneRound(), poll_seconds=30)
     assert rows() == {"like": (1, 1)}
     assert ActivityDay.objects.get(date=DAY).final
     assert {"202611", "202612"} <= set(month_tables.activity_table_months())
@@ -227,3 +227,20 @@ def test_months_past_retention_go_to_s3_and_are_dropped_only_when_the_export_is_
         fake.exports[0]["ItemCount"] = 3
         assert rotation.activity_tables_maintain(now=START).s3 == {"202607": "dropped"}
     assert "202607" not in month_tables.activity_table_months()
+
+
+def test_a_rollup_stopped_half_way_stores_nothing_and_the_day_stays_due(monkeypatch):
+    for n in range(5):
+        activity.activity_record(user_id="7", action="like", object_id=f"o{n}", at=START + n)
+    monkeypatch.setattr(rollup, "PROGRESS_EVERY", 1)  # asked after every item
+    asked = []
+
+    def should_stop():
+        asked.append(True)
+        return True  # a signal came after the first item
+
+    assert rollup.activity_rollup_day(day=DAY, now=AFTER, should_stop=should_stop) is None
+    assert asked and rows() == {} and not ActivityDay.objects.filter(date=DAY).exists()
+    assert DAY in rollup.activity_days_due(now=AFTER)
+    assert rollup.activity_rollup_day(day=DAY, now=AFTER).items == 5  # the next run counts it all
+    assert rows() == {"like": (5, 1)}

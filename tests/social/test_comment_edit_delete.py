@@ -12,7 +12,7 @@ from actions.comments import comment_create
 from actions.likes import like_add
 from notifications.feed_selectors import REMOVED_REPLY
 from project.errors import Conflict, NotFound, PermissionDenied
-from social import counters, ranking, selectors, services
+from social import aggregation, counters, ranking, selectors, services
 from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_exists
 from social.counters import LIKES
@@ -143,7 +143,7 @@ def test_a_deleted_comment_leaves_the_ranking(alice, bob, settings):
     like_add(comment_id=kept.comment_id, user_id=str(bob.pk))
     like_add(comment_id=gone.comment_id, user_id=str(bob.pk))
     like_add(comment_id=gone.comment_id, user_id="9")
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [gone.comment_id, kept.comment_id]
     services.comment_delete(comment_id=gone.comment_id, author_id=str(alice.pk))
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [kept.comment_id]

@@ -11,7 +11,7 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.clock import ManualClock, clock_override
 from project.testing.harness import in_threads
-from social import counters, ranking
+from social import aggregation, counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
 from social.models import CounterShard, CounterTotal
 
@@ -37,11 +37,11 @@ def comment(make_user):
 
 
 def pending_keys():
-    return sorted(p.key for p in ranking.counters_pending(due_only=False))
+    return sorted(p.key for p in aggregation.counters_pending(due_only=False))
 
 
 def total_of(key):
-    item = ranking.counter_total_get(key=key)
+    item = aggregation.counter_total_get(key=key)
     return None if item is None or item.total is None else int(item.total)
 
 
@@ -52,17 +52,17 @@ def shard_items(key):
 def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
-    first = ranking.counter_total_get(key=key)
+    first = aggregation.counter_total_get(key=key)
     like_add(comment_id=comment.comment_id, user_id="2")
-    second = ranking.counter_total_get(key=key)
+    second = aggregation.counter_total_get(key=key)
     assert pending_keys() == [key]
     assert second.due_at == first.due_at and second.changed_at == first.changed_at  # not pushed back
     assert total_of(key) is None
 
-    assert ranking.counters_aggregate_pending(due_only=False) == 1
+    assert aggregation.counters_aggregate_pending(due_only=False) == 1
     assert total_of(key) == 2
     assert pending_keys() == []
-    after = ranking.counter_total_get(key=key)
+    after = aggregation.counter_total_get(key=key)
     assert after.due_at is None and after.due_part is None and after.claim is None and after.changed_at is None
 
 
@@ -70,10 +70,10 @@ def test_not_yet_due_counters_wait_for_the_loop_but_not_for_a_one_off_run(commen
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     with clock_override(ManualClock()) as clock:
         like_add(comment_id=comment.comment_id, user_id="1")
-        assert ranking.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
+        assert aggregation.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
         assert pending_keys() == [key]
         clock.advance(0.25)
-        assert ranking.counters_aggregate_pending(due_only=True) == 1
+        assert aggregation.counters_aggregate_pending(due_only=True) == 1
     assert total_of(key) == 1
 
 
@@ -88,7 +88,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
 
     def watch_flags():
         while True:  # at least one look, however late the thread runs
-            found = [p.key for p in ranking.counters_pending(due_only=False)]
+            found = [p.key for p in aggregation.counters_pending(due_only=False)]
             flags_seen.append((found.count(likes), found.count(views)))
             if stop.is_set():
                 return
@@ -109,7 +109,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
     assert len({item.shard for item in shard_items(views)}) > 1
     assert flags_seen and all(like_flags <= 1 and view_flags <= 1 for like_flags, view_flags in flags_seen)
     assert pending_keys() == sorted([likes, views])
-    assert ranking.counters_aggregate_pending(due_only=False) == 2
+    assert aggregation.counters_aggregate_pending(due_only=False) == 2
     assert total_of(likes) == 200
     assert total_of(views) == 200
     assert pending_keys() == []
@@ -132,7 +132,7 @@ def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(commen
     assert counters.counter_value(key=key) == 20
     assert len(flag_writes) == 1
     settings.COUNTER_AGGREGATION_DELAY = 0.2
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 20
 
 
@@ -147,7 +147,7 @@ def test_views_landing_while_aggregators_run_are_never_left_out(comment, setting
 
     def aggregator():
         while not viewers_done.is_set():
-            ranking.counters_aggregate_pending(due_only=True)
+            aggregation.counters_aggregate_pending(due_only=True)
             viewers_done.wait(0.02)  # a poll interval, not a wait for something to happen
 
     with clock_override(ManualClock()) as clock:
@@ -168,7 +168,7 @@ def test_views_landing_while_aggregators_run_are_never_left_out(comment, setting
                 thread.join()
         # The flag the last views raised (unless the aggregators took it already) comes due.
         clock.advance(10 * settings.COUNTER_AGGREGATION_DELAY)
-        ranking.counters_aggregate_pending(due_only=True)
+        aggregation.counters_aggregate_pending(due_only=True)
     assert total_of(key) == 160
     assert pending_keys() == []
 
@@ -200,19 +200,19 @@ def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(
         key = counter_key(kind=LIKES, object_id=comment.comment_id)
         for user in ("1", "2", "3"):
             like_add(comment_id=comment.comment_id, user_id=user)
-        ranking.counters_aggregate_pending(due_only=False)
+        aggregation.counters_aggregate_pending(due_only=False)
         like_add(comment_id=comment.comment_id, user_id="4")
 
         settings.COUNTER_AGGREGATION_LEASE = 0.5
         patcher, state = _kill_after_shards_are_read()
         with patcher, pytest.raises(SystemExit):
-            ranking.counters_aggregate_pending(due_only=False)
+            aggregation.counters_aggregate_pending(due_only=False)
         assert state["killed"] == 1
         assert total_of(key) == 3  # the dead aggregator wrote nothing
         assert pending_keys() == [key]  # its claim stays in the due index
-        assert ranking.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
+        assert aggregation.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
         clock.advance(0.55)
-        assert ranking.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
+        assert aggregation.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
         assert total_of(key) == 4
         assert pending_keys() == []
 
@@ -222,26 +222,28 @@ def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
     like_add(comment_id=comment.comment_id, user_id="1")
     patcher, _ = _kill_after_shards_are_read()
     with patcher, pytest.raises(SystemExit):
-        ranking.counters_aggregate_pending(due_only=False)
-    assert ranking.counters_aggregate_pending(due_only=False) == 1
+        aggregation.counters_aggregate_pending(due_only=False)
+    assert aggregation.counters_aggregate_pending(due_only=False) == 1
     assert total_of(key) == 1
 
 
 def test_change_during_aggregation_keeps_the_flag_up(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
-    real_value = ranking.counter_value
+    real_value = aggregation.counter_value
 
     def value_with_a_like_landing_first(**kwargs):
         value = real_value(**kwargs)
         like_add(comment_id=comment.comment_id, user_id="2")  # lands after the shard read
         return value
 
-    with mock.patch.object(ranking, "counter_value", value_with_a_like_landing_first):
-        outcome = ranking.counter_aggregate(key=key, seen_due_at=next(ranking.counters_pending(due_only=False)).due_at)
+    with mock.patch.object(aggregation, "counter_value", value_with_a_like_landing_first):
+        outcome = aggregation.counter_aggregate(
+            key=key, seen_due_at=next(aggregation.counters_pending(due_only=False)).due_at
+        )
     assert outcome.total == 1 and outcome.still_due
     assert pending_keys() == [key]
-    assert ranking.counters_aggregate_pending(due_only=False) == 1
+    assert aggregation.counters_aggregate_pending(due_only=False) == 1
     assert total_of(key) == 2
     assert pending_keys() == []
 
@@ -254,7 +256,7 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
         for user in range(n % 4 + 1):
             like_add(comment_id=comment.comment_id, user_id=str(user))
         keys.append((counter_key(kind=LIKES, object_id=comment.comment_id), n % 4 + 1))
-    done = in_threads(lambda _: ranking.counters_aggregate_pending(due_only=False), 3)
+    done = in_threads(lambda _: aggregation.counters_aggregate_pending(due_only=False), 3)
     assert sum(done) == 12  # every counter aggregated by exactly one of the three
     assert {key: total_of(key) for key, _ in keys} == dict(keys)
     assert pending_keys() == []
@@ -263,9 +265,9 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
 def test_a_stale_flag_seen_twice_is_claimed_once(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
-    seen = next(ranking.counters_pending(due_only=False)).due_at
-    assert ranking.counter_aggregate(key=key, seen_due_at=seen) is not None
-    assert ranking.counter_aggregate(key=key, seen_due_at=seen) is None
+    seen = next(aggregation.counters_pending(due_only=False)).due_at
+    assert aggregation.counter_aggregate(key=key, seen_due_at=seen) is not None
+    assert aggregation.counter_aggregate(key=key, seen_due_at=seen) is None
 
 
 def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
@@ -284,7 +286,7 @@ def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
     assert len(shard_items(key)) > 1
     assert sum(int(item.count) for item in shard_items(key)) == 30
     fold_likes()
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 30
 
     counters.counter_set_shards(key=key, shards=1)  # and back down: still nothing lost
@@ -293,7 +295,7 @@ def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
         like_remove(comment_id=comment.comment_id, user_id=str(user))
     assert counters.counter_value(key=key) == 20
     fold_likes()  # the fold raises the due flag (here the requests left it to the folder: 10 likes a second)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 20
 
 
@@ -312,9 +314,34 @@ def test_shard_count_out_of_range_is_refused(comment):
 def test_count_back_to_zero_leaves_the_ranking(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [comment.comment_id]
     like_remove(comment_id=comment.comment_id, user_id="1")
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert total_of(key) == 0
     assert ranking.ranking_top(kind=LIKES, limit=10) == []
+
+
+def test_a_stop_during_the_wait_for_a_relied_on_flag_leaves_the_claim_to_expire(settings):
+    """Views rely on the flag, so the aggregator waits for it to settle; a stop (SIGTERM)
+    ends that wait at its next check instead of sitting it out, and the claim left behind
+    is taken again once it expires, with the full count."""
+    settings.COUNTER_AGGREGATION_DELAY = 60.0
+    with clock_override(ManualClock()) as clock:
+        key = counter_key(kind=VIEWS, object_id="seen")
+        counters.counter_increment(key=key)
+        clock.advance(60)  # due now; settled only 45 s from now (1.75 x the delay)
+        stopping, slept = [], []
+
+        def sleep(seconds):
+            slept.append(seconds)
+            clock.advance(seconds)
+            stopping.append(True)  # the signal arrives during the first slice of the wait
+
+        assert aggregation.counters_aggregate_pending(due_only=True, stop=lambda: bool(stopping), sleep=sleep) == 0
+        assert slept == [aggregation.STOP_CHECK_SECONDS]  # one slice, not the 45 s
+        assert total_of(key) is None and pending_keys() == [key]
+        counters.counter_increment(key=key)  # a view after the stop: in the sum below
+        clock.advance(settings.COUNTER_AGGREGATION_LEASE + 60)
+        assert aggregation.counters_aggregate_pending(due_only=True) == 1
+        assert total_of(key) == 2

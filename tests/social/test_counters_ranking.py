@@ -10,7 +10,7 @@ from actions.comments import comment_create
 from actions.likes import like_add
 from project.clock import ManualClock, clock_override
 from project.testing.harness import wait_for
-from social import counters, ranking, services
+from social import aggregation, counters, ranking, services
 from social.counters import LIKES, VIEWS, counter_key
 from social.management.commands.aggregate_counters import Command as AggregateCommand
 
@@ -40,7 +40,7 @@ def post_with_likes(author, body, likes):
 def test_ranking_orders_by_total_and_breaks_ties_by_id(author, settings):
     settings.RANKING_SHARDS = 4
     comments = {n: post_with_likes(author, f"c{n}", likes) for n, likes in enumerate([2, 5, 2, 0, 2, 1])}
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     ranked = ranking.ranking_top(kind=LIKES, limit=10)
     ties = sorted([comments[0].comment_id, comments[2].comment_id, comments[4].comment_id], reverse=True)
     assert [r.comment.id for r in ranked] == [comments[1].comment_id, *ties, comments[5].comment_id]
@@ -53,11 +53,11 @@ def test_ranking_orders_by_total_and_breaks_ties_by_id(author, settings):
 def test_ranking_follows_new_likes_after_aggregation(author):
     first = post_with_likes(author, "first", 2)
     second = post_with_likes(author, "second", 1)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [first.comment_id, second.comment_id]
     for user in ("a", "b"):
         like_add(comment_id=second.comment_id, user_id=user)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     ranked = ranking.ranking_top(kind=LIKES, limit=10)
     assert [(r.comment.id, r.total) for r in ranked] == [(second.comment_id, 3), (first.comment_id, 2)]
 
@@ -66,7 +66,7 @@ def test_hidden_comments_are_left_out_and_come_back_when_shown(author):
     top = post_with_likes(author, "top", 3)
     middle = post_with_likes(author, "middle", 2)
     low = post_with_likes(author, "low", 1)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     services.comment_set_hidden(comment_id=top.comment_id, hidden=True)
     ranked = ranking.ranking_top(kind=LIKES, limit=2)
     assert [(r.rank, r.comment.id) for r in ranked] == [(1, middle.comment_id), (2, low.comment_id)]
@@ -131,12 +131,12 @@ def test_missing_or_hidden_comment_page_counts_no_view(author, client):
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     assert client.get(f"/c/{comment.comment_id}/").status_code == 404
     assert counters.counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 0
-    assert ranking.counters_pending_count() == 0
+    assert aggregation.counters_pending_count() == 0
 
 
 def test_admin_ranking_page_and_shard_form(author, client, make_user):
     comment = post_with_likes(author, "staff look", 2)
-    ranking.counters_aggregate_pending(due_only=False)
+    aggregation.counters_aggregate_pending(due_only=False)
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
     staff = make_user("boss", is_staff=True)
     client.force_login(staff)
@@ -181,16 +181,16 @@ def test_aggregate_counters_loop_keeps_up_until_stopped(author):
         comment = post_with_likes(author, "looped", 1)
         key = counter_key(kind=LIKES, object_id=comment.comment_id)
         stop = threading.Event()
-        worker = threading.Thread(target=AggregateCommand()._loop, args=(0.05, stop))
+        worker = threading.Thread(target=AggregateCommand().run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
         worker.start()
         try:
             clock.advance(1.0)
-            wait_for(lambda: ranking.counter_total_get(key=key).total is not None, what="the loop aggregating")
-            assert int(ranking.counter_total_get(key=key).total) == 1
+            wait_for(lambda: aggregation.counter_total_get(key=key).total is not None, what="the loop aggregating")
+            assert int(aggregation.counter_total_get(key=key).total) == 1
             like_add(comment_id=comment.comment_id, user_id="late")
             clock.advance(1.0)
-            wait_for(lambda: int(ranking.counter_total_get(key=key).total) == 2, what="the loop taking the late like")
+            wait_for(lambda: int(aggregation.counter_total_get(key=key).total) == 2, what="the loop taking the like")
         finally:
             stop.set()
             worker.join()
-    assert ranking.counters_pending_count() == 0
+    assert aggregation.counters_pending_count() == 0

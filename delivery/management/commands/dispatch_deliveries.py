@@ -8,19 +8,18 @@ import socket
 import threading
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
-from project.commands import stop_on_signals, worker_loop
 from project.errors import NotFound
-from project.health_services import Heartbeat
+from project.worker_loop import WorkerCommand
 
 logger = logging.getLogger("delivery.dispatch")
 
 
-class Command(BaseCommand):
+class Command(WorkerCommand):
     help = (
         "Prepare and dispatch broadcast deliveries. For each delivery that still needs work (or only --delivery "
         "ID): freeze its audience into chunks and target items if that is not done yet (this step reads users "
@@ -34,7 +33,15 @@ class Command(BaseCommand):
         "and exits cleanly. Exit status 1 when something could not be recovered (the details are logged)."
     )
 
+    worker = "dispatch_deliveries"
+    logger = logger
+    finishing = "the current batch"
+    poll_seconds = 5.0
+    poll_help = "pause between polls for new deliveries"
+    loop_help = "keep running and pick up new deliveries"
+
     def add_arguments(self, parser):
+        super().add_arguments(parser)
         parser.add_argument("--delivery", metavar="ID", help="only this delivery (default: every active one)")
         parser.add_argument("--workers", type=int, default=1, metavar="N", help="dispatcher threads (default 1)")
         parser.add_argument(
@@ -53,51 +60,34 @@ class Command(BaseCommand):
             help="how long a claimed chunk stays ours without renewal; a dead dispatcher's chunk is taken over "
             "after this (default 60)",
         )
-        parser.add_argument("--loop", action="store_true", help="keep running and pick up new deliveries")
-        parser.add_argument(
-            "--poll-seconds", type=float, default=5.0, metavar="S", help="pause between polls with --loop"
-        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar (logging only)")
 
-    def handle(self, *args, **options):
+    def check_options(self, **options):
         if options["workers"] < 1:
             raise CommandError("--workers must be at least 1.")
         if not 1 <= options["batch_size"] <= services.BATCH_SIZE_MAX:
             raise CommandError(f"--batch-size must be between 1 and {services.BATCH_SIZE_MAX}.")
         if options["lease_seconds"] <= 0:
             raise CommandError("--lease-seconds must be positive.")
-        with stop_on_signals(logger, finishing="the current batch") as stop:
-            failures = self._run(options, stop)
-        if failures:
-            raise CommandError("; ".join(failures))
 
-    heartbeat: Heartbeat | None = None
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.failures: list[str] = []
 
-    def _run(self, options, stop: threading.Event) -> list[str]:
-        failures: list[str] = []
-        if options["loop"]:
-            self.heartbeat = Heartbeat(worker="dispatch_deliveries", backlog=selectors.deliveries_backlog)
+    def backlog(self):
+        return selectors.deliveries_backlog()
 
-        def dispatch_pass() -> bool:
-            ids = [options["delivery"]] if options["delivery"] else selectors.deliveries_active()
-            for delivery_id in ids:
-                if stop.is_set():
-                    break
-                failures.extend(self._one(delivery_id, options, stop))
-            if not options["loop"]:
-                stop.set()
-            return False
+    def loop_pass(self) -> bool:
+        ids = [self.options["delivery"]] if self.options["delivery"] else selectors.deliveries_active()
+        for delivery_id in ids:
+            if self.stop.is_set():
+                break
+            self.failures.extend(self._one(delivery_id, self.options, self.stop))
+        return False
 
-        worker_loop(
-            dispatch_pass,
-            stop=stop,
-            interval=options["poll_seconds"],
-            logger=logger,
-            name="dispatch_deliveries",
-            through_outages=options["loop"],
-            heartbeat=self.heartbeat,
-        )
-        return failures
+    def finish(self):
+        if self.failures:
+            raise CommandError("; ".join(self.failures))
 
     def _one(self, delivery_id: str, options, stop: threading.Event) -> list[str]:
         try:

@@ -2,17 +2,14 @@
 
 import logging
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from notifications import feed_retries, feed_selectors
-from project.commands import stop_on_signals, worker_loop
-from project.health_services import Heartbeat
-
-logger = logging.getLogger("notifications.feed_retries")
+from project.worker_loop import WorkerCommand
 
 
-class Command(BaseCommand):
+class Command(WorkerCommand):
     help = (
         "Apply the feed events that could not be written at once (version conflicts that kept "
         "losing, throttling, timeouts) and reply notifications whose request died before sending "
@@ -20,47 +17,40 @@ class Command(BaseCommand):
         "machines. Without --loop: one pass over what is due, then exit (exit code 1 if some "
         "failed again). With --loop: keep polling until SIGTERM/SIGINT, which finishes the current event."
     )
+    worker = "process_feed_retries"
+    logger = logging.getLogger("notifications.feed_retries")
+    finishing = "the current event"
+    poll_seconds = 2.0
+    poll_help = "seconds between polls when nothing is due"
+    loop_help = "keep running and poll for due events"
 
     def add_arguments(self, parser):
-        parser.add_argument("--loop", action="store_true", help="keep running and poll for due events")
-        parser.add_argument(
-            "--interval", type=float, default=2.0, help="seconds between polls when nothing is due (--loop)"
-        )
+        super().add_arguments(parser)
         parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
 
-    def handle(self, *args, loop: bool = False, interval: float = 2.0, limit: int = 100, **options):
-        totals = feed_retries.FeedRetryStats()
-        heartbeat = None
-        if loop:
-            heartbeat = Heartbeat(worker="process_feed_retries", backlog=feed_selectors.feed_retries_backlog)
-        with stop_on_signals(logger, finishing="the current event") as stop:
+    def backlog(self):
+        return feed_selectors.feed_retries_backlog()
 
-            def retry_pass() -> bool:
-                due = feed_selectors.feed_retries_due(limit=limit)
-                for retry in tqdm(due, desc="feed retries", unit="event", disable=loop or not due):
-                    if stop.is_set():
-                        break
-                    if heartbeat:
-                        heartbeat.pulse()
-                    totals.count(feed_retries.feed_retry_process(retry=retry))
-                if not loop:
-                    stop.set()
-                return len(due) >= limit
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.totals = feed_retries.FeedRetryStats()
 
-            worker_loop(
-                retry_pass,
-                stop=stop,
-                interval=interval,
-                logger=logger,
-                name="process_feed_retries",
-                through_outages=loop,
-                heartbeat=heartbeat,
-            )
+    def loop_pass(self) -> bool:
+        limit = self.options["limit"]
+        due = feed_selectors.feed_retries_due(limit=limit)
+        for retry in tqdm(due, desc="feed retries", unit="event", disable=self.looping or not due):
+            if self.should_stop():
+                break
+            self.totals.count(feed_retries.feed_retry_process(retry=retry))
+        return len(due) >= limit
+
+    def finish(self):
+        totals = self.totals
         summary = (
             f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
             f"{totals.postponed} failed again (due later), {totals.skipped} taken by another worker"
         )
-        logger.info(summary)
+        self.logger.info(summary)
         self.stdout.write(summary)
-        if totals.postponed and not loop:
+        if totals.postponed and not self.looping:
             raise CommandError(f"{totals.postponed} event(s) failed again; they stay queued, due later.", returncode=1)

@@ -1,0 +1,73 @@
+"""List pages read like counts eventually consistently, except the counts of the comments this
+browser just liked or unliked (the `fresh_likes` cookie the like's answer sets): the person
+sees their own like in the count on the page they land on."""
+
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+
+from actions.comments import comment_create
+from social.counters import LIKES, counter_key
+from social.fresh_likes import COOKIE, FRESH_MAX
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def counts_read():
+    """{counter key: whether its Query was strongly consistent}, for every count a page read."""
+    real = BaseClient._make_api_call
+    seen: dict[str, bool] = {}
+
+    def spy(self, operation_name, api_params):
+        if operation_name == "Query" and api_params["TableName"].endswith("_counters"):
+            key = api_params["ExpressionAttributeValues"][":0"]["S"]
+            seen[key] = bool(api_params.get("ConsistentRead"))
+        return real(self, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        yield seen
+
+
+def test_the_like_forms_redirect_names_the_comment_and_the_timeline_reads_its_count_exactly(
+    client, make_user, counts_read
+):
+    alice, bob = make_user("alice"), make_user("bob")
+    liked = comment_create(author_id=str(alice.pk), body="Liked").comment_id
+    other = comment_create(author_id=str(alice.pk), body="Other").comment_id
+    client.force_login(bob)
+
+    answer = client.post(f"/c/{liked}/like/", {"action": "like", "next": "/"})
+    assert answer.cookies[COOKIE].value == liked
+    counts_read.clear()
+    page = client.get("/")
+
+    assert counts_read == {
+        counter_key(kind=LIKES, object_id=liked): True,
+        counter_key(kind=LIKES, object_id=other): False,
+    }
+    [shown] = [view for view in page.context["page"].results if view.id == liked]
+    assert (shown.like_count, shown.liked) == (1, True)
+
+
+def test_the_apis_like_and_unlike_name_the_comment_newest_first_and_at_most_a_few(client, make_user):
+    alice, bob = make_user("alice"), make_user("bob")
+    comments = [comment_create(author_id=str(alice.pk), body=f"c{n}").comment_id for n in range(FRESH_MAX + 1)]
+    client.force_login(bob)
+    for comment_id in comments:
+        assert client.put(f"/api/comments/{comment_id}/like/").status_code == 200
+    answer = client.delete(f"/api/comments/{comments[0]}/like/")
+    assert answer.status_code == 200
+    assert answer.cookies[COOKIE].value.split(".") == [comments[0], *reversed(comments[-(FRESH_MAX - 1) :])]
+    assert answer.cookies[COOKIE]["max-age"] and answer.cookies[COOKIE]["httponly"]
+
+
+def test_without_the_cookie_every_count_of_a_list_is_read_eventually(client, make_user, counts_read):
+    alice = make_user("alice")
+    first = comment_create(author_id=str(alice.pk), body="First").comment_id
+    client.cookies[COOKIE] = "not-a-comment.../..;"  # a forged cookie changes nothing
+    assert client.get("/").status_code == 200
+    assert counts_read == {counter_key(kind=LIKES, object_id=first): False}
+    assert client.get(f"/api/comments/{first}/").json()["like_count"] == 0
+    assert counts_read[counter_key(kind=LIKES, object_id=first)] is True  # one comment asked for: exact
