@@ -265,7 +265,8 @@ def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, se
             lambda: (
                 [item.backlog for item in WorkerHeartbeat.query("dispatch_deliveries")] == [0]
                 and WorkerHeartbeat.query("dispatch_deliveries").__next__().cycle_at is not None
-            )
+            ),
+            what="a heartbeat with an empty backlog",
         )
     finally:
         stop.set()
