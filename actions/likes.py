@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
@@ -22,6 +23,9 @@ from social.counters import (
 )
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
+
+if TYPE_CHECKING:
+    from project.transactions import TransactOutcome
 
 
 @dataclass(frozen=True)
@@ -62,9 +66,9 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     shards_table = CounterShard.Meta.table_name
 
-    contention = []
+    contention: list[TransactOutcome] = []
 
-    def grow_on_contention(outcome) -> None:
+    def grow_on_contention(outcome: TransactOutcome) -> None:
         contention.append(outcome)
         # Throttled as a whole (no per-action reasons), or the shard collided.
         if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):

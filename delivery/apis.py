@@ -71,7 +71,7 @@ class DeliveryOutputSerializer(serializers.Serializer):
 
     def get_audience(self, progress) -> dict:
         delivery: Delivery = progress.delivery
-        audience = {"kind": delivery.audience_kind}
+        audience: dict[str, object] = {"kind": delivery.audience_kind}
         if delivery.audience_group:
             audience["group"] = delivery.audience_group
         if delivery.audience_kind == AUDIENCE_USERNAMES:

@@ -297,8 +297,8 @@ def chunk_complete(*, delivery_id: str, seq: int) -> bool:
         )
 
     if not transact(build, what="delivery chunk complete").ok:
-        chunk = item_get_consistent(DeliveryChunk, chunk_key(delivery_id, seq))
-        return chunk is not None and chunk.status == CHUNK_DONE
+        again = item_get_consistent(DeliveryChunk, chunk_key(delivery_id, seq))
+        return again is not None and again.status == CHUNK_DONE
     return True
 
 

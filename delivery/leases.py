@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import cast
 
 from delivery.models import CHUNK_PENDING, DISPATCHING, READY, Delivery, DeliveryChunk, chunk_key
 from delivery.selectors import delivery_get_consistent, item_get_consistent
@@ -99,22 +100,23 @@ def chunk_claim(*, delivery_id: str, owner: str, lease_seconds: float) -> ChunkL
             if lost:
                 backoff_sleep(min(attempt, 4))
                 continue  # another dispatcher took it (or the delivery changed): look again
-            claimed = item_get_consistent(DeliveryChunk, chunk.chunk_key)
+            # Just claimed by this transaction, and no code deletes a chunk.
+            claimed = cast(DeliveryChunk, item_get_consistent(DeliveryChunk, chunk.chunk_key))
             return ChunkLease(delivery_id, cursor, list(claimed.user_ids), owner, token, expires_at, lease_seconds)
         for seq in sorted(int(s) for s in (delivery.in_flight or ())):
-            chunk = item_get_consistent(DeliveryChunk, chunk_key(delivery_id, seq))
-            if chunk is None or chunk.status != CHUNK_PENDING or chunk.lease_expires_at > now:
+            stale = item_get_consistent(DeliveryChunk, chunk_key(delivery_id, seq))
+            if stale is None or stale.status != CHUNK_PENDING or stale.lease_expires_at > now:
                 continue
             taken = conditional_update(
-                chunk,
+                stale,
                 actions=_lease_actions(owner, token, expires_at),
                 condition=(DeliveryChunk.status == CHUNK_PENDING)
-                & (DeliveryChunk.lease_expires_at == chunk.lease_expires_at)
+                & (DeliveryChunk.lease_expires_at == stale.lease_expires_at)
                 & (DeliveryChunk.lease_expires_at < now),
             )
             if taken:
-                logger.info("delivery %s chunk %s taken over from %s", delivery_id, seq, chunk.lease_owner)
-                return ChunkLease(delivery_id, seq, list(chunk.user_ids), owner, token, expires_at, lease_seconds)
+                logger.info("delivery %s chunk %s taken over from %s", delivery_id, seq, stale.lease_owner)
+                return ChunkLease(delivery_id, seq, list(stale.user_ids), owner, token, expires_at, lease_seconds)
         return None
     return None
 

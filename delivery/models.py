@@ -76,7 +76,10 @@ class Delivery(Model):
     audience_kind = UnicodeAttribute()  # all | group | usernames
     audience_group = UnicodeAttribute(null=True)
     audience_requested = NumberAttribute(default=0)  # usernames given (usernames audience)
-    unknown_usernames = ListAttribute(of=UnicodeAttribute, null=True)  # reported, first 1,000
+    # PynamoDB types ListAttribute's `of` as the element's Python type (str), but it takes the
+    # attribute class (UnicodeAttribute): each ignore below is that mismatch.
+    # Unknown usernames reported, the first 1,000.
+    unknown_usernames = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
     unknown_count = NumberAttribute(default=0)
     status = UnicodeAttribute()
     created_by_id = UnicodeAttribute()
@@ -115,7 +118,7 @@ class DeliveryChunk(Model):
     chunk_key = UnicodeAttribute(hash_key=True)  # <delivery_id>#<seq>
     delivery_id = UnicodeAttribute()
     seq = NumberAttribute()
-    user_ids = ListAttribute(of=UnicodeAttribute)  # ascending user id order
+    user_ids = ListAttribute[str](of=UnicodeAttribute)  # type: ignore[arg-type]  # ascending user id order
     # Set once every target item of the chunk is written; target writes are
     # conditioned on it being unset, so a stalled preparer can never re-create a
     # target that a dispatcher already delivered and deleted.

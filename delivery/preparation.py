@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db.models import Max
@@ -29,6 +30,9 @@ from delivery.selectors import delivery_get_consistent, item_get_consistent
 from delivery.services import TRANSACTION_ACTIONS_MAX, chunk_size, conditional_update
 from project.clock import clock
 from project.transactions import LabelledTransactWrite, transact, write_retrying
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.update import Action
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +125,7 @@ def delivery_prepare(*, delivery_id: str, should_stop: Callable[[], bool] = lamb
     """
     delivery = delivery_get_consistent(delivery_id=delivery_id)
     if delivery.status == DRAFT:
-        actions = [Delivery.status.set(PREPARING), Delivery.updated_at.set(clock.now_iso())]
+        actions: list[Action] = [Delivery.status.set(PREPARING), Delivery.updated_at.set(clock.now_iso())]
         if delivery.audience_kind != AUDIENCE_USERNAMES:
             top = get_user_model().objects.aggregate(top=Max("pk"))["top"] or 0
             actions.append(Delivery.audience_max_id.set(top))
@@ -148,16 +152,16 @@ def delivery_prepare(*, delivery_id: str, should_stop: Callable[[], bool] = lamb
                 )
             else:
                 _chunk_targets_write(chunk)
-                actions = [
+                chunk_actions: list[Action] = [
                     Delivery.frozen_chunks.set(seq + 1),
                     Delivery.total_targets.add(len(chunk.user_ids)),
                     Delivery.updated_at.set(clock.now_iso()),
                 ]
                 if delivery.audience_kind != AUDIENCE_USERNAMES:
-                    actions.append(Delivery.prepare_after.set(int(chunk.user_ids[-1])))
+                    chunk_actions.append(Delivery.prepare_after.set(int(chunk.user_ids[-1])))
                 conditional_update(
                     delivery,
-                    actions=actions,
+                    actions=chunk_actions,
                     condition=(Delivery.status == PREPARING) & (Delivery.frozen_chunks == seq),
                 )
         delivery = delivery_get_consistent(delivery_id=delivery_id)

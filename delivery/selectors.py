@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -29,16 +30,21 @@ from project.clock import clock, parse_iso
 from project.cursors import HEX_ID, ISO_AT, cursor_encode, cursor_fields
 from project.errors import NotFound
 
+if TYPE_CHECKING:
+    from pynamodb.models import Model
+
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
 PENDING_SHOWN = 50
 DELIVERY_ID = re.compile(r"[0-9a-f]{32}")
 
+_M = TypeVar("_M", bound="Model")
 
-def item_get_consistent(model, *keys):
+
+def item_get_consistent(model: type[_M], hash_key: Any, range_key: Any = None) -> _M | None:
     """One item by key, strongly consistent; None when there is none."""
     try:
-        return model.get(*keys, consistent_read=True)
+        return model.get(hash_key, range_key, consistent_read=True)
     except DoesNotExist:
         return None
 
@@ -118,7 +124,7 @@ class DeliveryPage:
 DELIVERIES_CURSOR = {"created_at": ISO_AT, "delivery_id": HEX_ID}
 
 
-def _start_key(cursor: str) -> dict:
+def _start_key(cursor: str) -> dict[str, dict[str, str]]:
     """The `by_created` key to start after, rebuilt from the cursor's checked sort-key values."""
     position = cursor_fields(cursor, query="deliveries", fields=DELIVERIES_CURSOR)
     return {

@@ -37,6 +37,7 @@ import logging
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -65,6 +66,12 @@ from project.errors import ApplicationError
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact, write_retrying
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from pynamodb.expressions.condition import Condition
+    from pynamodb.expressions.update import Action
+    from pynamodb.models import Model
+
 logger = logging.getLogger(__name__)
 
 CHUNK_SIZE_MAX = 1000  # far below the 400 KB item limit whatever the id length
@@ -80,7 +87,7 @@ def chunk_size() -> int:
     return max(1, min(CHUNK_SIZE_MAX, int(getattr(settings, "DELIVERY_CHUNK_SIZE", CHUNK_SIZE_MAX))))
 
 
-def conditional_update(item, *, actions, condition) -> bool:
+def conditional_update(item: Model, *, actions: list[Action], condition: Condition) -> bool:
     """One UpdateItem; False when its condition failed (another writer got there first)."""
     try:
         write_retrying(lambda: item.update(actions=actions, condition=condition), what="delivery update")
@@ -91,7 +98,9 @@ def conditional_update(item, *, actions, condition) -> bool:
     return True
 
 
-def finish_transaction(delivery: Delivery, *, status: str, condition) -> Callable[[LabelledTransactWrite], None]:
+def finish_transaction(
+    delivery: Delivery, *, status: str, condition: Condition
+) -> Callable[[LabelledTransactWrite], None]:
     """A transaction that moves `delivery` to a final `status` (on `condition`) and takes
     it off the dispatch queue: both or neither."""
 
@@ -154,7 +163,9 @@ def _resolve_usernames(names: list[str]) -> Iterator[tuple[list[str], list[str]]
         yield [str(found[name]) for name in batch if name in found], [name for name in batch if name not in found]
 
 
-def delivery_create(*, title: str, body: str, url: str | None, audience: Audience, created_by) -> Delivery:
+def delivery_create(
+    *, title: str, body: str, url: str | None, audience: Audience, created_by: AbstractBaseUser
+) -> Delivery:
     """Create a delivery in `draft`; the dispatcher (or the admin's Prepare) prepares it.
 
     A usernames audience is resolved now, so unknown names are reported to the
@@ -270,7 +281,7 @@ def delivery_targets_drop_for_user(*, user_id: str) -> int:
     dropped = 0
     for target in DeliveryTarget.query(user_id, consistent_read=True):
 
-        def build(transaction: LabelledTransactWrite, target=target) -> None:
+        def build(transaction: LabelledTransactWrite, target: DeliveryTarget = target) -> None:
             transaction.delete(target, condition=DeliveryTarget.user_id.exists(), label="target")
             transaction.update(
                 DeliveryChunk(chunk_key(target.delivery_id, int(target.chunk_seq))),

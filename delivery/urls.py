@@ -1,1 +1,3 @@
-urlpatterns = []
+from django.urls import URLPattern, URLResolver
+
+urlpatterns: list[URLPattern | URLResolver] = []

@@ -22,12 +22,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
 from notifications.feed_events import FeedEvent, FeedWrite, feed_retry_key, feed_unread_entries, feed_write_compute
 from notifications.feed_selectors import feed_read
-from notifications.models import FeedRetry
+from notifications.models import Feed, FeedRetry
 from project.clock import clock
 from project.errors import Conflict, Throttled, error_code, is_transient
 from project.transactions import LabelledTransactWrite, TransactOutcome, transact
@@ -174,7 +175,11 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
                 # the event applied (its digest) and deletes the item then.
                 _outbox_done(user_id=user_id, event=event)
             return FeedAppendResult(
-                APPLIED, entry_id=write.entry_id, merged=write.merged, version=write.feed.version, conflicts=conflicts
+                APPLIED,
+                entry_id=write.entry_id,
+                merged=write.merged,
+                version=cast(Feed, write.feed).version,  # set unless already applied
+                conflicts=conflicts,
             )
         conflicts += 1
         error_text = f"version conflicts persisted over {FEED_WRITE_ATTEMPTS} attempts"

@@ -16,6 +16,7 @@ import hashlib
 import json
 import zlib
 from dataclasses import asdict, dataclass
+from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -191,7 +192,7 @@ class FeedWrite:
         if self.already_applied:
             return
         # PynamoDB adds the VersionAttribute condition and the increment.
-        transaction.save(self.feed, label=label)
+        transaction.save(cast(Feed, self.feed), label=label)  # set unless already applied
         if self.count_changed:
             transaction.update(
                 UnreadCount(self.user_id, FEED_SOURCE),

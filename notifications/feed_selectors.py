@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TypeVar
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -25,6 +26,9 @@ from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from social.models import Comment
 from social.selectors import Author, authors_by_id
+
+if TYPE_CHECKING:
+    from pynamodb.models import Model
 
 REMOVED_REPLY = "This reply was removed."
 REMOVED_MESSAGE = "This message is no longer available."
@@ -55,7 +59,7 @@ def feed_read_many(*, user_ids: list[str]) -> dict[str, Feed]:
 def feed_retries_due(*, limit: int = 100, now_ms: int | None = None) -> list[FeedRetry]:
     """Retries due at `now_ms` (now), oldest due first per shard: one LSI Query per shard (no Scan)."""
     now_ms = clock.now_ms() if now_ms is None else now_ms
-    due = []
+    due: list[FeedRetry] = []
     for shard in range(FEED_RETRY_SHARDS):
         due.extend(FeedRetry.by_due.query(str(shard), FeedRetry.due_at <= now_ms, limit=limit, consistent_read=True))
     due.sort(key=lambda item: item.due_at)
@@ -134,7 +138,10 @@ def feed_text_source(kind: str) -> Callable[[FeedTextSource], FeedTextSource]:
     return register
 
 
-def batch_get_by_key(model, ids: set[str], attributes: list[str]) -> dict[str, object]:
+_M = TypeVar("_M", bound="Model")
+
+
+def batch_get_by_key(model: type[_M], ids: set[str], attributes: list[str]) -> dict[str, _M]:
     """Items of `model` with hash keys `ids` (BatchGetItem), by key; `attributes[0]` is the key."""
     if not ids:
         return {}

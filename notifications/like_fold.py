@@ -129,7 +129,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     comment = readers.submit(comment_find, comment_id=comment_id)
     unread = readers.submit(unread_get, author_id, comment_id)
     badge = readers.submit(badge_get, author_id, comment_id)
-    liked = readers.submit(
+    liked_future = readers.submit(
         lambda: {row.user_id for row in likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
     )
     likers_markers = readers.submit(markers_get, comment_id, likers)
@@ -146,7 +146,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
-    liked = liked.result()
+    liked = liked_future.result()
     if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
         return fold
     listed = fold.old_list

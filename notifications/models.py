@@ -29,7 +29,9 @@ class LikeUnread(Model):
 
     user_id = UnicodeAttribute(hash_key=True)  # the comment's author (recipient)
     comment_id = UnicodeAttribute(range_key=True)
-    liker_ids = ListAttribute(of=UnicodeAttribute, default=list)  # oldest first
+    # PynamoDB types ListAttribute's `of` as the element's Python type (str), but it takes the
+    # attribute class (UnicodeAttribute): each ignore below is that mismatch.
+    liker_ids = ListAttribute[str](of=UnicodeAttribute, default=list)  # type: ignore[arg-type]  # oldest first
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()
     # Every fold and mark-read adds 1; the badge item carries the `seq` it was brought to,
@@ -37,12 +39,12 @@ class LikeUnread(Model):
     seq = NumberAttribute(null=True)
     # The likers the last fold notified, and when: a fold that died before writing their
     # markers is completed by the next fold of the comment.
-    fold_notified = ListAttribute(of=UnicodeAttribute, null=True)
+    fold_notified = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
     fold_at = NumberAttribute(null=True)
     # Since the last read: listed likers who unliked (withdrawn), whose like again is put back
     # although their `like_notified` marker is recent, and the likers put back so (once each).
-    unliked_ids = ListAttribute(of=UnicodeAttribute, null=True)
-    restored_ids = ListAttribute(of=UnicodeAttribute, null=True)
+    unliked_ids = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
+    restored_ids = ListAttribute[str](of=UnicodeAttribute, null=True)  # type: ignore[arg-type]
 
     by_num_likes = UnreadLikesIndex()
 
@@ -66,7 +68,7 @@ class LikeRead(Model):
     # notifications read in the same instant cannot collide (the seed accepted that risk).
     read_key = UnicodeAttribute(range_key=True)
     comment_id = UnicodeAttribute()
-    liker_ids = ListAttribute(of=UnicodeAttribute, default=list)
+    liker_ids = ListAttribute[str](of=UnicodeAttribute, default=list)  # type: ignore[arg-type]
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()  # when the last like of this notification arrived
     read_at = UnicodeAttribute()
@@ -79,7 +81,7 @@ class UnreadCountIndex(LocalSecondaryIndex):
         projection = KeysOnlyProjection()
 
     user_id = UnicodeAttribute(hash_key=True)
-    count = NumberAttribute(range_key=True)
+    count = NumberAttribute(range_key=True)  # type: ignore[assignment]  # shadows the unused Index.count()
 
 
 class UnreadCount(Model):
@@ -92,7 +94,7 @@ class UnreadCount(Model):
 
     user_id = UnicodeAttribute(hash_key=True)
     source = UnicodeAttribute(range_key=True)
-    count = NumberAttribute(default=0)
+    count = NumberAttribute(default=0)  # type: ignore[assignment]  # shadows the unused Model.count()
     seq = NumberAttribute(null=True)  # like sources: the notification's `seq` this count is from
 
     by_count = UnreadCountIndex()
@@ -166,7 +168,7 @@ class LegacyFeedEntry(MapAttribute):
     entry_id = UnicodeAttribute()
     kind = UnicodeAttribute()
     rollup_key = UnicodeAttribute(null=True)
-    actor_ids = ListAttribute(of=UnicodeAttribute, default=list)
+    actor_ids = ListAttribute[str](of=UnicodeAttribute, default=list)  # type: ignore[arg-type]
     actor_count = NumberAttribute(default=0)
     event_count = NumberAttribute(default=1)
     title = UnicodeAttribute(default="")
@@ -198,7 +200,7 @@ class Feed(Model):
     # (a retry after an ambiguous failure) finds its digest here and writes nothing.
     packed_applied = BinaryAttribute(attr_name="h", legacy_encoding=False, null=True)
     legacy_entries = ListAttribute(of=LegacyFeedEntry, attr_name="entries", null=True)
-    legacy_event_ids = ListAttribute(of=UnicodeAttribute, attr_name="event_ids", null=True)
+    legacy_event_ids = ListAttribute[str](of=UnicodeAttribute, attr_name="event_ids", null=True)  # type: ignore[arg-type]
     updated_at = UnicodeAttribute(null=True)
     version = VersionAttribute()
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.urls import reverse
@@ -27,6 +28,11 @@ from project.clock import clock, parse_iso
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
 from social.selectors import authors_by_id
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.condition import Condition
+
+    from notifications.feed_format import Record
 
 INBOX_PAGE_SIZE = 20
 INBOX_PAGE_SIZE_MAX = 100
@@ -170,10 +176,11 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
             position = (1, _ns(updated_at), notification_id)
             read_at = expires_at = None
         else:
-            notification_id = f"like:{item.read_key}"
-            position = (0, int(item.read_key.split("#", 1)[0]), notification_id)
-            read_at = parse_iso(item.read_at)
-            expires_at = item.expires_at
+            read = cast(LikeRead, item)  # `unread` is False: the items are LikeRead ones
+            notification_id = f"like:{read.read_key}"
+            position = (0, int(read.read_key.split("#", 1)[0]), notification_id)
+            read_at = parse_iso(read.read_at)
+            expires_at = read.expires_at
         results.append(
             Notification(
                 id=notification_id,
@@ -223,7 +230,7 @@ def like_read_source(*, user_id: str, before: Position | None, limit: int) -> li
     is checked too (the retention setting may have changed since they were read).
     """
     start = _retention_start_key()
-    condition = LikeRead.read_key > start
+    condition: Condition = LikeRead.read_key > start
     if before is not None and before[0] == 0:
         end = _before_read_key(before)
         if end < start:
@@ -254,7 +261,7 @@ def _before_read_key(before: Position) -> str:
     return read_key(read_ns=before[1], comment_id="\uffff")
 
 
-def _feed_position(record) -> Position:
+def _feed_position(record: Record) -> Position:
     """Unread: by the latest update; read: by when it was read, as likes are (only read
     records are decoded for it; one read before its time was kept goes by its update)."""
     if not record.read:

@@ -29,17 +29,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
-from pynamodb.transactions import TransactWrite
 
 from notifications.feed import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key, unread_count_set
 from project.clock import clock, iso_format
 from project.errors import Conflict
 from project.limits import account_limit_enforce
-from project.transactions import TransactOutcome, transact
+from project.transactions import LabelledTransactWrite, TransactOutcome, transact
 from social.activity.services import activity_put
+
+if TYPE_CHECKING:
+    from pynamodb.attributes import NumberAttribute
+    from pynamodb.expressions.condition import Condition
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +66,7 @@ def like_source(comment_id: str) -> str:
 # --- like / unlike ---------------------------------------------------------
 
 
-def like_seq_condition(seq_attribute, old: int):
+def like_seq_condition(seq_attribute: NumberAttribute, old: int) -> Condition:
     """The notification still has sequence `old` (absent counts as 0)."""
     return (seq_attribute == old) if old else (seq_attribute.does_not_exist() | (seq_attribute == 0))
 
@@ -93,7 +97,9 @@ def _unread(item: LikeUnread) -> bool:
     return int(item.num_likes or 0) > 0
 
 
-def _mark_read_actions(transaction: TransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int):
+def _mark_read_actions(
+    transaction: LabelledTransactWrite, *, user_id: str, copy: LikeUnread, read_at: datetime, read_ns: int
+) -> None:
     liker_ids = list(copy.liker_ids or [])
     old_seq = int(copy.seq or 0)
     transaction.update(
@@ -145,7 +151,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
     def pending() -> list[LikeUnread]:
         return [item for item in copies.values() if _unread(item)]
 
-    def build(transaction: TransactWrite) -> None:
+    def build(transaction: LabelledTransactWrite) -> None:
         read_ns = clock.now_ns()
         read_at = datetime.fromtimestamp(read_ns / 1e9, tz=UTC)
         marked = pending()
@@ -154,7 +160,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
         activity_put(transaction, user_id=user_id, action="read", object_id=",".join(c.comment_id for c in marked))
 
     def reread(outcome: TransactOutcome) -> bool:
-        stale = [label for label in outcome.failed_labels if label is not None]
+        stale = [cast(str, label) for label in outcome.failed_labels if label is not None]  # comment ids
         logger.info("mark read for user %s: %d notifications changed meanwhile, re-read", user_id, len(stale))
         fresh = {item.comment_id: item for item in _like_unread_get(user_id=user_id, comment_ids=stale)}
         for comment_id in stale:

@@ -13,8 +13,14 @@ as the admin does with `admin.py`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from django.template.response import TemplateResponse
+
+if TYPE_CHECKING:
+    from django.contrib.admin import AdminSite
+    from django.http import HttpRequest
+    from django.urls import URLPattern, URLResolver
 
 
 @dataclass(frozen=True)
@@ -29,13 +35,13 @@ class DynamoAdmin:
 
     pages: list[AdminPage] = []
 
-    def __init__(self, admin_site) -> None:
+    def __init__(self, admin_site: AdminSite) -> None:
         self.admin_site = admin_site
 
-    def get_urls(self) -> list:
+    def get_urls(self) -> list[URLPattern | URLResolver]:
         raise NotImplementedError
 
-    def render(self, request, template_name: str, context: dict) -> TemplateResponse:
+    def render(self, request: HttpRequest, template_name: str, context: dict[str, Any]) -> TemplateResponse:
         """The page in the admin's frame: `context` over the site's (`title`, nav, user links)."""
         return TemplateResponse(request, template_name, {**self.admin_site.each_context(request), **context})
 
@@ -52,7 +58,7 @@ class DynamoAdminRegistry:
     def pages(self) -> list[AdminPage]:
         return [page for admin_class in self._entries.values() for page in admin_class.pages]
 
-    def urls(self, site) -> list:
+    def urls(self, site: AdminSite) -> list[URLPattern | URLResolver]:
         return [pattern for admin_class in self._entries.values() for pattern in admin_class(site).get_urls()]
 
 

@@ -8,6 +8,8 @@ templates extend `admin/base_site.html`. No fake ORM models.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 from django.contrib.admin.apps import AdminConfig
 from django.urls import include, path, reverse
@@ -15,19 +17,23 @@ from django.utils.module_loading import autodiscover_modules
 
 from project.admin_pages import AdminPage, dynamo_admin
 
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+    from django.urls import URLPattern, URLResolver
+
 
 class SocialAdminSite(admin.AdminSite):
     site_header = "Dynamo Social administration"
     site_title = "Dynamo Social admin"
     index_title = "Administration"
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLResolver | URLPattern]:
         return [path("dynamo/", include(dynamo_admin.urls(self))), *super().get_urls()]
 
     def dynamo_pages(self) -> list[AdminPage]:
         return dynamo_admin.pages()
 
-    def get_app_list(self, request, app_label=None):
+    def get_app_list(self, request: HttpRequest, app_label: str | None = None) -> list[Any]:
         app_list = super().get_app_list(request, app_label)
         if app_label is None and request.user.is_active and request.user.is_staff:
             app_list.insert(
@@ -56,7 +62,7 @@ class SocialAdminSite(admin.AdminSite):
 class ProjectAdminConfig(AdminConfig):
     default_site = "project.admin_site.SocialAdminSite"
 
-    def ready(self):
+    def ready(self) -> None:
         super().ready()
         autodiscover_modules("admin_views")
 

@@ -17,9 +17,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
 
 from django.core.signals import request_finished
 from django.dispatch import receiver
+
+if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
 
 logger = logging.getLogger(__name__)
 
@@ -29,10 +33,10 @@ _queued: ContextVar[list[Callable[[], None]] | None] = ContextVar("after_respons
 class AfterResponseMiddleware:
     """Marks a request so that `after_response` can queue work for the moment it is answered."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         _queued.set([])
         return self.get_response(request)
 
@@ -47,7 +51,7 @@ def after_response(task: Callable[[], None]) -> bool:
 
 
 @receiver(request_finished, dispatch_uid="project.after_response")
-def _run_queued(sender, **kwargs) -> None:
+def _run_queued(sender: object, **kwargs: Any) -> None:
     tasks = _queued.get()
     _queued.set(None)
     for task in tasks or ():

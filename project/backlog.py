@@ -52,7 +52,7 @@ def backlog_of_parts(
     """
     limit = max(1, math.ceil(cap / parts))
     condition = "#part = :part"
-    values: dict[str, dict] = {}
+    values: dict[str, dict[str, str]] = {}
     if sort_at_most is not None:
         condition += " AND #sort <= :most"
         values[":most"] = {"N": str(sort_at_most)}

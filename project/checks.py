@@ -1,10 +1,20 @@
 """System checks of the limit settings: a malformed LIMIT_* or API_THROTTLE_* stops start-up,
 named, instead of answering 500 to the first request it limits."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.core.checks import Error, register
 
 from project.limits import rules_parse
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from django.apps import AppConfig
+    from django.core.checks import CheckMessage
 
 
 def limit_settings_errors() -> list[str]:
@@ -26,5 +36,5 @@ def limit_settings_errors() -> list[str]:
 
 
 @register()
-def limit_settings_check(app_configs, **kwargs):
+def limit_settings_check(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[CheckMessage]:
     return [Error(message, id="project.E001") for message in limit_settings_errors()]

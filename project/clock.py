@@ -12,6 +12,10 @@ import threading
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 
 class Clock:
@@ -105,7 +109,7 @@ clock = _ClockProxy()
 
 
 @contextmanager
-def clock_override(replacement: Clock):
+def clock_override(replacement: Clock) -> Iterator[Clock]:
     """Use `replacement` as the clock inside the block (tests)."""
     previous, clock.current = clock.current, replacement
     try:

@@ -16,13 +16,21 @@ an older version of the code, or a leaked key) is a 400, never a key DynamoDB re
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core import signing
 
 from project.errors import ApplicationError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest
+
 CURSOR_FIELD = "cursor"
+
+_Page = TypeVar("_Page")
 
 
 class InvalidCursor(ApplicationError):
@@ -36,12 +44,12 @@ def _salt(query: str) -> str:
     return f"project.cursors:{query}"
 
 
-def cursor_encode(payload, *, query: str) -> str:
+def cursor_encode(payload: Any, *, query: str) -> str:
     """A signed cursor for `payload` (any JSON value) on the list `query` names."""
     return signing.dumps(payload, salt=_salt(query), compress=True)
 
 
-def cursor_decode(cursor: str, *, query: str):
+def cursor_decode(cursor: object, *, query: str) -> Any:
     """The payload of a cursor this server handed out for `query`, or InvalidCursor (400).
 
     The caller still checks the payload's shape: a cursor signed by an older
@@ -74,7 +82,7 @@ def cursor_fields(cursor: str, *, query: str, fields: dict[str, str]) -> dict[st
     return payload
 
 
-def page_or_first(request, fetch):
+def page_or_first(request: HttpRequest, fetch: Callable[..., _Page]) -> _Page:
     """`fetch(cursor=...)` with the page's `?cursor=`; a forged or expired one shows the first page.
 
     For HTML pages: a user who followed an old link expects the list, not an error,

@@ -12,6 +12,8 @@ says so).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.shortcuts import resolve_url
 from django.utils.http import urlencode
@@ -19,13 +21,16 @@ from django.utils.http import urlencode
 from project.limits import address_subject, limit_hit, limit_rules
 from project.security import client_ip
 
+if TYPE_CHECKING:
+    from django.http import HttpRequest
+
 DRAFT_KEY = "kept_draft"
 LIKE_KEY = "kept_like"
 # More than a body may hold, so an over-long paste comes back whole (with the error).
 DRAFT_MAX_CHARS = 20_000
 
 
-def _anonymous_keep_allowed(request) -> bool:
+def _anonymous_keep_allowed(request: HttpRequest) -> bool:
     """Logged in, or an address still under LIMIT_ANONYMOUS_KEEP (counted here)."""
     if request.user.is_authenticated or not settings.RATE_LIMITS_ENABLED:
         return True
@@ -33,7 +38,7 @@ def _anonymous_keep_allowed(request) -> bool:
     return limit_hit(name="anonymous_keep", subject=subject, rules=limit_rules("anonymous_keep")).allowed
 
 
-def draft_keep(request, *, path: str, body: str) -> bool:
+def draft_keep(request: HttpRequest, *, path: str, body: str) -> bool:
     """Keep the text posted to `path`; False (nothing kept) for empty text or past the limit."""
     body = (body or "")[:DRAFT_MAX_CHARS]
     if not body.strip() or not _anonymous_keep_allowed(request):
@@ -42,7 +47,7 @@ def draft_keep(request, *, path: str, body: str) -> bool:
     return True
 
 
-def draft_take(request, *, path: str) -> str | None:
+def draft_take(request: HttpRequest, *, path: str) -> str | None:
     """The text kept for `path`, removed from the session (it is shown once)."""
     kept = request.session.get(DRAFT_KEY)
     if not kept or kept.get("path") != path:
@@ -51,7 +56,7 @@ def draft_take(request, *, path: str) -> str | None:
     return kept.get("body") or None
 
 
-def like_keep(request, *, comment_id: str, action: str) -> bool:
+def like_keep(request: HttpRequest, *, comment_id: str, action: str) -> bool:
     """Keep a like or unlike pressed while logged out; False (nothing kept) past the limit."""
     if not _anonymous_keep_allowed(request):
         return False
@@ -59,9 +64,9 @@ def like_keep(request, *, comment_id: str, action: str) -> bool:
     return True
 
 
-def like_take(request, *, comment_id: str) -> dict | None:
+def like_take(request: HttpRequest, *, comment_id: str) -> dict[str, str] | None:
     """The like or unlike kept for this comment (removed), or None."""
-    kept = request.session.get(LIKE_KEY)
+    kept: dict[str, str] | None = request.session.get(LIKE_KEY)
     if not kept or kept.get("comment_id") != comment_id:
         return None
     del request.session[LIKE_KEY]

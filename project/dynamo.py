@@ -14,16 +14,17 @@ import inspect
 import logging
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any, Protocol, cast
 
 from botocore import useragent as botocore_useragent
 from django.conf import settings
 from pynamodb import settings as pynamodb_settings
 from pynamodb.connection import Connection
 from pynamodb.exceptions import TableDoesNotExist
-from pynamodb.models import Model
+from pynamodb.models import MetaProtocol, Model
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,13 @@ def table_name(logical_name: str) -> str:
     return endpoint().prefix + logical_name
 
 
-def table_meta(logical_name: str, **extra) -> type:
+class TableMeta(MetaProtocol, Protocol):
+    """What `table_meta` makes: PynamoDB's `Meta`, plus the table's name without the prefix."""
+
+    logical_name: str
+
+
+def table_meta(logical_name: str, **extra: Any) -> TableMeta:
     """A PynamoDB `Meta` class for the table `DYNAMODB_TABLE_PREFIX + logical_name`."""
     attributes = {
         "table_name": table_name(logical_name),
@@ -73,7 +80,7 @@ def table_meta(logical_name: str, **extra) -> type:
     if settings.DYNAMODB_LOCAL_CREDENTIALS:
         attributes["aws_access_key_id"] = LOCAL_ACCESS_KEY
         attributes["aws_secret_access_key"] = LOCAL_ACCESS_KEY
-    return type("Meta", (), attributes)
+    return cast(TableMeta, type("Meta", (), attributes))
 
 
 def registered_models() -> list[type[Model]]:
@@ -96,22 +103,23 @@ def registered_models() -> list[type[Model]]:
                 and candidate.__module__ == module.__name__
                 and hasattr(candidate.Meta, "logical_name")
             ):
-                found[candidate.Meta.logical_name] = candidate
+                found[cast(TableMeta, candidate.Meta).logical_name] = candidate
     return [found[name] for name in sorted(found)]
 
 
-def _retries() -> dict:
+def _retries() -> dict[str, Any]:
     """botocore's "legacy" retry mode follows DynamoDB's own schedule (50, 100, 200 ms...)
     where "standard" waits up to 1, 2, 4 s: a refused connection is an error within a
     second (pages and APIs answer 503), and throttling is still retried."""
     return {"mode": "legacy", "total_max_attempts": 1 + settings.DYNAMODB_MAX_RETRY_ATTEMPTS}
 
 
-def _timeouts() -> dict:
+def _timeouts() -> dict[str, Any]:
     """Every DynamoDB client's timeouts and retries (settings DYNAMODB_CONNECT_TIMEOUT...)."""
     # PynamoDB's models take their retry configuration from its settings only (no Meta
     # attribute); this is the dict its settings module reads when a model connects.
-    pynamodb_settings.default_settings_dict["retry_configuration"] = _retries()
+    # (Its dict's type is inferred from the default values; the setting takes a dict too.)
+    pynamodb_settings.default_settings_dict["retry_configuration"] = _retries()  # type: ignore[assignment]
     return {
         "connect_timeout_seconds": settings.DYNAMODB_CONNECT_TIMEOUT,
         "read_timeout_seconds": settings.DYNAMODB_READ_TIMEOUT,
@@ -122,7 +130,7 @@ def _timeouts() -> dict:
 
 @lru_cache(maxsize=1)
 def _connection(host: str | None, region: str, local: bool) -> Connection:
-    kwargs = {"host": host, "region": region, **_timeouts(), "retry_configuration": _retries()}
+    kwargs: dict[str, Any] = {"host": host, "region": region, **_timeouts(), "retry_configuration": _retries()}
     if local:
         kwargs |= {"aws_access_key_id": LOCAL_ACCESS_KEY, "aws_secret_access_key": LOCAL_ACCESS_KEY}
     return Connection(**kwargs)
@@ -133,26 +141,27 @@ def connection() -> Connection:
     return _connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS)
 
 
-def client():
+# botocore makes a client's methods (describe_table...) at run time: no type names them.
+def client() -> Any:
     """The raw botocore DynamoDB client (benchmarks' floors, describe calls)."""
     return connection().client
 
 
 @lru_cache(maxsize=1)
 def _probe_connection(host: str | None, region: str, local: bool) -> Connection:
-    kwargs = {"host": host, "region": region, "connect_timeout_seconds": 1, "read_timeout_seconds": 2}
+    kwargs: dict[str, Any] = {"host": host, "region": region, "connect_timeout_seconds": 1, "read_timeout_seconds": 2}
     kwargs["max_retry_attempts"] = 0
     if local:
         kwargs |= {"aws_access_key_id": LOCAL_ACCESS_KEY, "aws_secret_access_key": LOCAL_ACCESS_KEY}
     return Connection(**kwargs)
 
 
-def probe_client():
+def probe_client() -> Any:
     """A botocore client that tries once with short timeouts: health checks must answer fast."""
     return _probe_connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS).client
 
 
-def client_hook_add(event_name: str, handler) -> None:
+def client_hook_add(event_name: str, handler: Callable[..., Any]) -> None:
     """Register a botocore event handler on every DynamoDB client made from now on.
 
     There is no one shared client: PynamoDB makes a botocore session per thread and a client
@@ -176,7 +185,7 @@ def point_models_at(host: str | None, prefix: str | None = None) -> None:
     _endpoint_override = Endpoint(host, endpoint().prefix if prefix is None else prefix)
     for model in registered_models():
         model.Meta.host = host
-        model.Meta.table_name = table_name(model.Meta.logical_name)
+        model.Meta.table_name = table_name(cast(TableMeta, model.Meta).logical_name)
         model._connection = None  # PynamoDB caches it privately; no public way to re-point a model
     _connection.cache_clear()
     _probe_connection.cache_clear()
@@ -200,8 +209,8 @@ class TableReport:
 # `Model._get_schema()` and `_ttl_attribute()` are PynamoDB's private (pinned 6.1.0): the
 # same declarations `Model.create_table` sends, which PynamoDB has no public reader of;
 # comparing against them is how `create_tables --check` finds drift.
-def _declared_indexes(model: type[Model]) -> dict[str, dict]:
-    schema = model._get_schema()
+def _declared_indexes(model: type[Model]) -> dict[str, dict[str, Any]]:
+    schema = cast(dict[str, Any], model._get_schema())  # read by a key held in a variable
     declared = {}
     for kind, key in (("GSI", "global_secondary_indexes"), ("LSI", "local_secondary_indexes")):
         for index in schema[key]:
@@ -218,7 +227,7 @@ def _ttl_attribute_name(model: type[Model]) -> str | None:
     return ttl.attr_name if ttl else None
 
 
-def table_drift(model: type[Model], description: dict, ttl_description: dict | None) -> list[str]:
+def table_drift(model: type[Model], description: dict[str, Any], ttl_description: dict[str, Any] | None) -> list[str]:
     """Differences between what `model` declares and the live table `description`."""
     drift = []
     schema = model._get_schema()
@@ -226,7 +235,7 @@ def table_drift(model: type[Model], description: dict, ttl_description: dict | N
     live_keys = sorted((k["KeyType"], k["AttributeName"]) for k in description["KeySchema"])
     if declared_keys != live_keys:
         drift.append(f"primary key is {live_keys}, model declares {declared_keys} (recreate the table)")
-    live = {}
+    live: dict[str, dict[str, Any]] = {}
     for kind, key in (("GSI", "GlobalSecondaryIndexes"), ("LSI", "LocalSecondaryIndexes")):
         for index in description.get(key, []):
             live[index["IndexName"]] = {
@@ -256,15 +265,15 @@ def table_drift(model: type[Model], description: dict, ttl_description: dict | N
     return drift
 
 
-def table_describe(name: str) -> dict | None:
+def table_describe(name: str) -> dict[str, Any] | None:
     """DescribeTable's `Table` for the physical table `name`, None when there is no such table."""
     try:
-        return client().describe_table(TableName=name)["Table"]
+        return cast(dict[str, Any], client().describe_table(TableName=name)["Table"])
     except client().exceptions.ResourceNotFoundException:
         return None
 
 
-def table_wait_active(name: str, *, timeout: float = TABLE_WAIT_SECONDS) -> dict:
+def table_wait_active(name: str, *, timeout: float = TABLE_WAIT_SECONDS) -> dict[str, Any]:
     """Wait until the table `name` and every one of its GSIs are ACTIVE (DynamoDB builds one
     index at a time; an index that reports no status, as DynamoDB Local's may, counts as built)."""
     deadline = time.monotonic() + timeout
@@ -297,7 +306,7 @@ def _ensure_ttl(model: type[Model]) -> None:
     )
 
 
-def _ensure_gsis(model: type[Model], description: dict) -> None:
+def _ensure_gsis(model: type[Model], description: dict[str, Any]) -> None:
     """Add declared GSIs that the live table lacks (unlike LSIs, GSIs can be added later)."""
     live = {index["IndexName"] for index in description.get("GlobalSecondaryIndexes", [])}
     schema = model._get_schema()
@@ -327,7 +336,7 @@ def tables_create() -> list[TableReport]:
     """Create every missing table (with its indexes and TTL); idempotent, like `migrate`."""
     reports = []
     for model in registered_models():
-        report = TableReport(model.Meta.logical_name, model.Meta.table_name)
+        report = TableReport(cast(TableMeta, model.Meta).logical_name, model.Meta.table_name)
         description = table_describe(model.Meta.table_name)
         if description is None:
             logger.info("creating table %s", model.Meta.table_name)
@@ -349,7 +358,7 @@ def tables_check() -> list[TableReport]:
     """Describe every table and report its drift from the models (nothing is changed)."""
     reports = []
     for model in registered_models():
-        report = TableReport(model.Meta.logical_name, model.Meta.table_name)
+        report = TableReport(cast(TableMeta, model.Meta).logical_name, model.Meta.table_name)
         description = table_describe(model.Meta.table_name)
         if description is None:
             report.status = "MISSING"

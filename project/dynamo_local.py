@@ -42,7 +42,8 @@ def jar_directory() -> Path:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def port_in_use(port: int) -> bool:
@@ -72,7 +73,7 @@ def answers_dynamodb(port: int) -> bool:
         return False
 
 
-def start(*, port: int, db_path: Path | None = None, quiet: bool = True) -> subprocess.Popen:
+def start(*, port: int, db_path: Path | None = None, quiet: bool = True) -> subprocess.Popen[bytes]:
     """Start DynamoDB Local and wait until it answers; in memory unless `db_path` is given."""
     if shutil.which("java") is None:
         raise DynamoLocalError(JAVA_MISSING)
@@ -105,7 +106,7 @@ def start(*, port: int, db_path: Path | None = None, quiet: bool = True) -> subp
     return process
 
 
-def stop(process: subprocess.Popen) -> None:
+def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -136,7 +137,7 @@ def main() -> int:
 
     stop_requested = []
 
-    def finish(*_):
+    def finish(*_: object) -> None:
         # Only signal Java here: waiting inside a signal handler would deadlock with the
         # wait below, which holds the Popen's lock.
         stop_requested.append(time.monotonic())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import Any, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
@@ -31,7 +32,7 @@ THROTTLING_CODES = {
 
 
 class ApplicationError(Exception):
-    status_code = status.HTTP_400_BAD_REQUEST
+    status_code: int = status.HTTP_400_BAD_REQUEST
     code = "invalid"
 
     def __init__(self, message: str, *, field: str | None = None):
@@ -90,7 +91,7 @@ class Unavailable(ApplicationError):
     code = "unavailable"
 
 
-def error_code(error: BaseException) -> str | None:
+def error_code(error: BaseException | None) -> str | None:
     """The DynamoDB error code behind a botocore or PynamoDB exception, if any."""
     seen = set()
     while error is not None and id(error) not in seen:
@@ -101,14 +102,14 @@ def error_code(error: BaseException) -> str | None:
     return None
 
 
-def is_throttling(error: BaseException) -> bool:
+def is_throttling(error: BaseException | None) -> bool:
     return error_code(error) in THROTTLING_CODES
 
 
 TRANSIENT_CODES = {"InternalServerError", "ServiceUnavailable", "RequestLimitExceeded"}
 
 
-def is_transient(error: BaseException) -> bool:
+def is_transient(error: BaseException | None) -> bool:
     """Throttling, a 5xx, or no answer at all (timeout, connection refused or reset): the
     call may or may not have happened, and trying again later is right."""
     if is_throttling(error) or error_code(error) in TRANSIENT_CODES:
@@ -127,9 +128,9 @@ def is_transient(error: BaseException) -> bool:
 CLIENT_FAULT_CODES = {"ValidationException", "SerializationException"}
 
 
-def error_answer(message, *, code: str, field: str | None = None) -> dict:
+def error_answer(message: str, *, code: str, field: str | None = None) -> dict[str, Any]:
     """The one error shape: {"detail", "code"}, plus the messages under the field at fault."""
-    body = {"detail": message, "code": code}
+    body: dict[str, Any] = {"detail": message, "code": code}
     if field:
         body[field] = [message]
     return body
@@ -154,7 +155,7 @@ def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
     return 503, "The data store is unavailable, retry shortly.", "unavailable"
 
 
-def exception_answer(exception) -> tuple[int, str, str] | None:
+def exception_answer(exception: BaseException) -> tuple[int, str, str] | None:
     """(status, message, code) for the exceptions a client can cause, else None (a real 500)."""
     if isinstance(exception, RequestDataTooBig):
         return 413, f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.", "too_large"
@@ -163,7 +164,8 @@ def exception_answer(exception) -> tuple[int, str, str] | None:
     return dynamo_answer(exception)
 
 
-def api_exception_handler(exc, context):
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    response: Response | None
     if isinstance(exc, ApplicationError):
         response = Response(error_answer(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
         if isinstance(exc, RateLimited):
@@ -189,11 +191,13 @@ def api_exception_handler(exc, context):
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         response.data = {"detail": _first_message(fields), "code": "invalid", **fields}
     elif isinstance(response.data, dict) and "detail" in response.data:
-        response.data.setdefault("code", getattr(exc.detail, "code", None) or exc.default_code)
+        # DRF answered it: an APIException (API views raise no Django Http404 or PermissionDenied).
+        api_exc = cast(drf_exceptions.APIException, exc)
+        response.data.setdefault("code", getattr(api_exc.detail, "code", None) or api_exc.default_code)
     return response
 
 
-def _first_message(errors) -> str:
+def _first_message(errors: object) -> str:
     """The first message of a (nested) DRF error structure, prefixed with its field."""
     if isinstance(errors, dict):
         for name, value in errors.items():

@@ -13,6 +13,7 @@ Three pieces, one rule ("nothing a client sends is a 5xx"):
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
@@ -21,16 +22,21 @@ from django.views import defaults
 
 from project.errors import error_answer, exception_answer
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest
+
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
 
 
-def is_api(request) -> bool:
+def is_api(request: HttpRequest) -> bool:
     return request.path.startswith(API_PREFIX)
 
 
-def _content_length(request) -> int | None:
+def _content_length(request: HttpRequest) -> int | None:
     try:
         return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -38,10 +44,10 @@ def _content_length(request) -> int | None:
 
 
 class RequestGuardMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         if is_api(request):
             length = _content_length(request)
             if length is None:
@@ -51,7 +57,7 @@ class RequestGuardMiddleware:
                 return too_large(request)
         return self.get_response(request)
 
-    def process_exception(self, request, exception):
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         """Page views (API views answer through project.errors): client faults are 4xx pages."""
         if is_api(request):
             return None
@@ -67,7 +73,7 @@ class RequestGuardMiddleware:
         return response
 
 
-def too_large(request):
+def too_large(request: HttpRequest) -> HttpResponse:
     message = f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
     if is_api(request):
         return JsonResponse(error_answer(message, code="too_large"), status=413)

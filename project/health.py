@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -25,6 +26,11 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 
 from project import dynamo
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest, HttpResponse
 
 HEALTH_PATHS = ("/healthz", "/readyz")
 NOT_CHECKED = "not checked (DynamoDB does not answer)"
@@ -87,11 +93,11 @@ def _migrations_applied() -> str:
 class _Remembered:
     """Passing results of the slower checks, for READYZ_CACHE_SECONDS (this process only)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._passed_at: dict[str, float] = {}
 
-    def check(self, name: str, run) -> str:
+    def check(self, name: str, run: Callable[[], str]) -> str:
         with self._lock:
             passed_at = self._passed_at.get(name)
         if passed_at is not None and time.monotonic() - passed_at < settings.READYZ_CACHE_SECONDS:
@@ -123,7 +129,7 @@ def readiness_check() -> Readiness:
     return readiness
 
 
-def _answer(body: dict, status: int) -> JsonResponse:
+def _answer(body: dict[str, Any], status: int) -> JsonResponse:
     response = JsonResponse(body, status=status)
     response["Cache-Control"] = "no-store"
     if status == 503:
@@ -132,10 +138,10 @@ def _answer(body: dict, status: int) -> JsonResponse:
 
 
 class HealthMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         path = request.path_info.rstrip("/")
         if path not in HEALTH_PATHS or request.method not in ("GET", "HEAD"):
             return self.get_response(request)

@@ -35,6 +35,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter
@@ -46,6 +47,13 @@ from rest_framework.utils.encoders import JSONEncoder
 from project.clock import clock
 from project.errors import ApplicationError, Conflict, error_code
 from project.models import IdempotencyRecord
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pynamodb.expressions.condition import Condition
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +88,7 @@ class IdempotencyKeyReused(ApplicationError):
     status_code = status.HTTP_422_UNPROCESSABLE_ENTITY
     code = "idempotency_key_reused"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(
             "This Idempotency-Key was used with another request: use a new key for a new request.", field=HEADER
         )
@@ -89,7 +97,7 @@ class IdempotencyKeyReused(ApplicationError):
 class IdempotencyInProgress(Conflict):
     code = "idempotency_in_progress"
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("A request with this Idempotency-Key is still running: retry shortly.", field=HEADER)
 
 
@@ -109,7 +117,7 @@ class Stored:
     body: object
 
 
-def request_fingerprint(*, method: str, path: str, data) -> str:
+def request_fingerprint(*, method: str, path: str, data: Any) -> str:
     """What makes two requests "the same": method, path and body (keys sorted, form lists kept)."""
     if hasattr(data, "getlist"):
         data = {name: data.getlist(name) for name in data}
@@ -129,7 +137,7 @@ def _new_record(key: str, fingerprint: str) -> IdempotencyRecord:
     )
 
 
-def _put(record: IdempotencyRecord, condition) -> bool:
+def _put(record: IdempotencyRecord, condition: Condition | None) -> bool:
     try:
         record.save(condition=condition)
         return True
@@ -176,7 +184,7 @@ def idempotency_claim(*, user_id: str, key: str, fingerprint: str) -> Claimed | 
         clock.sleep(POLL_SECONDS)
 
 
-def idempotency_complete(*, claim: Claimed, status_code: int, body) -> None:
+def idempotency_complete(*, claim: Claimed, status_code: int, body: Any) -> None:
     """Store the answer of the claiming request (only while it still owns the claim).
 
     Twice: the second writes the same. Dies before it, or DynamoDB fails it: the claim
@@ -209,17 +217,19 @@ def idempotency_release(*, claim: Claimed) -> None:
         logger.warning("Idempotency-Key %s not released (%s)", claim.key, error)
 
 
-def idempotent(handler):
+def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
     """Wrap an APIView's `post` (after authentication and permissions) with the header's rules."""
 
     @functools.wraps(handler)
-    def wrapper(view, request, *args, **kwargs):
+    def wrapper(view: APIView, request: Request, *args: Any, **kwargs: Any) -> Response:
         key = request.headers.get(HEADER)
         if key is None:
             return handler(view, request, *args, **kwargs)
         if not KEY_PATTERN.fullmatch(key):
             raise IdempotencyKeyInvalid(f"{HEADER}: 1 to 255 visible ASCII characters (e.g. a UUID).")
-        fingerprint = request_fingerprint(method=request.method, path=request.path, data=request.data)
+        # A request being served always has its method (django-stubs allow None, for a bare HttpRequest()).
+        method = cast(str, request.method)
+        fingerprint = request_fingerprint(method=method, path=request.path, data=request.data)
         outcome = idempotency_claim(user_id=str(request.user.pk), key=key, fingerprint=fingerprint)
         if isinstance(outcome, Stored):
             return Response(outcome.body, status=outcome.status, headers={REPLAYED_HEADER: "true"})
@@ -234,5 +244,6 @@ def idempotent(handler):
             idempotency_release(claim=outcome)
         return response
 
-    wrapper.takes_idempotency_key = True  # the schema documents its 422 (project.schema)
+    # The schema documents its 422 (project.schema) when it finds this mark on the view's method.
+    wrapper.takes_idempotency_key = True  # type: ignore[attr-defined]
     return wrapper

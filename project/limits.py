@@ -45,6 +45,7 @@ import re
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from pynamodb.exceptions import PutError, UpdateError
@@ -52,6 +53,10 @@ from pynamodb.exceptions import PutError, UpdateError
 from project.clock import clock
 from project.errors import RateLimited
 from project.models import LimitCounter
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.condition import Condition
+    from pynamodb.expressions.update import Action
 
 logger = logging.getLogger(__name__)
 
@@ -146,7 +151,7 @@ class _Memory:
         self.leased: dict[str, int] = {}  # key -> units left
 
     @staticmethod
-    def _bound(table: dict) -> None:
+    def _bound(table: dict[str, Any]) -> None:
         while len(table) > MEMORY_MAX:
             table.pop(next(iter(table)))
 
@@ -197,7 +202,7 @@ def _expiry(at: float) -> datetime:
 _SHORT = ((LimitCounter.start1, LimitCounter.count1), (LimitCounter.start2, LimitCounter.count2))
 
 
-def _conditional_update(item: LimitCounter, *, actions, condition) -> bool:
+def _conditional_update(item: LimitCounter, *, actions: list[Action], condition: Condition) -> bool:
     try:
         item.update(actions=actions, condition=condition)
     except UpdateError as error:
@@ -218,7 +223,7 @@ def _count(rules: tuple[Rule, ...], key: str, now: float, units: int = 1) -> Lim
     item = LimitCounter(key)
     # The common case: every shorter window is the one already stored (or the item is new).
     condition = LimitCounter.count.does_not_exist() | (LimitCounter.count <= longest.limit - units)
-    actions = [LimitCounter.count.add(units), LimitCounter.expires_at.set(_expiry(long_end))]
+    actions: list[Action] = [LimitCounter.count.add(units), LimitCounter.expires_at.set(_expiry(long_end))]
     for (start_attr, count_attr), rule, start in zip(_SHORT, shorter, starts, strict=False):
         condition &= start_attr.does_not_exist() | ((start_attr == start) & (count_attr <= rule.limit - units))
         actions += [start_attr.set(start), count_attr.add(units)]
@@ -323,6 +328,8 @@ def limit_forget(*, name: str, subject: str, rules: str, hits: int | None = None
 
 def limit_rules(name: str, *, new_account: bool = False) -> str:
     """The rules of a named write limit (settings.RATE_LIMITS: `(rules, rules for new accounts)`)."""
+    rules: str
+    new_rules: str
     try:
         rules, new_rules = settings.RATE_LIMITS[name]
     except KeyError:
@@ -365,7 +372,8 @@ def account_is_new(*, user_id: str) -> bool:
         joined = get_user_model().objects.only("date_joined").get(pk=int(user_id)).date_joined
     except (ValueError, get_user_model().DoesNotExist):
         return True
-    return clock.now() - joined.timestamp() < settings.LIMIT_NEW_ACCOUNT_DAYS * 86400
+    new_for: float = settings.LIMIT_NEW_ACCOUNT_DAYS * 86400
+    return clock.now() - joined.timestamp() < new_for
 
 
 def once_per_window(*, name: str, subject: str, seconds: int) -> bool:

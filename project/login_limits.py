@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.dispatch import Signal
@@ -44,6 +45,9 @@ from project.clock import clock
 from project.errors import LockedOut
 from project.limits import address_subject, limit_forget, limit_hit, once_per_window, subject_key, wait_text
 from project.models import LimitCounter
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.update import Action
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +148,7 @@ def login_attempt_end(attempt: LoginAttempt, *, user_id: str | None, succeeded: 
         return
     now = clock.now()
     failures = attempt.account_failures + 1
-    actions = [
+    actions: list[Action] = [
         LimitCounter.count.add(1),
         LimitCounter.expires_at.set(datetime.fromtimestamp(int(now // DAY) * DAY + 2 * DAY, tz=UTC)),
     ]

@@ -15,6 +15,12 @@ import logging
 import re
 import uuid
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest, HttpResponse
 
 REQUEST_ID_HEADER = "X-Request-ID"
 SANE_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
@@ -28,13 +34,14 @@ def current_request_id() -> str:
 
 
 class RequestIdMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get(REQUEST_ID_HEADER, "")
         request_id = incoming if SANE_REQUEST_ID.fullmatch(incoming) else uuid.uuid4().hex
-        request.request_id = request_id
+        # For whatever handles the request (Django's request has no such attribute).
+        request.request_id = request_id  # type: ignore[attr-defined]
         token = _request_id.set(request_id)
         try:
             response = self.get_response(request)

@@ -31,12 +31,20 @@ import os
 import time
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import Http404, HttpResponse
 
 from project.dynamo import endpoint
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from ipaddress import IPv4Network, IPv6Network
+
+    from django.http import HttpRequest
+    from prometheus_client.core import Metric
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +64,7 @@ def metrics_enabled() -> bool:
 
 
 @lru_cache(maxsize=1)
-def _metrics():
+def _metrics() -> Any:
     """The metric objects, made on first use (prometheus-client is imported only when on)."""
     from prometheus_client import Counter, Histogram
 
@@ -88,13 +96,13 @@ def _metrics():
 class RequestMetricsMiddleware:
     """Counts and times every answer by route (the URL name), method and status."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         if not metrics_enabled():
             raise MiddlewareNotUsed
         self.get_response = get_response
         self.metrics = _metrics()
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
@@ -112,7 +120,9 @@ def _logical(table: str) -> str:
     return table.removeprefix(endpoint().prefix)
 
 
-def _note_tables(params=None, model=None, context=None, **_) -> None:
+def _note_tables(
+    params: dict[str, Any] | None = None, model: Any = None, context: dict[str, Any] | None = None, **_: Any
+) -> None:
     """`before-parameter-build.dynamodb`: remember which tables a call touches (its answer may not say)."""
     if context is None or params is None:
         return
@@ -128,7 +138,12 @@ def _note_tables(params=None, model=None, context=None, **_) -> None:
         context["metrics_tables"] = sorted(_logical(name) for name in params["RequestItems"])
 
 
-def _count_response(parsed_response=None, context=None, exception=None, **_) -> None:
+def _count_response(
+    parsed_response: dict[str, Any] | None = None,
+    context: dict[str, Any] | None = None,
+    exception: BaseException | None = None,
+    **_: Any,
+) -> None:
     """`response-received.dynamodb`: every attempt's outcome, capacity, throttles, cancellations."""
     if context is None or "metrics_operation" not in context:
         return
@@ -176,7 +191,7 @@ def metrics_install() -> None:
 class WorkerCollector:
     """Each worker's backlog, lag, heartbeat age and up (0/1), read from the heartbeats per scrape."""
 
-    def collect(self):
+    def collect(self) -> list[Metric]:
         from prometheus_client.core import GaugeMetricFamily
 
         from project.health_selectors import worker_statuses
@@ -202,7 +217,8 @@ class WorkerCollector:
             fresh[status.worker] = max(fresh.get(status.worker, 0), int(status.healthy))
             if status.instance is None:
                 continue
-            age.add_metric([status.worker, status.instance], status.age_seconds)
+            # A row with an instance has its heartbeat's age.
+            age.add_metric([status.worker, status.instance], cast(float, status.age_seconds))
             if status.backlog is not None:
                 backlog.add_metric([status.worker, status.instance], status.backlog)
             if status.lag_seconds is not None:
@@ -215,7 +231,7 @@ class WorkerCollector:
 # --- exposition -------------------------------------------------------------------------
 
 
-def _allowed(request) -> bool:
+def _allowed(request: HttpRequest) -> bool:
     from project.security import client_ip
 
     token = settings.METRICS_TOKEN
@@ -231,11 +247,11 @@ def _allowed(request) -> bool:
 
 
 @lru_cache(maxsize=4)
-def _networks(entries: tuple[str, ...]) -> list:
+def _networks(entries: tuple[str, ...]) -> list[IPv4Network | IPv6Network]:
     return [ipaddress.ip_network(entry, strict=False) for entry in entries]
 
 
-def metrics_view(request):
+def metrics_view(request: HttpRequest) -> HttpResponse:
     """GET /metrics: 404 when metrics are off, 403 for a caller without the token or address."""
     if not metrics_enabled():
         raise Http404
@@ -256,7 +272,7 @@ def metrics_view(request):
 # --- the process manager's hooks --------------------------------------------------------
 
 
-def child_exit(server, worker) -> None:
+def child_exit(server: Any, worker: Any) -> None:
     """gunicorn's `child_exit` hook: a dead web worker's live gauges leave the sums."""
     if metrics_enabled():
         from prometheus_client import multiprocess

@@ -50,7 +50,8 @@ class LimitCounter(Model):
     Meta = table_meta("limits")
 
     key = UnicodeAttribute(hash_key=True)
-    count = NumberAttribute(null=True)  # hits in the longest rule's window (the key's)
+    # Hits in the longest rule's window (the key's). The name shadows Model.count(), never called here.
+    count = NumberAttribute(null=True)  # type: ignore[assignment]
     start1 = NumberAttribute(null=True)  # start of the current window of the shortest rule
     count1 = NumberAttribute(null=True)
     start2 = NumberAttribute(null=True)

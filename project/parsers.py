@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import IO
 
-def json_depth_exceeds(value, limit: int) -> bool:
+
+def json_depth_exceeds(value: object, limit: int) -> bool:
     """Whether `value` nests lists/objects deeper than `limit` (iterative: no recursion)."""
     stack = [(value, 1)]
     while stack:
@@ -23,7 +29,9 @@ def json_depth_exceeds(value, limit: int) -> bool:
 class SafeJSONParser(JSONParser):
     """DRF's JSON parser with a nesting limit (JSON_MAX_DEPTH) that never raises RecursionError."""
 
-    def parse(self, stream, media_type=None, parser_context=None):
+    def parse(
+        self, stream: IO[Any], media_type: str | None = None, parser_context: Mapping[str, Any] | None = None
+    ) -> Any:
         try:
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:

@@ -6,15 +6,21 @@ are named after the API class instead (`CommentLikeApi.OutputSerializer` ->
 `CommentLikeOutput`), and operation ids after the API class and method.
 """
 
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 
+if TYPE_CHECKING:
+    from drf_spectacular.utils import Direction
 
-class ErrorSerializer(serializers.Serializer):
+
+class ErrorSerializer(serializers.Serializer[Any]):
     """Every error answer (project/errors.py); a 400 also names each field at fault."""
 
     detail = serializers.CharField()
@@ -58,27 +64,28 @@ def page_parameters(*, size_max: int, size_default: int) -> list[OpenApiParamete
 # @extend_schema) work per serializer or per view, and these two rules hold for every
 # request body and every operation, so one override beats an annotation on each API.
 class AutoSchema(SpectacularAutoSchema):
-    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+    def _map_serializer(self, serializer: Any, direction: Direction, bypass_extensions: bool = False) -> Any:
         """Request bodies say what the server enforces beyond the fields' own rules.
 
         A serializer with `rejects_unknown_fields` (project.serializers.StrictSerializer) gets
         `additionalProperties: false`; `schema_extra` (e.g. "comment_ids or entry_ids")
         is merged in as is.
         """
-        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        # drf-spectacular leaves its private hooks unannotated.
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)  # type: ignore[no-untyped-call]
         if direction == "request" and schema.get("type") == "object":
             if getattr(serializer, "rejects_unknown_fields", False):
                 schema["additionalProperties"] = False
             schema.update(getattr(serializer, "schema_extra", {}))
         return schema
 
-    def get_serializer_name(self, serializer, direction):
+    def get_serializer_name(self, serializer: serializers.Serializer[Any], direction: Direction) -> str:
         owner, _, name = type(serializer).__qualname__.rpartition(".")
         if owner:
             return owner.removesuffix("Api") + name
         return super().get_serializer_name(serializer, direction)
 
-    def _get_response_bodies(self, direction="response"):
+    def _get_response_bodies(self, direction: Direction = "response") -> Any:
         """The success answers, plus the error answers every operation can give."""
         responses = super()._get_response_bodies(direction)
         public = any(isinstance(permission, AllowAny) for permission in self.view.get_permissions())
@@ -92,11 +99,13 @@ class AutoSchema(SpectacularAutoSchema):
             handler = getattr(self.view, self.method.lower(), None)
             if code == "422" and not getattr(handler, "takes_idempotency_key", False):
                 continue
-            answer = self._get_response_for_code(ErrorSerializer, code, direction=direction)
+            answer = self._get_response_for_code(  # type: ignore[no-untyped-call]  # unannotated, as above
+                ErrorSerializer, code, direction=direction
+            )
             responses[code] = {**answer, "description": description}
         return responses
 
-    def get_operation_id(self):
+    def get_operation_id(self) -> str:
         view_name = type(self.view).__name__.removesuffix("Api")
         words = re.sub(r"(?<!^)(?=[A-Z])", "_", view_name).lower()
         return f"{words}_{self.method.lower()}"

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import render
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def client_ip(request) -> str:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.http import HttpRequest, HttpResponse
+
+
+def client_ip(request: HttpRequest) -> str:
     """The client's address: REMOTE_ADDR, unless NUM_PROXIES proxies are trusted.
 
     With NUM_PROXIES=n, the n-th address from the right of X-Forwarded-For (the one
     the outermost trusted proxy saw), as Django REST framework's throttles count it.
     With 0 (the default), a client-sent X-Forwarded-For is ignored.
     """
-    remote = request.META.get("REMOTE_ADDR", "") or ""
-    proxies = settings.NUM_PROXIES
+    remote: str = request.META.get("REMOTE_ADDR", "") or ""
+    proxies: int = settings.NUM_PROXIES
     if proxies > 0:
-        forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        forwarded: list[str] = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
         forwarded = [part for part in forwarded if part]
         if forwarded:
             return forwarded[-min(proxies, len(forwarded))]
@@ -29,10 +37,10 @@ def client_ip(request) -> str:
 class ContentSecurityPolicyMiddleware:
     """Adds CONTENT_SECURITY_POLICY to every answer that has none (empty setting: off)."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         policy = settings.CONTENT_SECURITY_POLICY
         if policy and "Content-Security-Policy" not in response:
@@ -51,7 +59,11 @@ class LimitedModelBackend(ModelBackend):
     checked as Django checks it.
     """
 
-    def authenticate(self, request, username=None, password=None, **kwargs):
+    # ModelBackend's own signature: mypy holds its named parameters against BaseBackend's **kwargs
+    # (as it would django-stubs' ModelBackend), and its user type against AUTH_USER_MODEL's.
+    def authenticate(  # type: ignore[override]
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> AbstractBaseUser | None:
         from project.errors import LockedOut
         from project.login_limits import login_attempt_begin, login_attempt_end
 
@@ -67,7 +79,8 @@ class LimitedModelBackend(ModelBackend):
         try:
             attempt = login_attempt_begin(username=str(username), address=client_ip(request))
         except LockedOut as refusal:
-            request.login_refused = refusal
+            # For LoginRefusalMiddleware or the token API to answer (an attribute Django's request lacks).
+            request.login_refused = refusal  # type: ignore[attr-defined]
             raise PermissionDenied(refusal.message) from None
         user = super().authenticate(request, username=name, password=password, **kwargs)
         login_attempt_end(attempt, user_id=str(account.pk) if account else None, succeeded=user is not None)
@@ -80,7 +93,7 @@ class LimitedModelBackend(ModelBackend):
         return get_user_model().USERNAME_FIELD
 
     @staticmethod
-    def _account(username: str):
+    def _account(username: str) -> AbstractBaseUser | None:
         """The account a log-in named (any case): to check its password, or tell its owner of a failure."""
         from django.contrib.auth import get_user_model
 
@@ -91,14 +104,15 @@ class LimitedModelBackend(ModelBackend):
 class LoginRefusalMiddleware:
     """A log-in the limits refused answers 429 with Retry-After (JSON under /api/, else a page)."""
 
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
         refusal = getattr(request, "login_refused", None)
         if refusal is None or response.status_code == 429:
             return response
+        refused: HttpResponse
         if request.path.startswith("/api/"):
             refused = JsonResponse({"detail": refusal.message, "code": refusal.code}, status=429)
         else:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import serializers
 
 BLANK = "This field may not be blank."
 
 
-class NoBlankSerializer(serializers.Serializer):
+class NoBlankSerializer(serializers.Serializer[Any]):
     """Rejects a blank value (`?kind=`, a form's `parent_id=`) for a field that does not allow
     one: DRF reads a blank form or query value as "not given" (or null), so it would use the
     default instead of saying the value is wrong."""
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if hasattr(data, "getlist"):  # a QueryDict: query parameters or a form body
             blank = [
                 name
@@ -32,14 +34,14 @@ class StrictSerializer(NoBlankSerializer):
 
     rejects_unknown_fields = True  # the schema says so too (project.schema)
 
-    def validate(self, attrs):
+    def validate(self, attrs: Any) -> Any:
         unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
         if unknown:
             raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
         return attrs
 
 
-def page_query_serializer(*, size_max: int, name: str = "PageQuerySerializer") -> type[serializers.Serializer]:
+def page_query_serializer(*, size_max: int, name: str = "PageQuerySerializer") -> type[serializers.Serializer[Any]]:
     """The `?cursor=&limit=` query of a paged list, `limit` at most `size_max`."""
     return type(
         name,

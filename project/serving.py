@@ -13,6 +13,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 WARM_UP_PATHS = ("/readyz", "/", "/api/comments/")
 
 
-def _environ(path: str) -> dict:
+def _environ(path: str) -> dict[str, Any]:
     host = next((h.lstrip(".") for h in settings.ALLOWED_HOSTS if "*" not in h), "localhost")
     return {
         "REQUEST_METHOD": "GET",
@@ -44,7 +45,7 @@ def _environ(path: str) -> dict:
     }
 
 
-def warm_up(application: Callable, *, log=logger) -> dict[str, int]:
+def warm_up(application: Callable[..., Any], *, log: logging.Logger = logger) -> dict[str, int]:
     """Serve WARM_UP_PATHS to `application` in-process; returns each path's status.
 
     Never raises: a worker whose DynamoDB is down still starts (and answers 503s).
@@ -54,7 +55,7 @@ def warm_up(application: Callable, *, log=logger) -> dict[str, int]:
     for path in WARM_UP_PATHS:
         seen: list[str] = []
 
-        def start_response(status, headers, exc_info=None, seen=seen):
+        def start_response(status: str, headers: object, exc_info: object = None, seen: list[str] = seen) -> None:
             seen.append(status)
 
         try:

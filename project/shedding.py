@@ -13,6 +13,7 @@ The count is this process's own load, not shared state: each process protects it
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
@@ -20,13 +21,18 @@ from django.http import HttpResponse, JsonResponse
 from project.errors import error_answer
 from project.guard import is_api
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest
+
 RETRY_AFTER_SECONDS = 2
 
 
 class InFlight:
     """A counter of the requests this process is working on."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self.count = 0
 
@@ -45,7 +51,8 @@ class InFlight:
 in_flight = InFlight()
 
 
-def overloaded(request):
+def overloaded(request: HttpRequest) -> HttpResponse:
+    response: HttpResponse
     if is_api(request):
         response = JsonResponse(error_answer("The server is busy, retry shortly.", code="overloaded"), status=503)
     else:
@@ -59,10 +66,10 @@ def overloaded(request):
 
 
 class LoadSheddingMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         limit = settings.WEB_MAX_IN_FLIGHT
         if limit <= 0:
             return self.get_response(request)

@@ -30,6 +30,10 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 
 class Backoff:
@@ -63,10 +67,10 @@ def supervise(
 ) -> int:
     """Run `command` until `stop` is set (by SIGTERM/SIGINT); returns its last exit status."""
     stop = stop or threading.Event()
-    child: subprocess.Popen | None = None
-    stop_signal = [signal.SIGTERM]
+    child: subprocess.Popen[bytes] | None = None
+    stop_signal: list[int] = [signal.SIGTERM]
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         stop_signal[0] = signum
         stop.set()
         if child is not None and child.returncode is None:

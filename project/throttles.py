@@ -7,11 +7,17 @@ counted by address (project.security.client_ip, IPv6 by /64), accounts by id.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from django.conf import settings
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from project.security import client_ip
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 
 class StoreRateThrottle(BaseThrottle):
@@ -21,7 +27,7 @@ class StoreRateThrottle(BaseThrottle):
         """Units leased per DynamoDB write (project.limits): 1, counted one by one."""
         return 1
 
-    def subject(self, request) -> str | None:
+    def subject(self, request: Request) -> str | None:
         """Who is counted; None: this throttle does not apply to the request."""
         from project.limits import address_subject  # DRF imports this module while project.errors loads
 
@@ -29,9 +35,10 @@ class StoreRateThrottle(BaseThrottle):
             return f"user:{request.user.pk}"
         return f"address:{address_subject(client_ip(request))}"
 
-    def allow_request(self, request, view) -> bool:
-        self.retry_after = None
-        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+    def allow_request(self, request: Request, view: APIView) -> bool:
+        self.retry_after: float | None = None
+        # DRF's rates are "N/period" strings (djangorestframework-stubs say numbers).
+        rate = cast(str | None, api_settings.DEFAULT_THROTTLE_RATES.get(self.scope))
         subject = self.subject(request)
         if not rate or subject is None:
             return True
@@ -50,7 +57,7 @@ class AnonThrottle(StoreRateThrottle):
 
     scope = "anon"
 
-    def subject(self, request) -> str | None:
+    def subject(self, request: Request) -> str | None:
         if request.user and request.user.is_authenticated:
             return None
         return super().subject(request)
@@ -72,7 +79,7 @@ class UserThrottle(StoreRateThrottle):
         rules = rules_parse(rate)
         return max(1, rules[0].limit // 100) if len(rules) == 1 else 1
 
-    def subject(self, request) -> str | None:
+    def subject(self, request: Request) -> str | None:
         if not (request.user and request.user.is_authenticated):
             return None
         return super().subject(request)
@@ -84,4 +91,5 @@ class LiveThrottle(StoreRateThrottle):
     scope = "live"
 
     def block(self, rate: str) -> int:
-        return settings.LIMIT_LIVE_BLOCK
+        block: int = settings.LIMIT_LIVE_BLOCK
+        return block

@@ -6,8 +6,14 @@ from __future__ import annotations
 
 import re
 import zoneinfo
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from django.http import HttpRequest, HttpResponse
 
 COOKIE = "tz"
 ZONE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+){0,2}$")
@@ -23,10 +29,10 @@ def zone_from(name: str) -> zoneinfo.ZoneInfo | None:
 
 
 class BrowserTimeZoneMiddleware:
-    def __init__(self, get_response):
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
-    def __call__(self, request):
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         zone = zone_from(request.COOKIES.get(COOKIE, ""))
         if zone is None:
             return self.get_response(request)

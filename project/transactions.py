@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -12,6 +13,11 @@ from pynamodb.transactions import TransactWrite
 from project.dynamo import connection
 from project.errors import Conflict, Throttled, error_code, is_throttling
 from project.retry import backoff_sleep
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.condition import Condition
+    from pynamodb.expressions.update import Action
+    from pynamodb.models import Model
 
 logger = logging.getLogger(__name__)
 
@@ -35,27 +41,58 @@ CONDITION_FAILED = "ConditionalCheckFailed"
 class LabelledTransactWrite(TransactWrite):
     """A TransactWrite whose actions may carry a `label=` (any value) to find them in the outcome."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._labels: dict[str, list] = {group: [] for group in ACTION_GROUPS}
+        self._labels: dict[str, list[object]] = {group: [] for group in ACTION_GROUPS}
 
-    def condition_check(self, model_cls, hash_key, range_key=None, condition=None, *, label=None):
+    def condition_check(
+        self,
+        model_cls: type[Model],
+        hash_key: Any,
+        range_key: Any = None,
+        condition: Condition | None = None,
+        *,
+        label: object = None,
+    ) -> None:
         super().condition_check(model_cls, hash_key, range_key=range_key, condition=condition)
         self._labels["_condition_check_items"].append(label)
 
-    def delete(self, model, condition=None, *, add_version_condition: bool = True, label=None) -> None:
+    def delete(
+        self,
+        model: Model,
+        condition: Condition | None = None,
+        *,
+        add_version_condition: bool = True,
+        label: object = None,
+    ) -> None:
         super().delete(model, condition, add_version_condition=add_version_condition)
         self._labels["_delete_items"].append(label)
 
-    def save(self, model, condition=None, return_values=None, *, label=None) -> None:
+    def save(
+        self,
+        model: Model,
+        condition: Condition | None = None,
+        return_values: str | None = None,
+        *,
+        label: object = None,
+    ) -> None:
         super().save(model, condition, return_values)
         self._labels["_put_items"].append(label)
 
-    def update(self, model, actions, condition=None, return_values=None, *, add_version_condition=True, label=None):
+    def update(
+        self,
+        model: Model,
+        actions: list[Action],
+        condition: Condition | None = None,
+        return_values: str | None = None,
+        *,
+        add_version_condition: bool = True,
+        label: object = None,
+    ) -> None:
         super().update(model, actions, condition, return_values, add_version_condition=add_version_condition)
         self._labels["_update_items"].append(label)
 
-    def sent(self) -> list[tuple[object, dict]]:
+    def sent(self) -> list[tuple[object, dict[str, Any]]]:
         """(label, action) pairs in the order sent; an action is `{"TableName", "Key", ...}`."""
         return [pair for group in ACTION_GROUPS for pair in zip(self._labels[group], getattr(self, group), strict=True)]
 
@@ -64,7 +101,7 @@ class LabelledTransactWrite(TransactWrite):
 class SentAction:
     label: object
     table: str
-    key: dict  # DynamoDB JSON: {"comment_id": {"S": "..."}} (a put: its whole item)
+    key: dict[str, Any]  # DynamoDB JSON: {"comment_id": {"S": "..."}} (a put: its whole item)
     code: str | None  # its cancellation reason ("None" / None: it was fine)
 
 

@@ -1,5 +1,9 @@
 """Error pages: JSON under /api/ (the {detail, code} shape), HTML elsewhere; a refused form's 429."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -9,8 +13,11 @@ from project import drafts
 from project.errors import ApplicationError, RateLimited, exception_answer
 from project.guard import is_api, too_large
 
+if TYPE_CHECKING:
+    from django.http import HttpRequest, HttpResponse
 
-def bad_request(request, exception):
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     """Django's 400 (SuspiciousOperation: upload limits, bad Host...): 413 for a body too large."""
     if isinstance(exception, RequestDataTooBig):
         return too_large(request)
@@ -21,25 +28,25 @@ def bad_request(request, exception):
     return defaults.bad_request(request, exception)
 
 
-def permission_denied(request, exception):
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         return JsonResponse({"detail": "Permission denied.", "code": "permission_denied"}, status=403)
     return defaults.permission_denied(request, exception)
 
 
-def page_not_found(request, exception):
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
     return defaults.page_not_found(request, exception)
 
 
-def server_error(request):
+def server_error(request: HttpRequest) -> HttpResponse:
     if is_api(request):
         return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
     return defaults.server_error(request)
 
 
-def csrf_failure(request, reason=""):
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A form sent with an out-of-date token (logged in or out in another tab, a page left
     open for long): nothing is done, but a post's or reply's text is kept in the session
     and is back in its box when the person opens that page again, logged in."""
@@ -50,7 +57,7 @@ def csrf_failure(request, reason=""):
     return render(request, "403_csrf.html", {"kept": kept, "back": back}, status=403)
 
 
-def refused_page(response, error: ApplicationError | None):
+def refused_page(response: HttpResponse, error: ApplicationError | None) -> HttpResponse:
     """A page re-rendered with the form a write limit refused: 429 and Retry-After, the text kept."""
     if isinstance(error, RateLimited):
         response.status_code = 429

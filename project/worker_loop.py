@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
@@ -25,6 +26,11 @@ from project.backlog import Backlog
 from project.clock import clock
 from project.errors import is_transient
 from project.health_services import Heartbeat
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from django.core.management.base import CommandParser
 
 
 @contextlib.contextmanager
@@ -37,7 +43,7 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threa
     """
     stop = threading.Event()
 
-    def on_signal(signum, frame):
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         if not stop.is_set():
             logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
         stop.set()
@@ -134,9 +140,9 @@ class WorkerCommand(BaseCommand):
     heartbeat: Heartbeat | None = None
     looping = False
     verbosity = 1
-    options: dict
+    options: dict[str, Any]
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--loop", action="store_true", help=self.loop_help)
         parser.add_argument(
             "--poll-seconds",
@@ -148,7 +154,7 @@ class WorkerCommand(BaseCommand):
             help=f"with --loop: {self.poll_help} (default {self.poll_seconds:g})",
         )
 
-    def run_from_argv(self, argv):
+    def run_from_argv(self, argv: list[str]) -> None:
         """As a process of its own (`manage.py <name> --loop`): exit at once once the loop ended.
 
         Tearing down the interpreter of a Django + botocore process costs 0.5-2 s of CPU
@@ -164,7 +170,7 @@ class WorkerCommand(BaseCommand):
             sys.stderr.flush()
             os._exit(0)
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         if options["poll_seconds"] < 0:
             raise CommandError("--poll-seconds must not be negative.")
         self.check_options(**options)
@@ -175,13 +181,13 @@ class WorkerCommand(BaseCommand):
                 self.run(stop=stop, **options)
         self.finish()
 
-    def run(self, *, stop: threading.Event, **options) -> None:
+    def run(self, *, stop: threading.Event, **options: Any) -> None:
         """Without --loop: `run_once` until done or stopped."""
         self.stop, self.should_stop, self.options = stop, stop.is_set, options
         self.verbosity = options.get("verbosity", 1)
         self.run_once()
 
-    def run_loop(self, *, stop: threading.Event, poll_seconds: float, **options) -> None:
+    def run_loop(self, *, stop: threading.Event, poll_seconds: float, **options: Any) -> None:
         """With --loop: passes until `stop` is set (by a signal, or by a test)."""
         self.stop, self.options, self.looping = stop, options, True
         self.verbosity = options.get("verbosity", 1)
@@ -213,7 +219,7 @@ class WorkerCommand(BaseCommand):
         """What waits for this worker (its heartbeat stores it)."""
         raise NotImplementedError
 
-    def check_options(self, **options) -> None:
+    def check_options(self, **options: Any) -> None:
         """Raise CommandError for options that do not go together."""
 
     def keep_going_on(self, error: Exception) -> bool:

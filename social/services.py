@@ -10,6 +10,7 @@ import logging
 import re
 import uuid
 import zlib
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -28,8 +29,14 @@ from social.counters import (
     counter_increment,
     counter_key,
 )
-from social.models import Comment, TimelineDay
+from social.models import Comment, TimelineDay, User
 from social.selectors import TIMELINE_BUCKET, comment_find
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.condition import Condition
+    from pynamodb.expressions.update import Action
+
+    from project.transactions import LabelledTransactWrite
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +112,9 @@ def password_reset_limit_enforce(*, address: str, email: str) -> None:
         )
 
 
-def user_create(*, username: str, password: str, display_name: str = "", email: str = "", address: str | None = None):
+def user_create(
+    *, username: str, password: str, display_name: str = "", email: str = "", address: str | None = None
+) -> User:
     """Create an account (one INSERT: a crash leaves it created or not).
 
     Two sign-ups racing for one name in any case: the database's case-insensitive
@@ -128,7 +137,7 @@ def user_create(*, username: str, password: str, display_name: str = "", email: 
 DISPLAY_NAME_MAX_LENGTH = 50
 
 
-def user_display_name_set(*, user, display_name: str):
+def user_display_name_set(*, user: User, display_name: str) -> User:
     """Change the name shown beside a person's comments (blank: their username is shown).
 
     One UPDATE of one column: twice or concurrently, the last one wins; every page reads
@@ -238,6 +247,7 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     if comment is None:
         raise NotFound("No such comment.")
     day = comment.created_at[:10].replace("-", "")
+    actions: list[Action]
     if hidden:
         actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
     elif comment.deleted_at:
@@ -276,19 +286,20 @@ def _own_comment(*, comment_id: str, author_id: str) -> Comment:
     return comment
 
 
-def _changeable_by(author_id: str):
+def _changeable_by(author_id: str) -> Condition:
     """The condition every author's change is written under: what `_own_comment` checked,
     checked again by DynamoDB at the moment of the write (a delete or a moderator's hide
     that landed in between wins; nothing brings a deleted comment back)."""
-    return (
+    condition: Condition = (
         Comment.comment_id.exists()
         & (Comment.author_id == author_id)
         & Comment.deleted_at.does_not_exist()
         & (Comment.hidden == False)  # noqa: E712 (a PynamoDB condition, not a comparison)
     )
+    return condition
 
 
-def _author_write(*, comment_id: str, author_id: str, actions: list, activity: str, what: str) -> None:
+def _author_write(*, comment_id: str, author_id: str, actions: list[Action], activity: str, what: str) -> None:
     """Update the comment under `_changeable_by` and log `activity`, in one transaction.
 
     The condition failing means a concurrent delete or hide came first: the re-read
@@ -296,7 +307,7 @@ def _author_write(*, comment_id: str, author_id: str, actions: list, activity: s
     by `transact`; a cancelled attempt wrote nothing, so the log line is there once.
     """
 
-    def build(transaction) -> None:
+    def build(transaction: LabelledTransactWrite) -> None:
         transaction.update(Comment(comment_id), actions=actions, condition=_changeable_by(author_id), label="comment")
         activity_put(transaction, user_id=author_id, action=activity, object_id=comment_id)
 
@@ -319,10 +330,11 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
     body = comment_body_clean(body)
     _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
-    actions = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
+    actions: list[Action] = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
     _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit")
     logger.info("comment %s edited by user %s", comment_id, author_id)
-    return comment_find(comment_id=comment_id)
+    # None only when a delete landed between the edit and this read; the callers do not expect it.
+    return cast(Comment, comment_find(comment_id=comment_id))
 
 
 def comment_delete(*, comment_id: str, author_id: str) -> None:
@@ -344,7 +356,7 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
     comment = _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
     has_replies = any(True for _ in Comment.replies_index.query(comment_id, limit=1))
-    actions = [Comment.body.set(""), Comment.deleted_at.set(clock.now_iso())]
+    actions: list[Action] = [Comment.body.set(""), Comment.deleted_at.set(clock.now_iso())]
     if not has_replies:  # nothing hangs under it: it leaves the timeline or its parent's replies
         if comment.timeline_key:
             actions.append(Comment.timeline_key.remove())

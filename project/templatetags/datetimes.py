@@ -10,7 +10,7 @@ register = template.Library()
 
 
 @register.filter
-def iso_datetime(value):
+def iso_datetime(value: object) -> object:
     """A datetime for an ISO string ("Z" or an offset; naive means UTC); anything else unchanged."""
     if not isinstance(value, str) or not value:
         return value

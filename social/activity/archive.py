@@ -12,18 +12,20 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from pynamodb.models import Model
+from typing import TYPE_CHECKING
 
 from project.dynamo import client, table_describe, table_name
 from social.activity.models import activity_logical_name, activity_model
 from social.activity.month_tables import activity_table_drop
 from social.activity.periods import day_partitions, month_days
 
+if TYPE_CHECKING:
+    from social.activity.models import ActivityItem
+
 logger = logging.getLogger(__name__)
 
 
-def month_items(month: str) -> Iterator[Model]:
+def month_items(month: str) -> Iterator[ActivityItem]:
     """Every item of a month's table, day partition by day partition (Query, never Scan)."""
     model = activity_model(month)
     for day in month_days(month):
@@ -61,7 +63,7 @@ class MonthExport:
     sha256: str
 
 
-def _line(item: Model) -> bytes:
+def _line(item: ActivityItem) -> bytes:
     return (json.dumps(item.to_simple_dict(), sort_keys=True, separators=(",", ":")) + "\n").encode()
 
 

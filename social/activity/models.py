@@ -11,6 +11,7 @@ in `project.dynamo.registered_models()`: `create_tables` does not create them, t
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, cast
 
 from django.db import models
 from pynamodb.attributes import UnicodeAttribute
@@ -35,8 +36,21 @@ ACTIONS = (COMMENT, REPLY, EDIT, DELETE, LIKE, UNLIKE, VIEW, READ, LOGIN, SIGNUP
 
 ACTIVITY_TABLE_STEM = "activity_"
 
+if TYPE_CHECKING:
+
+    class ActivityItem(Model):
+        """What every month's model class declares (`_declare`), for the type checker."""
+
+        user_id = UnicodeAttribute(hash_key=True)
+        at_key = UnicodeAttribute(range_key=True)
+        day_key = UnicodeAttribute()
+        action = UnicodeAttribute()
+        object_id = UnicodeAttribute(null=True)
+        by_day: GlobalSecondaryIndex[ActivityItem]
+
+
 _lock = threading.Lock()
-_models: dict[tuple[str | None, str, str], type[Model]] = {}
+_models: dict[tuple[str | None, str, str], type[ActivityItem]] = {}
 
 
 def activity_logical_name(month: str) -> str:
@@ -44,7 +58,7 @@ def activity_logical_name(month: str) -> str:
     return f"{ACTIVITY_TABLE_STEM}{month}"
 
 
-def _declare(month: str) -> type[Model]:
+def _declare(month: str) -> type[ActivityItem]:
     class ByDayIndex(GlobalSecondaryIndex):
         """One day's items, write-sharded by user (`20261122#7`), in time order (docs/architecture.md "Activity log").
 
@@ -72,10 +86,10 @@ def _declare(month: str) -> type[Model]:
         "object_id": UnicodeAttribute(null=True),
         "by_day": ByDayIndex(),
     }
-    return type(f"ActivityItem{month}", (Model,), attributes)
+    return cast("type[ActivityItem]", type(f"ActivityItem{month}", (Model,), attributes))
 
 
-def activity_model(month: str) -> type[Model]:
+def activity_model(month: str) -> type[ActivityItem]:
     """The model class of month `month` (`YYYYMM`) under the current endpoint and prefix."""
     key = (endpoint().host, endpoint().prefix, month)
     model = _models.get(key)

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import logging
 import threading
-
-from pynamodb.models import Model
+from typing import TYPE_CHECKING
 
 from project.dynamo import client, endpoint, table_describe, table_name, table_wait_active
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
+
+if TYPE_CHECKING:
+    from social.activity.models import ActivityItem
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +55,7 @@ def activity_table_ensure(*, month: str) -> bool:
     return created
 
 
-def activity_model_ready(*, month: str) -> type[Model]:
+def activity_model_ready(*, month: str) -> type[ActivityItem]:
     """The model of `month`, its table created first if it is missing."""
     activity_table_ensure(month=month)
     return activity_model(month)

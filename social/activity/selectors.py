@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from project.clock import clock
 from project.cursors import InvalidCursor, cursor_encode, cursor_fields
 from social.activity.models import ACTIONS, ActivityDaily, ActivityDay, activity_model
 from social.activity.month_tables import activity_table_describe, activity_table_exists, activity_table_months
 from social.activity.periods import local_time, month_of, month_shift
+
+if TYPE_CHECKING:
+    from social.activity.models import ActivityItem
 
 PAGE_SIZE = 20
 PAGE_SIZE_MAX = 100
@@ -89,7 +93,7 @@ class ActivityChart:
     width: int
     height: int
     series: list[ChartSeries]
-    rows: list[dict]  # per day: date, active users, count per action (the table behind the chart)
+    rows: list[dict[str, Any]]  # per day: date, active users, count per action (the table behind the chart)
     actions: list[str]
     x_labels: list[tuple[float, str]]
     plot_right: int  # where the grid lines end
@@ -104,8 +108,8 @@ def activity_chart(*, days: int, today: date | None = None, width: int = 440, he
     per_day: dict[date, dict[str, int]] = {day: {} for day in dates}
     for row in activity_daily(start=start, end=end):
         per_day[row.date][row.action] = row.count
-    for row in activity_days(start=start, end=end):
-        per_day[row.date]["active users"] = row.active_users
+    for day_row in activity_days(start=start, end=end):
+        per_day[day_row.date]["active users"] = day_row.active_users
     names = ["active users", *[action for action in ACTIONS if any(action in v for v in per_day.values())]]
     left, right, top, bottom = 44, 10, 8, 24
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -165,7 +169,7 @@ class ActivityPage:
     next_cursor: str | None
 
 
-def _entry(item) -> ActivityEntry:
+def _entry(item: ActivityItem) -> ActivityEntry:
     millis = int(item.at_key.split("#", 1)[0])
     return ActivityEntry(at=datetime.fromtimestamp(millis / 1000, tz=UTC), action=item.action, object_id=item.object_id)
 
@@ -188,7 +192,7 @@ def activity_of_user(
             raise InvalidCursor()
         months = months[months.index(position["month"]) :]
         before = position["before"]
-    found: list[tuple[str, object]] = []
+    found: list[tuple[str, ActivityItem]] = []
     for month in months:
         if not activity_table_exists(month=month):
             before = None

@@ -30,6 +30,7 @@ import logging
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pynamodb.transactions import TransactWrite
 
@@ -37,6 +38,9 @@ from project.clock import clock as project_clock
 from social.activity.models import ACTIONS
 from social.activity.month_tables import activity_model_ready
 from social.activity.periods import day_key, local_time, month_of
+
+if TYPE_CHECKING:
+    from social.activity.models import ActivityItem
 
 logger = logging.getLogger("social.activity")
 
@@ -53,7 +57,7 @@ def at_key(millis: int) -> str:
     return f"{millis:013d}#{uuid.uuid4().hex[:12]}"
 
 
-def _item(*, user_id: str, action: str, object_id: str | None, at: float, suffix: str | None = None):
+def _item(*, user_id: str, action: str, object_id: str | None, at: float, suffix: str | None = None) -> ActivityItem:
     if action not in ACTIONS:
         raise ValueError(f"unknown activity action {action!r}")
     millis = round(at * 1000)
@@ -141,7 +145,7 @@ def activity_record_keyed(*, lines: Iterable[ActivityLine]) -> int:
     line has the like's time and lands when the like is folded. Never raises: lines that
     cannot be written are logged (`ERROR`) and lost, as `activity_record`'s. Returns how many.
     """
-    by_model: dict[type, list] = {}
+    by_model: dict[type[ActivityItem], list[ActivityItem]] = {}
     for line in lines:
         try:
             item = _item(

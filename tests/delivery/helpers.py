@@ -31,9 +31,9 @@ def dispatch(delivery_id: str, *, batch_size=4, lease_seconds=30.0, owner="test"
     )
 
 
-def message_counts(delivery_id: str, user_ids) -> Counter:
+def message_counts(delivery_id: str, user_ids) -> Counter[str]:
     """How many feed entries of this delivery each user holds (consistent reads)."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for user_id in user_ids:
         try:
             feed = Feed.get(str(user_id), consistent_read=True)
@@ -43,9 +43,9 @@ def message_counts(delivery_id: str, user_ids) -> Counter:
     return counts
 
 
-def all_feed_holders(delivery_id: str) -> Counter:
+def all_feed_holders(delivery_id: str) -> Counter[str]:
     """Every user holding an entry of this delivery, found by scanning the feed table (tests only)."""
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for feed in Feed.scan(consistent_read=True):
         count = sum(1 for entry in feed.entries if entry.delivery_id == delivery_id)
         if count:

@@ -33,7 +33,7 @@ class CallCounter:
         self.after = after
         self.calls = 0
         self.lock = threading.Lock()
-        self.real = BaseClient._make_api_call
+        self.real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
 
     def __call__(self, client, operation_name, api_params):
         with self.lock:

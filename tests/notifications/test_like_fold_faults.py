@@ -27,7 +27,7 @@ class Killed(BaseException):
 
 
 def _killed_after(calls: int, *, after_sending: bool):
-    real = BaseClient._make_api_call
+    real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
     state = {"left": calls, "killed": False}
 
     def dying(self, operation_name, api_params):
@@ -97,7 +97,7 @@ def test_the_command_folds_what_is_pending_and_says_how_much(people):
 
 def _killed_once_after(calls: int):
     """Like `_killed_after`, counted under a lock: the fold's batches make calls from several threads."""
-    real = BaseClient._make_api_call
+    real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
     lock = threading.Lock()
     state = {"left": calls, "killed": False}
 

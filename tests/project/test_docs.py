@@ -48,7 +48,8 @@ def _slug(heading: str) -> str:
 
 def _anchors(path: Path) -> set[str]:
     text = FENCE.sub("", path.read_text(encoding="utf-8"))
-    anchors, seen = set(), {}
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
     for heading in HEADING.findall(text):
         slug = _slug(heading)
         n = seen.get(slug, 0)

@@ -17,7 +17,7 @@ AT = "2026-11-22T10:00:00.000000Z"
 
 # Shapes a list could be handed whatever it issues: raw DynamoDB keys, wrong types, odd
 # strings DynamoDB refuses as keys (empty, over 1 KB, NUL), numbers where strings go...
-COMMON_SHAPES = [
+COMMON_SHAPES: list[object] = [
     None,
     0,
     True,

@@ -25,7 +25,9 @@ def alice(make_user):
 
 def reset_link() -> str:
     [message] = mail.outbox
-    return re.search(r"https?://[^/\s]+(/accounts/password/reset/\S+/)", message.body).group(1)
+    found = re.search(r"https?://[^/\s]+(/accounts/password/reset/\S+/)", str(message.body))
+    assert found is not None, message.body
+    return found.group(1)
 
 
 def test_change_password_keeps_the_session_and_the_new_one_works(alice):

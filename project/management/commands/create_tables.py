@@ -1,6 +1,13 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from project.dynamo import tables_check, tables_create
+
+if TYPE_CHECKING:
+    from django.core.management.base import CommandParser
 
 
 class Command(BaseCommand):
@@ -10,10 +17,10 @@ class Command(BaseCommand):
         "With --check, change nothing: print the drift between models and live tables and exit 1 on drift."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--check", action="store_true", help="report drift only; exit status 1 if any")
 
-    def handle(self, *args, check: bool = False, **options):
+    def handle(self, *args: Any, check: bool = False, **options: Any) -> None:
         if check:
             reports = tables_check()
             drifted = [report for report in reports if report.drift]

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from project.health_selectors import worker_statuses
+
+if TYPE_CHECKING:
+    from django.core.management.base import CommandParser
+
+    from project.health_selectors import WorkerStatus
 
 
 def _seconds(value: float | None) -> str:
@@ -24,10 +30,10 @@ class Command(BaseCommand):
         "or missing, 2 when the heartbeats cannot be read. --json prints the same as one JSON object."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--json", action="store_true", dest="as_json", help="print JSON (for scripts and monitors)")
 
-    def handle(self, *args, as_json: bool = False, **options):
+    def handle(self, *args: Any, as_json: bool = False, **options: Any) -> None:
         try:
             statuses = worker_statuses()
         except Exception as error:  # DynamoDB unreachable, the table missing: say so, no traceback
@@ -43,7 +49,7 @@ class Command(BaseCommand):
         if not as_json:
             self.stdout.write(self.style.SUCCESS(f"All {len(statuses)} worker process(es) are up."))
 
-    def _print_json(self, statuses, problems) -> None:
+    def _print_json(self, statuses: list[WorkerStatus], problems: list[WorkerStatus]) -> None:
         document = {
             "healthy": not problems,
             "stale_seconds": settings.WORKER_STALE_SECONDS,
@@ -51,7 +57,7 @@ class Command(BaseCommand):
         }
         self.stdout.write(json.dumps(document, indent=2, sort_keys=True))
 
-    def _print_table(self, statuses) -> None:
+    def _print_table(self, statuses: list[WorkerStatus]) -> None:
         header = ("worker", "state", "process", "heartbeat", "cycle", "backlog", "lag")
         rows = [
             (
