@@ -47,7 +47,7 @@ def in_threads(work: Callable[[int], T], count: int, *, seconds: float = WAIT_SE
     every thread has ended; a thread still running after `seconds` is an AssertionError.
     """
     start = threading.Barrier(count)
-    results: list = [None] * count
+    results: list[T | None] = [None] * count
     errors: list[Exception] = []
 
     def run(index: int) -> None:
@@ -68,7 +68,7 @@ def in_threads(work: Callable[[int], T], count: int, *, seconds: float = WAIT_SE
         raise AssertionError(f"{len(running)} of {count} threads still running after {seconds:.0f}s: {running}")
     if errors:
         raise ExceptionGroup(f"{len(errors)} of {count} threads failed", errors)
-    return results
+    return results  # type: ignore[return-value]  # every slot was filled: no thread failed
 
 
 # --- processes (Linux /proc) ----------------------------------------------------------
@@ -109,7 +109,7 @@ def http_status(url: str) -> int:
     """The status a GET of `url` answers; 0 when nothing answers (not listening yet, or gone)."""
     try:
         with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status
+            return int(answer.status)
     except urllib.error.HTTPError as error:
         return error.code
     except OSError:
