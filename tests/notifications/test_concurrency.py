@@ -26,10 +26,10 @@ def test_badge_equals_unread_likes_after_a_concurrent_storm(make_user, aws_confl
     comments = {post(author, f"{author.username} #{n}"): author for author in authors for n in range(3)}
     comment_ids = list(comments)
 
-    def worker(seed) -> Counter:
+    def worker(seed: int) -> Counter[str]:
         """One person's random actions; returns how many of each it made (its own count, no sharing)."""
         rng = random.Random(seed)
-        done = Counter()
+        done: Counter[str] = Counter()
         for _ in range(OPERATIONS_PER_THREAD):
             roll = rng.random()
             if roll < 0.45:
