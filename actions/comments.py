@@ -40,7 +40,7 @@ class ReplyNotification:
 
 
 def feed_reply_notification(
-    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, body: str, created_at: str
+    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, created_at: str
 ) -> ReplyNotification | None:
     """The notification for a reply to `parent_id`, or None for a reply to one's own comment."""
     if replier_id == parent_author_id:
@@ -75,7 +75,6 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
             replier_id=author_id,
             parent_id=parent.comment_id,
             parent_author_id=parent.author_id,
-            body=comment.body,
             created_at=comment.created_at,
         )
 

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 from project import dynamo_local  # noqa: E402  (no Django needed to start the emulator)
+from project.testing.harness import cmdline, descendants, http_status, wait_for  # noqa: E402
 
 ACCOUNTS = 200
 COMMENTS = 40
@@ -51,33 +51,12 @@ TICK = os.sysconf("SC_CLK_TCK")
 # --- processes and their CPU ----------------------------------------------------
 
 
-def children(pid: int) -> list[int]:
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except (FileNotFoundError, ProcessLookupError):
-        return []
-
-
-def descendants(pid: int) -> list[int]:
-    found = []
-    for child in children(pid):
-        found += [child, *descendants(child)]
-    return found
-
-
 def cpu_seconds(pid: int) -> float:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (FileNotFoundError, ProcessLookupError):
         return 0.0
     return (int(fields[11]) + int(fields[12])) / TICK  # utime + stime
-
-
-def cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
-    except (FileNotFoundError, ProcessLookupError):
-        return ""
 
 
 class CpuMeter:
@@ -183,25 +162,6 @@ def prepare_data(folder: Path) -> dict:
     data = {"accounts": accounts, "comments": comments, "hot": comments[0]}
     (folder / "load.json").write_text(json.dumps(data))
     return data
-
-
-def http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status
-    except urllib.error.HTTPError as error:
-        return error.code
-    except OSError:
-        return 0
-
-
-def wait_for(condition, seconds: float, what: str):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.5)
-    raise SystemExit(f"{what} did not happen within {seconds:.0f}s")
 
 
 # --- DynamoDB Local's ceiling ---------------------------------------------------------
@@ -385,7 +345,7 @@ def main() -> int:
         start_new_session=True,
     )
     try:
-        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/readyz") == 200, 180, "the app ready")
+        wait_for(lambda: http_status(f"http://127.0.0.1:{port}/readyz") == 200, what="the app ready")
         rate, cpu_per_call = dynamodb_ceiling(emulator, data["comments"])
         print(f"DynamoDB Local's ceiling: {rate:.0f} raw Queries/s (16 threads), {cpu_per_call:.2f} ms of its CPU each")
         meter = CpuMeter(manager.pid, emulator)

@@ -109,10 +109,6 @@ def _ns(at: datetime) -> int:
     return int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1000
 
 
-def _ns_of_iso(value: str) -> int:
-    return _ns(parse_iso(value))
-
-
 # --- badge -----------------------------------------------------------------
 
 

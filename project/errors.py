@@ -136,9 +136,6 @@ def error_answer(message: str, *, code: str, field: str | None = None) -> dict[s
     return body
 
 
-_body = error_answer
-
-
 def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
     """(status, message, code) for a botocore/PynamoDB error, None for anything else.
 
@@ -170,7 +167,7 @@ def exception_answer(exception: BaseException) -> tuple[int, str, str] | None:
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response: Response | None
     if isinstance(exc, ApplicationError):
-        response = Response(_body(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
+        response = Response(error_answer(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
         if isinstance(exc, RateLimited):
             response["Retry-After"] = exc.retry_after_header
         elif isinstance(exc, Throttled | Conflict | Unavailable):
@@ -179,12 +176,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     answer = exception_answer(exc)
     if answer is not None:
         status_code, message, code = answer
-        response = Response(_body(message, code=code), status=status_code)
+        response = Response(error_answer(message, code=code), status=status_code)
         if status_code in (429, 503):
             response["Retry-After"] = "1"
         return response
     if isinstance(exc, drf_exceptions.ParseError):
-        return Response(_body(str(exc.detail), code="parse_error"), status=400)
+        return Response(error_answer(str(exc.detail), code="parse_error"), status=400)
     response = exception_handler(exc, context)
     if response is None:
         return None

@@ -10,7 +10,10 @@ DynamoDB Local serialises transactions, so it never answers `TransactionConflict
 
 `aws_conflict_model()` patches botocore's `_make_api_call` to enforce both before a
 request reaches DynamoDB Local, and counts what it refused. Used by the pytest fixture
-`aws_conflicts` (tests/conftest.py) and by bench/likes.py and bench/counters.py.
+`aws_conflicts` (tests/conftest.py) and by bench/likes.py and bench/counters.py. A test
+that patches `_make_api_call` before entering it is called while the model holds the
+request's items in flight: it can keep a transaction there until another one meets it
+(tests/delivery/test_aws_conflicts.py).
 """
 
 from __future__ import annotations

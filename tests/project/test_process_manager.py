@@ -6,14 +6,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
 
 from project.dynamo_local import free_port
+from project.testing.harness import WAIT_SECONDS, alive, children, cmdline, descendants, http_status, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -22,56 +21,7 @@ WORKERS = ["fold_like_events", "aggregate_counters", "process_feed_retries", "di
 pytestmark = pytest.mark.slow
 
 
-def wait_for(condition, *, seconds=180.0, what="the condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
-        return []
-
-
-def descendants(pid: int) -> list[int]:
-    found = []
-    for child in children(pid):
-        found += [child, *descendants(child)]
-    return found
-
-
-def cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
-    except FileNotFoundError:
-        return ""
-
-
 SUPERVISED_FOLDER = "python -m project.supervise -- python manage.py fold_like_events"
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def http_status(url: str) -> int:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            return answer.status
-    except urllib.error.HTTPError as error:
-        return error.code
-    except OSError:
-        return 0
 
 
 @pytest.fixture
@@ -142,9 +92,9 @@ def test_honcho_serves_restarts_a_killed_worker_and_stops_everything_on_sigterm(
 
         everything = descendants(manager.pid)
         manager.send_signal(signal.SIGTERM)
-        assert manager.wait(timeout=60) is not None
-        reader.join(timeout=10)
-        wait_for(lambda: not [pid for pid in everything if alive(pid)], seconds=30, what="every process gone")
+        manager.wait(timeout=WAIT_SECONDS)
+        wait_for(lambda: not [pid for pid in everything if alive(pid)], what="every process gone")
+        reader.join(WAIT_SECONDS)  # honcho's output read to its end: nothing is left to write to it
         assert any("SIGTERM received" in line for line in lines)
         # Each worker was told to stop and stopped by itself, within honcho's fixed 5 s grace:
         # it finished its unit of work and exited 0, and its supervisor with it.

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from project import serving, shedding
+from project.testing.harness import WAIT_SECONDS
 from project.wsgi import application
 
 pytestmark = pytest.mark.django_db
@@ -98,7 +99,7 @@ def test_past_the_in_flight_limit_requests_are_refused_at_once_with_retry_after(
 
     def slow_timeline(*args, **kwargs):
         entered.set()
-        release.wait(60)
+        release.wait(WAIT_SECONDS)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(selectors, "comment_timeline", slow_timeline)
@@ -106,12 +107,12 @@ def test_past_the_in_flight_limit_requests_are_refused_at_once_with_retry_after(
     worker = threading.Thread(target=lambda: first.setdefault("answer", client.get("/api/comments/")))
     worker.start()
     try:
-        assert entered.wait(60)
+        assert entered.wait(WAIT_SECONDS)
         refused = client.get("/api/comments/")
         page = client.get("/popular/")
     finally:
         release.set()
-        worker.join(60)
+        worker.join(WAIT_SECONDS)
     assert refused.status_code == 503
     assert refused["Retry-After"] == str(shedding.RETRY_AFTER_SECONDS)
     assert refused.json() == {"detail": "The server is busy, retry shortly.", "code": "overloaded"}

@@ -4,10 +4,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from project.supervise import Backoff
+from project.testing.harness import alive, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 # A stand-in worker: ready for SIGTERM, writes its pid, then runs until SIGTERM, which it obeys cleanly.
@@ -18,25 +18,6 @@ open(sys.argv[1], "a").write(f"{os.getpid()}\\n")  # after the handler: a SIGTER
 while True:
     time.sleep(0.1)
 """
-
-
-def wait_for(condition, *, seconds=60.0, what="the condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}/stat").exists() else "X"
-    return status != "Z"
 
 
 def test_backoff_doubles_on_quick_deaths_up_to_the_maximum_and_resets_after_a_healthy_run():
@@ -58,7 +39,9 @@ def test_a_killed_worker_is_restarted_and_sigterm_stops_both(tmp_path):
     try:
         first = int(wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")[0])
         os.kill(first, signal.SIGKILL)
-        pids = wait_for(lambda: len(pids_file.read_text().split()) >= 2 and pids_file.read_text().split())
+        pids = wait_for(
+            lambda: len(pids_file.read_text().split()) >= 2 and pids_file.read_text().split(), what="a restart"
+        )
         second = int(pids[1])
         assert second != first and alive(second)
 

@@ -23,6 +23,7 @@ from project.clock import ManualClock, clock_override
 from project.health_selectors import MISSING, OK, STALE, WORKERS, worker_statuses
 from project.health_services import Heartbeat, heartbeat_write
 from project.models import HEARTBEAT_KEPT_SECONDS, WorkerHeartbeat
+from project.testing.harness import wait_for
 from project.worker_loop import worker_loop
 from social import aggregation
 from social.activity import rollup
@@ -226,18 +227,6 @@ def test_days_not_rolled_up(settings):
     assert rollup.activity_days_backlog(now=now).count == 1
 
 
-def wait_for(predicate, seconds: float = 60.0):
-    import time
-
-    deadline = time.monotonic() + seconds  # generous: a busy CI box
-    while time.monotonic() < deadline:
-        found = predicate()
-        if found:
-            return found
-        time.sleep(0.05)
-    return predicate()
-
-
 def test_the_aggregator_loop_reports_its_heartbeat_and_backlog_and_clears_it_on_stop(settings):
     from social.management.commands.aggregate_counters import Command
 
@@ -246,7 +235,7 @@ def test_the_aggregator_loop_reports_its_heartbeat_and_backlog_and_clears_it_on_
     worker = threading.Thread(target=Command().run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
-        [item] = wait_for(lambda: list(WorkerHeartbeat.query("aggregate_counters")))
+        [item] = wait_for(lambda: list(WorkerHeartbeat.query("aggregate_counters")), what="a heartbeat")
         assert item.backlog_label == "counters due" and item.backlog == 0
         assert [status.state for status in worker_statuses() if status.worker == "aggregate_counters"] == [OK]
     finally:
@@ -267,18 +256,19 @@ def test_a_looping_dispatcher_reports_its_heartbeat_while_it_works(make_user, se
     worker = threading.Thread(target=command.run_loop, kwargs={**options, "stop": stop, "poll_seconds": 0.05})
     worker.start()
     try:
-        [item] = wait_for(lambda: list(WorkerHeartbeat.query("dispatch_deliveries")))
+        [item] = wait_for(lambda: list(WorkerHeartbeat.query("dispatch_deliveries")), what="a heartbeat")
         assert item.backlog_label == "unfinished delivery chunks"
         delivery_services.delivery_create(
             title="Hi", body="Hello", url="", audience=delivery_services.Audience(kind="all"), created_by=staff
         )
         # The dispatcher prepares and sends it; its heartbeats go back to an empty backlog.
-        assert wait_for(lambda: delivery_selectors.deliveries_active() == [])
-        assert wait_for(
+        wait_for(lambda: delivery_selectors.deliveries_active() == [], what="the delivery sent")
+        wait_for(
             lambda: (
                 [item.backlog for item in WorkerHeartbeat.query("dispatch_deliveries")] == [0]
                 and WorkerHeartbeat.query("dispatch_deliveries").__next__().cycle_at is not None
-            )
+            ),
+            what="a heartbeat with an empty backlog",
         )
     finally:
         stop.set()

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 
 from project import dynamo
 from project.models import WorkerHeartbeat
+from project.testing.harness import wait_for
 from social import counters
 from social.activity import month_tables
 from social.counters import VIEWS, counter_key
@@ -27,16 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKERS = ["fold_like_events", "aggregate_counters", "process_feed_retries", "dispatch_deliveries", "rollup_activity"]
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def wait_for(condition, *, seconds=120.0, what="the condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
 
 
 @pytest.fixture

@@ -306,23 +306,15 @@ def test_schema_documents_the_error_answers(client):
 def test_first_comments_of_a_day_from_concurrent_processes_all_show(alice, bob):
     """Two writers racing to record a new day (each with an empty day cache, as two
     processes would be) agree on its shard count, and both comments are listed."""
-    import threading
-
+    from project.testing.harness import in_threads
     from social import selectors
 
-    barrier = threading.Barrier(2)
-    posted = []
-
-    def post(user):
-        barrier.wait()
-        posted.append(comment_create(author_id=str(user.pk), body=f"from {user.username}").comment_id)
+    def post(index):
+        user = (alice, bob)[index]
+        return comment_create(author_id=str(user.pk), body=f"from {user.username}").comment_id
 
     with clock_override(ManualClock.at("2026-11-23T09:00:00.000000Z")):
-        threads = [threading.Thread(target=post, args=(user,)) for user in (alice, bob)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        posted = in_threads(post, 2)
     services._day_shards.clear()
     listed = [comment.id for comment in selectors.comment_timeline(viewer_id=None).results]
     assert sorted(listed) == sorted(posted)

@@ -10,6 +10,7 @@ from botocore.client import BaseClient
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.clock import ManualClock, clock_override
+from project.testing.harness import in_threads
 from social import aggregation, counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
 from social.models import CounterShard, CounterTotal
@@ -19,10 +20,13 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture(autouse=True)
 def quick_aggregation(settings):
+    """Flags come due 0.2 s after a change, on the project's clock, which stands still here
+    unless a test moves it: an aggregator waiting for a flag to settle moves it, never sleeps."""
     settings.COUNTER_AGGREGATION_DELAY = 0.2
     settings.COUNTER_AGGREGATION_LEASE = 30.0
     counters.counters_forget_caches()
-    yield
+    with clock_override(ManualClock(time.time())):
+        yield
     counters.counters_forget_caches()
 
 
@@ -43,23 +47,6 @@ def total_of(key):
 
 def shard_items(key):
     return list(CounterShard.query(key, consistent_read=True))
-
-
-def run_threads(target, count):
-    errors = []
-
-    def guarded(index):
-        try:
-            target(index)
-        except Exception as error:  # collected and asserted empty below
-            errors.append(error)
-
-    threads = [threading.Thread(target=guarded, args=(n,)) for n in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
 
 
 def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
@@ -100,9 +87,11 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
     stop = threading.Event()
 
     def watch_flags():
-        while not stop.is_set():
+        while True:  # at least one look, however late the thread runs
             found = [p.key for p in aggregation.counters_pending(due_only=False)]
             flags_seen.append((found.count(likes), found.count(views)))
+            if stop.is_set():
+                return
 
     watcher = threading.Thread(target=watch_flags)
     watcher.start()
@@ -112,7 +101,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
             like_add(comment_id=comment.comment_id, user_id=f"{index}-{n}")
             counters.counter_increment(key=views)
 
-    run_threads(writer, 8)
+    in_threads(writer, 8)
     stop.set()
     watcher.join()
 
@@ -127,7 +116,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
 
 
 def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(comment, settings):
-    settings.COUNTER_AGGREGATION_DELAY = 5.0  # a reuse window far longer than 20 views take
+    settings.COUNTER_AGGREGATION_DELAY = 5.0  # a reuse window of 7.5 s; the clock stands still meanwhile
     key = counter_key(kind=VIEWS, object_id=comment.comment_id)
     real = BaseClient._make_api_call
     flag_writes = []
@@ -148,34 +137,38 @@ def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(commen
 
 
 @pytest.mark.slow
-def test_views_landing_while_aggregators_run_are_never_left_out(comment):
+def test_views_landing_while_aggregators_run_are_never_left_out(comment, settings):
+    """Views land while two aggregators claim, wait for flags to settle and sum, on the
+    project's clock: each view moves it 5 ms, so flags come due (and views start relying on
+    a pending flag) at the same points of the run on any machine."""
     key = counter_key(kind=VIEWS, object_id=comment.comment_id)
     counters.counter_set_shards(key=key, shards=4)
-    done = threading.Event()
+    viewers_done = threading.Event()
 
     def aggregator():
-        while not done.is_set():
+        while not viewers_done.is_set():
             aggregation.counters_aggregate_pending(due_only=True)
-            time.sleep(0.02)
+            viewers_done.wait(0.02)  # a poll interval, not a wait for something to happen
 
-    threads = [threading.Thread(target=aggregator) for _ in range(2)]
-    for thread in threads:
-        thread.start()
+    with clock_override(ManualClock()) as clock:
+        aggregators = [threading.Thread(target=aggregator) for _ in range(2)]
+        for thread in aggregators:
+            thread.start()
 
-    def viewer(index):
-        for _ in range(40):
-            counters.counter_increment(key=key)
-            time.sleep(0.005)
+        def viewer(index):
+            for _ in range(40):
+                counters.counter_increment(key=key)
+                clock.advance(0.005)
 
-    run_threads(viewer, 4)
-    # The flag the last views raised comes due; the running aggregators catch up on their own
-    # (polled with a generous deadline: no assumption on how fast a busy box runs them).
-    deadline = time.monotonic() + 60
-    while (pending_keys() or total_of(key) != 160) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    done.set()
-    for thread in threads:
-        thread.join()
+        try:
+            in_threads(viewer, 4)
+        finally:
+            viewers_done.set()
+            for thread in aggregators:
+                thread.join()
+        # The flag the last views raised (unless the aggregators took it already) comes due.
+        clock.advance(10 * settings.COUNTER_AGGREGATION_DELAY)
+        aggregation.counters_aggregate_pending(due_only=True)
     assert total_of(key) == 160
     assert pending_keys() == []
 
@@ -263,8 +256,7 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
         for user in range(n % 4 + 1):
             like_add(comment_id=comment.comment_id, user_id=str(user))
         keys.append((counter_key(kind=LIKES, object_id=comment.comment_id), n % 4 + 1))
-    done = []
-    run_threads(lambda _: done.append(aggregation.counters_aggregate_pending(due_only=False)), 3)
+    done = in_threads(lambda _: aggregation.counters_aggregate_pending(due_only=False), 3)
     assert sum(done) == 12  # every counter aggregated by exactly one of the three
     assert {key: total_of(key) for key, _ in keys} == dict(keys)
     assert pending_keys() == []

@@ -8,6 +8,8 @@ from django.core.management import CommandError, call_command
 
 from actions.comments import comment_create
 from actions.likes import like_add
+from project.clock import ManualClock, clock_override
+from project.testing.harness import wait_for
 from social import aggregation, counters, ranking, services
 from social.counters import LIKES, VIEWS, counter_key
 from social.management.commands.aggregate_counters import Command as AggregateCommand
@@ -172,24 +174,23 @@ def test_counter_shards_command(author, capsys):
 
 
 def test_aggregate_counters_loop_keeps_up_until_stopped(author):
-    comment = post_with_likes(author, "looped", 1)
-    stop = threading.Event()
-    command = AggregateCommand()
-    worker = threading.Thread(target=command.run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
-    worker.start()
-    key = counter_key(kind=LIKES, object_id=comment.comment_id)
-    try:
-        # Polls with a generous deadline (a busy CI box): the loop, not the test, aggregates.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and aggregation.counter_total_get(key=key).total is None:
-            time.sleep(0.05)
-        assert int(aggregation.counter_total_get(key=key).total) == 1
-        like_add(comment_id=comment.comment_id, user_id="late")
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and int(aggregation.counter_total_get(key=key).total) != 2:
-            time.sleep(0.05)
-        assert int(aggregation.counter_total_get(key=key).total) == 2  # picked up by the running loop
-    finally:
-        stop.set()
-        worker.join()
+    """The loop aggregates each counter once it comes due: the test moves the project's clock
+    past the delay and waits (however long a busy machine takes) for the loop, not itself, to
+    write the total."""
+    with clock_override(ManualClock(time.time())) as clock:
+        comment = post_with_likes(author, "looped", 1)
+        key = counter_key(kind=LIKES, object_id=comment.comment_id)
+        stop = threading.Event()
+        worker = threading.Thread(target=AggregateCommand().run_loop, kwargs={"stop": stop, "poll_seconds": 0.05})
+        worker.start()
+        try:
+            clock.advance(1.0)
+            wait_for(lambda: aggregation.counter_total_get(key=key).total is not None, what="the loop aggregating")
+            assert int(aggregation.counter_total_get(key=key).total) == 1
+            like_add(comment_id=comment.comment_id, user_id="late")
+            clock.advance(1.0)
+            wait_for(lambda: int(aggregation.counter_total_get(key=key).total) == 2, what="the loop taking the like")
+        finally:
+            stop.set()
+            worker.join()
     assert aggregation.counters_pending_count() == 0

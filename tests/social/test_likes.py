@@ -1,7 +1,6 @@
 """Likes and like counts: idempotence, 404s, atomicity under injected faults, concurrency."""
 
 import random
-import threading
 from unittest import mock
 
 import pytest
@@ -12,6 +11,7 @@ from actions.comments import comment_create
 from actions.likes import LikeState, like_add, like_remove
 from notifications.models import LikeEvent
 from project.errors import Conflict
+from project.testing.harness import in_threads
 from social import selectors, services
 from social.counters import LIKES, counter_key, counter_value
 from social.models import CounterShard, Like
@@ -174,36 +174,27 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
     a count read after it: a like counts itself (>= 1) even when the same user's unlike in
     another thread landed before that read; the final count is exact."""
     users = [f"liker{n}" for n in range(1, 13)]  # never the author's pk, whatever the test order
-    errors = []
-    answers = []
-    conflicts = []
 
     def worker(seed):
+        """One thread's 40 random likes and unlikes: (answer, was a like) each, None for a 409."""
         rng = random.Random(seed)
+        outcomes = []
         for _ in range(40):
             user = rng.choice(users)
+            liking = rng.random() < 0.55
             try:
-                if rng.random() < 0.55:
-                    state = like_add(comment_id=comment.comment_id, user_id=user)
-                    answers.append((state, True))
+                if liking:
+                    outcomes.append((like_add(comment_id=comment.comment_id, user_id=user), True))
                 else:
-                    state = like_remove(comment_id=comment.comment_id, user_id=user)
-                    answers.append((state, False))
+                    outcomes.append((like_remove(comment_id=comment.comment_id, user_id=user), False))
             except Conflict:
                 # Only 12 people: one person's like and unlike from two threads meet on their
                 # own like row; on AWS that may still be cancelled after every retry when the
                 # machine is slow. The answer is then a 409 and nothing was written.
-                conflicts.append(1)
-            except Exception as error:
-                errors.append(error)
+                outcomes.append(None)
+        return outcomes
 
-    threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
-    assert len(answers) + len(conflicts) == 320
+    answers = [outcome for thread in in_threads(worker, 8) for outcome in thread if outcome is not None]
     for state, liking in answers:
         assert state.liked is liking
         assert 0 <= state.like_count <= len(users)
@@ -213,10 +204,16 @@ def test_concurrent_likes_and_unlikes_keep_count_exact(comment, aws_conflicts, f
     assert shard_total(comment.comment_id) == len(rows)
     assert selectors.comment_get(comment_id=comment.comment_id, viewer_id=None).like_count == len(rows)
     fold_likes()
-    from notifications.models import LikeUnread
+    from notifications.models import LikeNotified, LikeUnread
 
+    # Everyone in the unread notification still likes the comment, and every like reached the
+    # author: it is listed, or it is a person's like again after flapping, which a fold puts
+    # back at most once before a read (how the threads' events were split between folds
+    # decides which); its marker is there either way.
     unread = LikeUnread.get(comment.author_id, comment.comment_id, consistent_read=True)
-    assert set(unread.liker_ids) == set(rows) and int(unread.num_likes) == len(rows)
+    assert set(unread.liker_ids) <= set(rows) and int(unread.num_likes) == len(unread.liker_ids)
+    notified = {marker.user_id for marker in LikeNotified.query(comment.comment_id, consistent_read=True)}
+    assert set(rows) <= notified
 
 
 @pytest.mark.slow
@@ -231,11 +228,7 @@ def test_sharded_like_counter_stays_exact_under_concurrency(comment, settings, a
         for user in chunk[::2]:
             like_remove(comment_id=comment.comment_id, user_id=user)
 
-    threads = [threading.Thread(target=worker, args=(users[i::8],)) for i in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    in_threads(lambda i: worker(users[i::8]), 8)
     shards = list(CounterShard.query(counter_key(kind=LIKES, object_id=comment.comment_id), consistent_read=True))
     assert len(shards) > 1
     expected = sorted(set(users) - {user for i in range(8) for user in users[i::8][::2]})

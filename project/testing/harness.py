@@ -1,0 +1,116 @@
+"""Threads, processes and waiting, for tests and benchmarks, on a machine of any speed.
+
+CI is a busy 2-core machine: nothing here assumes how long anything takes. A wait ends
+as soon as its condition holds and fails only after a deadline no healthy run comes
+near (`WAIT_SECONDS`); threads start together behind a barrier so they really overlap.
+Processes are read from /proc (Linux), so no extra dependency: bench/ imports this
+module without Django.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# Long enough for DynamoDB Local and a Python process to start on a loaded machine;
+# a wait that needs all of it is a hang, not a slow machine.
+WAIT_SECONDS = 300.0
+
+
+def wait_for(condition: Callable[[], T], *, what: str, seconds: float = WAIT_SECONDS, every: float = 0.05) -> T:
+    """Poll `condition()` every `every` seconds until it returns something truthy; return that.
+
+    Raises AssertionError naming `what` when it never did within `seconds`.
+    """
+    deadline = time.monotonic() + seconds
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not happen within {seconds:.0f}s")
+        time.sleep(every)
+
+
+def in_threads(work: Callable[[int], T], count: int, *, seconds: float = WAIT_SECONDS) -> list[T]:
+    """Run `work(0)` ... `work(count - 1)`, each in its own thread, started together; their results in order.
+
+    The threads wait at a barrier, so they begin at once however slowly they were started.
+    Any exception a thread raised is raised here (an ExceptionGroup of all of them), once
+    every thread has ended; a thread still running after `seconds` is an AssertionError.
+    """
+    start = threading.Barrier(count)
+    results: list[T | None] = [None] * count
+    errors: list[Exception] = []
+
+    def run(index: int) -> None:
+        try:
+            start.wait()
+            results[index] = work(index)
+        except Exception as error:  # raised in the caller's thread below
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(n,), name=f"in_threads-{n}", daemon=True) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    running = [thread.name for thread in threads if thread.is_alive()]
+    if running:
+        raise AssertionError(f"{len(running)} of {count} threads still running after {seconds:.0f}s: {running}")
+    if errors:
+        raise ExceptionGroup(f"{len(errors)} of {count} threads failed", errors)
+    return results  # type: ignore[return-value]  # every slot was filled: no thread failed
+
+
+# --- processes (Linux /proc) ----------------------------------------------------------
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (FileNotFoundError, ProcessLookupError):
+        return []
+
+
+def descendants(pid: int) -> list[int]:
+    """Children, their children, and so on (a process that ends meanwhile is left out)."""
+    found = []
+    for child in children(pid):
+        found += [child, *descendants(child)]
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except (FileNotFoundError, ProcessLookupError):
+        return ""
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (exited, waiting for its parent to reap it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def http_status(url: str) -> int:
+    """The status a GET of `url` answers; 0 when nothing answers (not listening yet, or gone)."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return 0
