@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any, cast
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
@@ -164,6 +164,9 @@ def exception_answer(exception: BaseException) -> tuple[int, str, str] | None:
     return dynamo_answer(exception)
 
 
+DJANGO_ERROR_CODES = {404: "not_found", 403: "permission_denied"}
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response: Response | None
     if isinstance(exc, ApplicationError):
@@ -191,9 +194,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         fields = exc.detail if isinstance(exc.detail, dict) else {"non_field_errors": exc.detail}
         response.data = {"detail": _first_message(fields), "code": "invalid", **fields}
     elif isinstance(response.data, dict) and "detail" in response.data:
-        # DRF answered it: an APIException (API views raise no Django Http404 or PermissionDenied).
-        api_exc = cast(drf_exceptions.APIException, exc)
-        response.data.setdefault("code", getattr(api_exc.detail, "code", None) or api_exc.default_code)
+        # DRF answered it: an APIException, or Django's Http404 / PermissionDenied it converted.
+        given = getattr(getattr(exc, "detail", None), "code", None) or getattr(exc, "default_code", None)
+        response.data.setdefault("code", given or DJANGO_ERROR_CODES.get(response.status_code, "error"))
     return response
 
 

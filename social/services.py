@@ -10,7 +10,7 @@ import logging
 import re
 import uuid
 import zlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -333,8 +333,10 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
     actions: list[Action] = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
     _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit")
     logger.info("comment %s edited by user %s", comment_id, author_id)
-    # None only when a delete landed between the edit and this read; the callers do not expect it.
-    return cast(Comment, comment_find(comment_id=comment_id))
+    edited = comment_find(comment_id=comment_id)
+    if edited is None:  # deleted between the edit and this read: the delete came last
+        raise NotFound("No such comment.")
+    return edited
 
 
 def comment_delete(*, comment_id: str, author_id: str) -> None:

@@ -3,9 +3,11 @@
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.http import Http404
 from django.test import Client, RequestFactory
 
 from project import views
+from project.errors import api_exception_handler
 
 pytestmark = pytest.mark.django_db
 
@@ -72,3 +74,13 @@ def test_too_many_failed_log_ins_get_a_friendly_page(client, make_user, settings
     assert answer.status_code == 429
     page = answer.content.decode()
     assert "Logging in is paused" in page and "Back to the timeline" in page
+
+
+@pytest.mark.parametrize(
+    "raised,status,code",
+    [(Http404("No such thing."), 404, "not_found"), (PermissionDenied(), 403, "permission_denied")],
+)
+def test_django_errors_raised_in_an_api_view_answer_json_with_a_code(raised, status, code):
+    answer = api_exception_handler(raised, {})
+    assert answer is not None and answer.status_code == status
+    assert answer.data["code"] == code and answer.data["detail"]

@@ -201,6 +201,19 @@ def test_api_patch_edits_and_answers_the_comment(alice, api):
     assert body["author"]["username"] == "alice"
 
 
+def test_api_patch_answers_404_when_a_delete_lands_right_after_the_edit(alice, api, monkeypatch):
+    comment = post(alice, "Helo")
+    author_write = services._author_write
+
+    def edit_then_deleted(**kwargs):
+        author_write(**kwargs)
+        services.comment_delete(comment_id=comment.comment_id, author_id=str(alice.pk))
+
+    monkeypatch.setattr(services, "_author_write", edit_then_deleted)
+    answer = api.as_user(alice).patch(f"/api/comments/{comment.comment_id}/", {"body": "Hello"}, format="json")
+    assert answer.status_code == 404 and answer.json()["code"] == "not_found"
+
+
 @pytest.mark.parametrize(
     ("payload", "field"),
     [
