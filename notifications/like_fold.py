@@ -287,7 +287,9 @@ def _settled(batch: _Committed | None) -> None:
             batch.finish.result()
 
 
-def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
+def like_events_fold(
+    *, comment_id: str, attempts: int = FOLD_ATTEMPTS, stop: Callable[[], bool] = lambda: False
+) -> int:
     """Fold every pending like event of one comment into its author's notification; returns how many.
 
     Exactly once: each batch's notification write is conditioned on the notification still
@@ -296,7 +298,8 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
     nothing: a crash before that write leaves the events pending, after it leaves steps that
     the next fold completes (`_fold_commit`). Concurrent folders of one comment: one wins
     each batch, the others re-read. A hot comment's batches overlap by one: the next one is
-    read and committed while the last one's later steps and delete finish.
+    read and committed while the last one's later steps and delete finish. `stop` is asked
+    after each batch (a stopping worker leaves the rest to the next folder).
     """
     folded = 0
     previous: _Committed | None = None
@@ -313,7 +316,7 @@ def like_events_fold(*, comment_id: str, attempts: int = FOLD_ATTEMPTS) -> int:
             # A partial batch ends the fold, unless likes keep coming (a hot comment): then
             # the next batch follows at once, for up to FOLD_CONTINUE_SECONDS (other comments wait).
             hot = batch.count >= FOLD_CONTINUE_MIN and clock.monotonic() - started < FOLD_CONTINUE_SECONDS
-            if batch.count < FOLD_EVENTS_MAX and not hot:
+            if stop() or (batch.count < FOLD_EVENTS_MAX and not hot):
                 batch.finish.result()
                 break
             previous = batch
@@ -394,7 +397,7 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
         if stop():
             break
         try:
-            folded += like_events_fold(comment_id=comment_id)
+            folded += like_events_fold(comment_id=comment_id, stop=stop)
         except Exception:
             logger.exception("fold of the like events of %s failed; left for the next pass", comment_id)
     return folded

@@ -392,3 +392,16 @@ def test_unread_like_items_and_counts_stay_in_step(people):
     assert selectors.unread_count_sources(user_id=uid(author)) == {f"like#{liked}": 1}
     assert len(count_items(author)) == 1  # the quiet comments have no items at all
     assert all(comment_id not in str(count_items(author)) for comment_id in quiet)
+
+
+def test_a_stopping_folder_stops_after_the_batch_in_hand_and_the_next_fold_takes_the_rest(people, make_user):
+    author = people["author"]
+    comment_id = post(author)
+    likers = [make_user() for _ in range(like_fold.FOLD_EVENTS_MAX + 5)]
+    for liker in likers:
+        like(liker, comment_id, folded=False)
+
+    assert like_fold.like_events_fold(comment_id=comment_id, stop=lambda: True) == like_fold.FOLD_EVENTS_MAX
+    assert len(list(LikeEvent.query(comment_id, consistent_read=True))) == 5
+    assert like_fold.like_events_fold(comment_id=comment_id) == 5
+    assert int(unread_item(author, comment_id).num_likes) == len(likers)
