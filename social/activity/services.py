@@ -27,6 +27,7 @@ month began), the writer creates it and waits for it, so the line is not lost.
 from __future__ import annotations
 
 import logging
+import math
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,10 +58,16 @@ def at_key(millis: int) -> str:
     return f"{millis:013d}#{uuid.uuid4().hex[:12]}"
 
 
-def _item(*, user_id: str, action: str, object_id: str | None, at: float, suffix: str | None = None) -> ActivityItem:
+def _millis(at: float) -> int:
+    """Epoch seconds to the millisecond they fall in (as `clock.now_ms` and the like events'
+    nanosecond ids count), so lines of one person keep their order in the key. Float noise
+    below a microsecond is rounded off first: 1.001 s is millisecond 1001, not 1000."""
+    return math.floor(round(at * 1000, 3))
+
+
+def _item(*, user_id: str, action: str, object_id: str | None, millis: int, suffix: str | None = None) -> ActivityItem:
     if action not in ACTIONS:
         raise ValueError(f"unknown activity action {action!r}")
-    millis = round(at * 1000)
     at = millis / 1000  # the month, the day and the key all from the same millisecond
     model = activity_model_ready(month=month_of(at))
     return model(
@@ -81,7 +88,7 @@ def activity_put(
     goes on without it and the failure is logged.
     """
     try:
-        item = _item(user_id=user_id, action=action, object_id=object_id, at=clock() if at is None else at)
+        item = _item(user_id=user_id, action=action, object_id=object_id, millis=_millis(clock() if at is None else at))
     except Exception:
         logger.exception("activity %s of user %s not logged (table not available)", action, user_id)
         return
@@ -95,7 +102,7 @@ def activity_record(*, user_id: str, action: str, object_id: str | None = None, 
     two lines (each call mints its own key). Never raises.
     """
     try:
-        _item(user_id=user_id, action=action, object_id=object_id, at=clock() if at is None else at).save()
+        _item(user_id=user_id, action=action, object_id=object_id, millis=_millis(clock() if at is None else at)).save()
         return True
     except Exception:
         logger.exception("activity %s of user %s on %s not logged", action, user_id, object_id)
@@ -112,7 +119,7 @@ def activity_record_many(
     at = clock() if at is None else at
     written = 0
     try:
-        items = [_item(user_id=user_id, action=action, object_id=object_id, at=at) for user_id in user_ids]
+        items = [_item(user_id=user_id, action=action, object_id=object_id, millis=_millis(at)) for user_id in user_ids]
         if not items:
             return 0
         with type(items[0]).batch_write() as batch:
@@ -152,7 +159,7 @@ def activity_record_keyed(*, lines: Iterable[ActivityLine]) -> int:
                 user_id=line.user_id,
                 action=line.action,
                 object_id=line.object_id,
-                at=line.millis / 1000,
+                millis=line.millis,
                 suffix=line.suffix,
             )
         except Exception:

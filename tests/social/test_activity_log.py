@@ -267,3 +267,10 @@ def test_retried_transactions_log_once(comment, fold_likes):
     assert state == {"conflicts": 0, "resent": 1}
     fold_likes()
     assert [item.action for item in log_of("7")] == ["like"]
+
+
+def test_a_line_takes_the_millisecond_it_falls_in_as_the_like_events_keys_do():
+    at = datetime(2026, 11, 20, 10, 0, 0, 999600, tzinfo=TOKYO).timestamp()
+    assert activity.activity_record(user_id="6", action="login", at=at)
+    (line,) = log_of("6", "202611")
+    assert line.at_key.startswith(f"{int(at * 1_000_000_000) // 1_000_000:013d}#")  # not rounded up
