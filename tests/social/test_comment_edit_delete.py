@@ -46,7 +46,13 @@ def timeline_ids() -> list[str]:
 
 
 def reply_ids(parent) -> list[str]:
-    return [view.id for view in selectors.comment_replies(comment_id=parent.comment_id, viewer_id=None).results]
+    """Every visible reply, page after page."""
+    ids, cursor = [], None
+    while True:
+        page = selectors.comment_replies(comment_id=parent.comment_id, viewer_id=None, cursor=cursor)
+        ids += [view.id for view in page.results]
+        if not (cursor := page.next_cursor):
+            return ids
 
 
 def actions_logged(user, comment) -> list[str]:
