@@ -20,6 +20,22 @@ while True:
 """
 
 
+def supervise(*arguments: str) -> subprocess.Popen:
+    """`python -m project.supervise` with a short back-off, its stderr kept for the asserts."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "project.supervise", "--min-backoff", "0.1", *arguments],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def first_pid(pids_file: Path) -> int:
+    """The pid the stand-in wrote at its first start."""
+    wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")
+    return int(pids_file.read_text().split()[0])
+
+
 def test_backoff_doubles_on_quick_deaths_up_to_the_maximum_and_resets_after_a_healthy_run():
     backoff = Backoff(minimum=1, maximum=8, healthy_after=60)
     assert [backoff.after_run(0.5) for _ in range(5)] == [1, 2, 4, 8, 8]
@@ -30,14 +46,9 @@ def test_backoff_doubles_on_quick_deaths_up_to_the_maximum_and_resets_after_a_he
 def test_a_killed_worker_is_restarted_and_sigterm_stops_both(tmp_path):
     pids_file = tmp_path / "pids"
     command = [sys.executable, "-c", CHILD, str(pids_file)]
-    supervisor = subprocess.Popen(
-        [sys.executable, "-m", "project.supervise", "--name", "stand-in", "--min-backoff", "0.1", "--", *command],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    supervisor = supervise("--name", "stand-in", "--", *command)
     try:
-        first = int(wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")[0])
+        first = first_pid(pids_file)
         os.kill(first, signal.SIGKILL)
         pids = wait_for(
             lambda: len(pids_file.read_text().split()) >= 2 and pids_file.read_text().split(), what="a restart"
@@ -67,14 +78,9 @@ def test_the_exit_status_is_the_last_commands_even_when_an_earlier_one_was_kille
         "-c",
         "import os, sys, time; open(sys.argv[1], 'a').write(f'{os.getpid()}\\n'); time.sleep(600)",
     ]
-    supervisor = subprocess.Popen(
-        [sys.executable, "-m", "project.supervise", "--min-backoff", "0.1", "--", *command, str(pids_file)],
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    supervisor = supervise("--", *command, str(pids_file))
     try:
-        first = int(wait_for(lambda: pids_file.exists() and pids_file.read_text().split(), what="a start")[0])
+        first = first_pid(pids_file)
         os.kill(first, signal.SIGKILL)
         wait_for(lambda: len(pids_file.read_text().split()) >= 2, what="a second start")
         supervisor.send_signal(signal.SIGTERM)

@@ -16,16 +16,6 @@ pytestmark = pytest.mark.django_db
 MISSING = "00000000-0000-0000-0000-000000000000"
 
 
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob", display_name="Bob")
-
-
 def post_comment(api, user, body="Hello", **extra):
     return api.as_user(user).post("/api/comments/", {"body": body, **extra}, format="json")
 

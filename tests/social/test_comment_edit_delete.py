@@ -23,16 +23,6 @@ pytestmark = pytest.mark.django_db
 MISSING = "00000000-0000-0000-0000-000000000000"
 
 
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob", display_name="Bob")
-
-
 def post(user, body="Hello", parent=None):
     return comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
 

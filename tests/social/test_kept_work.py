@@ -14,11 +14,6 @@ pytestmark = pytest.mark.django_db
 PASSWORD = "pw-Secret-123"
 
 
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
 def log_in(client, username: str, next_path: str):
     return client.post("/accounts/login/", {"username": username, "password": PASSWORD, "next": next_path})
 

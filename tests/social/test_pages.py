@@ -12,11 +12,6 @@ from social.models import Like
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def alice(make_user):
-    return make_user("alice", display_name="Alice")
-
-
 def test_anonymous_visitor_sees_the_timeline_and_an_invitation(client, alice):
     comment_create(author_id=str(alice.pk), body="Hello from Alice")
     page = client.get("/")

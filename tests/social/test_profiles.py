@@ -15,11 +15,6 @@ def alice(make_user):
     return make_user("alice", display_name="Alice Liddell")
 
 
-@pytest.fixture
-def bob(make_user):
-    return make_user("bob", display_name="Bob")
-
-
 def post(user, body, parent=None):
     return comment_create(author_id=str(user.pk), body=body, parent_id=parent.comment_id if parent else None)
 
