@@ -16,10 +16,9 @@ from social.counters import (
     LIKES,
     ShardPick,
     counter_add,
-    counter_contended,
     counter_key,
-    counter_shard_count_prefetch,
     counter_value,
+    like_counter_shard_count,
 )
 from social.models import Comment, CounterShard, Like
 from social.services import comment_get_visible
@@ -58,23 +57,25 @@ def _like_transaction(
 
 
 def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
-    """Run the like/unlike transaction; returns the counter's exact value read right after it."""
+    """Run the like/unlike transaction; returns the counter's exact value read right after it.
+
+    Three round trips and no other read: the comment (consistently, which also carries its
+    like counter's shard count), the transaction, the count.
+    """
     key = counter_key(kind=LIKES, object_id=comment_id)
-    shards = counter_shard_count_prefetch(key=key)  # read with the comment: one round trip for both
     comment = comment_get_visible(comment_id=comment_id)
-    shards.result()
     account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
     shards_table = CounterShard.Meta.table_name
 
     contention: list[TransactOutcome] = []
+    with ShardPick(key, shards=like_counter_shard_count(comment=comment)) as pick:
 
-    def grow_on_contention(outcome: TransactOutcome) -> None:
-        contention.append(outcome)
-        # Throttled as a whole (no per-action reasons), or the shard collided.
-        if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):
-            counter_contended(key=key)
+        def grow_on_contention(outcome: TransactOutcome) -> None:
+            contention.append(outcome)
+            # Throttled as a whole (no per-action reasons), or the shard collided.
+            if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):
+                pick.contended()
 
-    with ShardPick(key) as pick:
         outcome = transact(
             lambda transaction: _like_transaction(
                 transaction, comment=comment, user_id=user_id, key=key, kind=kind, shard=pick.next()

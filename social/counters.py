@@ -13,8 +13,10 @@ write-sharded `due` index, sums the shards and writes the total.
 
 How many shards a counter is written to: the kind's setting (LIKE_COUNTER_SHARDS,
 VIEW_COUNTER_SHARDS), or a per-counter override on its `counter_totals` item that
-staff raise for a hot counter. Changing it never loses a count: reads sum *every*
-shard item of the counter, whatever shard count its writers used.
+contention raises and staff set for a hot counter. A like counter's override is also
+carried by its comment item (`like_shards`), which a like reads anyway: the like
+learns its shard count with no read of its own. Changing it never loses a count:
+reads sum *every* shard item of the counter, whatever shard count its writers used.
 """
 
 from __future__ import annotations
@@ -25,16 +27,16 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Collection
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
 from cachetools import TTLCache
 from django.conf import settings
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
-from project.errors import ApplicationError
-from social.models import CounterShard, CounterTotal
+from project.errors import ApplicationError, NotFound
+from social.models import Comment, CounterShard, CounterTotal
 
 logger = logging.getLogger(__name__)
 
@@ -110,11 +112,48 @@ def counter_shard_count(*, key: str) -> int:
     return max(1, override or _kind_shards(counter_key_parts(key)[0]))
 
 
-def counter_shard_count_prefetch(*, key: str) -> Future:
-    """Start `counter_shard_count` in the background (its answer is cached for the write that
-    follows): a like reads the counter's shard override while it reads the comment, so the
-    override costs no round trip of its own."""
-    return _readers.submit(counter_shard_count, key=key)
+def _override_known(key: str) -> int | None:
+    """The override this process holds for the counter (its own growth or set, or one read
+    within SHARD_OVERRIDE_CACHE_SECONDS), without reading anything."""
+    with _lock:
+        return _shard_overrides.get(key)
+
+
+def like_counter_shard_count(*, comment: Comment) -> int:
+    """Shards a like of this comment spreads over, from the comment item the like has read: no read of its own.
+
+    The count the comment carries (`like_shards`, written whenever the counter grows or
+    staff set it), else LIKE_COUNTER_SHARDS; or what this process holds, if larger (its
+    own growth a moment ago, whose write on the comment may not have landed).
+    """
+    carried = int(comment.like_shards) if comment.like_shards else settings.LIKE_COUNTER_SHARDS
+    known = _override_known(counter_key(kind=LIKES, object_id=comment.comment_id))
+    return max(1, carried, known or 0)
+
+
+def _comment_like_shards_raise(*, comment_id: str, shards: int) -> bool:
+    """Write a grown like-counter shard count onto its comment item, unless it carries as many or more.
+
+    One conditional UpdateItem (the comment exists; `like_shards` absent or smaller, so
+    concurrent growers never lower it). Best effort: refused (as many or more stored, or
+    no such comment) or failed (the item is busy, throttled), the next growth writes again.
+    Cost: the comment item's size in KB, rounded up, in write units, twice: the `timeline`
+    or `replies` index (all attributes projected) holds a visible comment too; the
+    keys-only `author` index is not written. Rare: only when the counter grows, at most
+    four times on its way from 1 to COUNTER_SHARDS_MAX shards. Returns whether it wrote.
+    """
+    try:
+        Comment(comment_id).update(
+            actions=[Comment.like_shards.set(shards)],
+            condition=Comment.comment_id.exists()
+            & (Comment.like_shards.does_not_exist() | (Comment.like_shards < shards)),
+        )
+    except UpdateError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            code = error.cause_response_code
+            logger.info("comment %s: like shard count %d not stored yet (%s)", comment_id, shards, code)
+        return False
+    return True
 
 
 def counter_shard_for(*, key: str, member: str) -> int:
@@ -163,12 +202,16 @@ class ShardPick:
     a process never sends two concurrent writes of one counter to the same shard (which
     on AWS would cancel one of them), and a retry after a conflict lands elsewhere. Use
     as a context manager around the whole retry loop, so the last pick is released.
+    `shards`: the counter's shard count as the caller knows it (a like: from the comment it
+    read, `like_counter_shard_count`); the pick reads nothing, and follows the growth this
+    process makes meanwhile (`shards` is then the grown count).
     """
 
     _inflight: dict[str, dict[int, int]] = {}
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, *, shards: int):
         self.key = key
+        self.shards = shards
         self.shard: int | None = None
 
     def __enter__(self) -> ShardPick:
@@ -189,14 +232,18 @@ class ShardPick:
             self._inflight.pop(self.key, None)
         self.shard = None
 
+    def contended(self) -> None:
+        """An attempt met a conflict or throttling: grow the counter (`counter_contended`)."""
+        self.shards = counter_contended(key=self.key, current=self.shards)
+
     def next(self) -> int:
-        shards = counter_shard_count(key=self.key)
+        shards = self.shards = max(self.shards, _override_known(self.key) or 0)
         with _lock:
             in_flight = len(self._inflight.get(self.key, {}))
         if in_flight >= shards:
             # More writes of this counter in flight here than it has shards: a conflict
             # is certain, so grow now (with room to spare) instead of after a cancelled attempt.
-            shards = counter_contended(key=self.key, at_least=2 * (in_flight + 1))
+            shards = self.shards = counter_contended(key=self.key, at_least=2 * (in_flight + 1), current=shards)
         with _lock:
             self._release()
             busy = self._inflight.setdefault(self.key, {})
@@ -256,21 +303,28 @@ SHARD_GROWTH_FACTOR = 4
 _grown_at: OrderedDict[str, float] = OrderedDict()
 
 
-def counter_contended(*, key: str, at_least: int = 0) -> int:
+def counter_contended(*, key: str, at_least: int = 0, current: int | None = None) -> int:
     """A write of this counter met a transaction conflict or throttling: spread new writes wider.
 
     Multiplies the counter's shard count by SHARD_GROWTH_FACTOR (bounded by
     COUNTER_SHARDS_MAX) with one conditional UpdateItem on its `counter_totals` item
     (condition: the stored count is smaller, so concurrent growers never shrink it);
-    this process uses the new count at once, others within SHARD_OVERRIDE_CACHE_SECONDS.
-    Reads sum every shard, so no count moves or is lost. Best effort: if the update
-    fails (the item is busy, throttled) this process keeps the larger count and the
-    next conflict writes it again. Staff may still set any count.
+    a like counter's count is then also written onto its comment item, which the next
+    like reads (`_comment_like_shards_raise`: a second UpdateItem, same condition).
+    This process uses the new count at once; other processes: a like at its next read of
+    the comment, a view within SHARD_OVERRIDE_CACHE_SECONDS. Reads sum every shard, so no
+    count moves or is lost. Best effort: if an update fails (the item is busy,
+    throttled) this process keeps the larger count and the next conflict writes it
+    again. If the stored count is already as large (another process grew it), this
+    process reads it, uses it, and copies it onto the comment (which heals a comment
+    that does not carry its counter's count yet). Staff may still set any count.
+    `current`: the shard count the caller writes with (a like: from its comment, so no
+    read is needed); without it, the override is read (or taken from this process's cache).
     `at_least`: this process has that many writes of the counter in flight, so grow to
     at least that many shards whenever it has fewer. Returns the shard count this
     process now writes with.
     """
-    current = counter_shard_count(key=key)
+    current = counter_shard_count(key=key) if current is None else max(current, _override_known(key) or 0)
     now = clock.monotonic()
     last = _grown_at.get(key)
     recently = last is not None and now - last < SHARD_GROWTH_INTERVAL
@@ -290,15 +344,17 @@ def counter_contended(*, key: str, at_least: int = 0) -> int:
             ],
             condition=CounterTotal.shards.does_not_exist() | (CounterTotal.shards < grown),
         )
-    except Exception as error:
-        if getattr(error, "cause_response_code", None) != "ConditionalCheckFailedException":
+        logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
+    except UpdateError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
             # The item is busy or throttled: keep spreading here; the next conflict writes it.
-            logger.info("counter %s: shard growth to %d not stored yet (%s)", key, grown, type(error).__name__)
-            return grown
-        with _lock:  # another process stored as many or more: use that
-            _shard_overrides.pop(key, None)
-        return counter_shard_count(key=key)
-    logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
+            logger.info("counter %s: shard growth to %d not stored yet (%s)", key, grown, error.cause_response_code)
+        else:
+            with _lock:  # another process stored as many or more: use that
+                _shard_overrides.pop(key, None)
+            grown = counter_shard_count(key=key)
+    if kind == LIKES:
+        _comment_like_shards_raise(comment_id=object_id, shards=grown)
     return grown
 
 
@@ -335,20 +391,53 @@ def counter_set_shards(*, key: str, shards: int) -> int:
     """Set how many shards new writes of one counter spread over (staff, for a hot counter).
 
     Nothing is moved: existing shard items keep their counts and reads sum every shard,
-    so the value is unchanged. Other processes pick the new count up within
-    SHARD_OVERRIDE_CACHE_SECONDS. Idempotent; concurrent calls: the last one wins.
+    so the value is unchanged. A like counter's count is written onto its comment first
+    (as given, larger or smaller; NotFound if there is no such comment), so the next like
+    of the comment, in any process, uses it; then onto the counter's `counter_totals`
+    item, which views, the admin and `counter_shards` read (other processes within
+    SHARD_OVERRIDE_CACHE_SECONDS). Costs an UpdateItem of each; the comment's is
+    described in `_comment_like_shards_raise`. Idempotent; concurrent calls: the last
+    one wins; dies between the two writes: the likes use the new count, views and the
+    admin the old one until it is set again.
     """
     kind, object_id = counter_key_parts(key)
     if kind not in KINDS or not object_id:
         raise ApplicationError(f"Unknown counter {key!r}.", field="key")
     if not 1 <= shards <= settings.COUNTER_SHARDS_MAX:
         raise ApplicationError(f"Shards must be 1..{settings.COUNTER_SHARDS_MAX}.", field="shards")
+    if kind == LIKES:
+        try:
+            Comment(object_id).update(actions=[Comment.like_shards.set(shards)], condition=Comment.comment_id.exists())
+        except UpdateError as error:
+            if error.cause_response_code == "ConditionalCheckFailedException":
+                raise NotFound("No such comment.") from None
+            raise
     CounterTotal(key).update(
         actions=[CounterTotal.shards.set(shards), CounterTotal.kind.set(kind), CounterTotal.object_id.set(object_id)]
     )
     _override_remember(key, shards)
     logger.info("counter %s now spreads new writes over %d shards", key, shards)
     return shards
+
+
+def counter_like_overrides_copy() -> tuple[int, int]:
+    """Copy every stored like-counter override onto its comment item (`counter_shards --copy-like-overrides`).
+
+    For counters grown or set while comments did not carry their like counter's shard
+    count: until then a like of such a comment writes with LIKE_COUNTER_SHARDS until its
+    next conflict grows it again. One Scan of `counter_totals` (one item per counter:
+    an operator's one-off, never on a request path) and one conditional UpdateItem per
+    override found (`_comment_like_shards_raise`: never lowers what a comment carries).
+    Idempotent; concurrent with growth: the larger count stays. Returns (found, written).
+    """
+    found = written = 0
+    for total in CounterTotal.scan(
+        filter_condition=(CounterTotal.kind == LIKES) & CounterTotal.shards.exists(),
+        attributes_to_get=["counter_key", "object_id", "shards"],
+    ):
+        found += 1
+        written += _comment_like_shards_raise(comment_id=total.object_id, shards=int(total.shards))
+    return found, written
 
 
 # The base item of a counter (shard -1) takes what `counter_compact` folds in; writers

@@ -85,6 +85,10 @@ class Comment(Model):
     # timeline and replies indexes (sparse GSIs) instead of filtering pages.
     timeline_key = UnicodeAttribute(null=True)
     reply_to = UnicodeAttribute(null=True)
+    # How many shards likes of this comment spread over, when its like counter was grown or
+    # set (social.counters); absent: LIKE_COUNTER_SHARDS. A like reads the comment anyway,
+    # so it learns the count with no read of its own.
+    like_shards = NumberAttribute(null=True)
 
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()

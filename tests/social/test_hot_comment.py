@@ -1,9 +1,13 @@
 """A popular comment on AWS: many people like it at once under AWS's transaction
 conflict rules (modelled on DynamoDB Local by the `aws_conflicts` fixture), and no like fails."""
 
+import io
 from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
 
 import pytest
+from botocore.client import BaseClient
+from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -11,8 +15,10 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from notifications import selectors as notification_selectors
 from notifications.models import LikeEvent, LikeUnread
+from project.errors import NotFound
 from social import counters
 from social.counters import LIKES, counter_key
+from social.models import Comment, CounterShard, CounterTotal
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -58,32 +64,153 @@ def test_32_people_like_unlike_and_like_again_one_comment_without_a_failure(
     assert len(unread.liker_ids) == len(set(unread.liker_ids)) == min(PEOPLE, settings.LIKE_NOTIFICATION_LIKERS_MAX)
 
 
-def test_a_contended_counter_grows_its_shards_up_to_the_maximum(settings):
+@pytest.fixture
+def hot(make_user):
+    """A comment and its like counter's key."""
+    comment_id = comment_create(author_id=str(make_user("author").pk), body="Hot").comment_id
+    return comment_id, counter_key(kind=LIKES, object_id=comment_id)
+
+
+def carried(comment_id):
+    """The like counter's shard count the comment item carries (None: the kind's setting)."""
+    shards = Comment.get(comment_id, consistent_read=True).like_shards
+    return None if shards is None else int(shards)
+
+
+def test_a_contended_counter_grows_its_shards_up_to_the_maximum(settings, hot):
     settings.LIKE_COUNTER_SHARDS = 1
     settings.COUNTER_SHARDS_MAX = 20
-    key = counter_key(kind=LIKES, object_id="hot")
+    comment_id, key = hot
     grown = []
     for _ in range(4):
         counters._grown_at.clear()  # one growth per SHARD_GROWTH_INTERVAL: let each call grow
         grown.append(counters.counter_contended(key=key))
     assert grown == [4, 16, 20, 20]
     counters.counters_forget_caches()
-    assert counters.counter_shard_count(key=key) == 20  # stored, seen by every process
-    # staff still set any count; contention grows it again from there
+    assert counters.counter_shard_count(key=key) == 20 == carried(comment_id)  # stored, seen by every process
+    # staff still set any count, on the comment too; contention grows it again from there
     counters.counter_set_shards(key=key, shards=2)
+    assert carried(comment_id) == 2
     counters._grown_at.clear()
-    assert counters.counter_contended(key=key) == 8
+    assert counters.counter_contended(key=key) == 8 == carried(comment_id)
 
 
-def test_a_contended_counter_never_shrinks_a_larger_count_another_process_stored(settings):
+def test_a_contended_counter_never_shrinks_a_larger_count_another_process_stored(settings, hot):
     settings.LIKE_COUNTER_SHARDS = 1
-    key = counter_key(kind=LIKES, object_id="hot")
+    comment_id, key = hot
     counters.counter_contended(key=key)  # this process: 4
     counters.counter_set_shards(key=key, shards=32)  # another process grew it further
     counters._override_remember(key, 4)  # this process still believes 4
     counters._grown_at.clear()
     # its write (16) is refused; it re-reads and writes with the stored, larger count
-    assert counters.counter_contended(key=key) == 32 == counters.counter_shard_count(key=key)
+    assert counters.counter_contended(key=key) == 32 == counters.counter_shard_count(key=key) == carried(comment_id)
+
+
+class DynamoCalls:
+    """Every DynamoDB call made while active, as (operation, table)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __enter__(self):
+        real = BaseClient._make_api_call
+
+        def spy(client, operation_name, api_params):
+            self.calls.append((operation_name, api_params.get("TableName"), api_params))
+            return real(client, operation_name, api_params)
+
+        self._patch = mock.patch.object(BaseClient, "_make_api_call", spy)
+        self._patch.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._patch.stop()
+
+    def tables(self):
+        return [(operation, table) for operation, table, _ in self.calls]
+
+
+def like_in_a_fresh_process(comment_id, user_id):
+    """`like_add` as a process that has never seen the counter makes it: its calls, and the shard it wrote."""
+    counters.counters_forget_caches()
+    with DynamoCalls() as spy:
+        like_add(comment_id=comment_id, user_id=user_id)
+    (transaction,) = [params for operation, _, params in spy.calls if operation == "TransactWriteItems"]
+    (shard,) = [
+        int(action["Update"]["Key"]["shard"]["N"])
+        for action in transaction["TransactItems"]
+        if action.get("Update", {}).get("TableName") == CounterShard.Meta.table_name
+    ]
+    return spy.tables(), shard
+
+
+def test_after_growth_a_like_in_another_process_spreads_wider_with_no_read_of_its_own(settings, hot):
+    settings.LIKE_COUNTER_SHARDS = 1
+    settings.LIKE_FOLD_AFTER_RESPONSE = False  # the calls of the like alone
+    comment_id, key = hot
+    assert counters.counter_contended(key=key) == 4
+    shards_used = set()
+    for n in range(24):
+        calls, shard = like_in_a_fresh_process(comment_id, f"fan{n}")
+        assert calls == [
+            ("GetItem", Comment.Meta.table_name),
+            ("TransactWriteItems", None),
+            ("Query", CounterShard.Meta.table_name),
+        ]
+        shards_used.add(shard)
+    assert shards_used <= {0, 1, 2, 3} and len(shards_used) > 1
+    assert counters.counter_value(key=key) == 24
+
+
+def test_staff_set_reaches_the_next_like_of_any_process_through_the_comment(settings, hot):
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
+    comment_id, key = hot
+    counters.counter_set_shards(key=key, shards=16)
+    assert carried(comment_id) == 16
+    shards_used = {like_in_a_fresh_process(comment_id, f"fan{n}")[1] for n in range(24)}
+    assert max(shards_used) < 16 and len(shards_used) > 1
+    counters.counter_set_shards(key=key, shards=1)  # staff lower it: the comment carries it as given
+    assert carried(comment_id) == 1
+    assert {like_in_a_fresh_process(comment_id, f"late{n}")[1] for n in range(8)} == {0}
+    assert counters.counter_value(key=key) == 32
+
+
+def test_setting_the_shards_of_an_unknown_comments_likes_is_refused_and_writes_nothing():
+    key = counter_key(kind=LIKES, object_id="6f1d3a52-2a1c-4c55-9a43-0d8f0e0a8b11")
+    with pytest.raises(NotFound):
+        counters.counter_set_shards(key=key, shards=8)
+    assert list(CounterTotal.scan()) == []
+    assert list(Comment.scan()) == []
+
+
+def test_a_counter_grown_before_comments_carried_it_heals_at_its_next_contention(settings, hot):
+    settings.LIKE_COUNTER_SHARDS = 1
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
+    comment_id, key = hot
+    CounterTotal(key).update(actions=[CounterTotal.shards.set(16)])  # stored where only views and staff read it
+    assert like_in_a_fresh_process(comment_id, "early")[1] == 0  # the like knows only the comment
+    counters.counters_forget_caches()
+    assert counters.counter_contended(key=key, current=1) == 16  # refused (16 >= 4): reads 16, copies it
+    assert carried(comment_id) == 16
+
+
+def test_the_command_copies_stored_like_overrides_onto_their_comments(settings, make_user):
+    author = str(make_user("author").pk)
+    old, larger, viewed = (comment_create(author_id=author, body=b).comment_id for b in ("old", "larger", "viewed"))
+    for comment_id, shards in ((old, 16), (larger, 8)):
+        CounterTotal(counter_key(kind=LIKES, object_id=comment_id)).update(
+            actions=[
+                CounterTotal.shards.set(shards),
+                CounterTotal.kind.set(LIKES),
+                CounterTotal.object_id.set(comment_id),
+            ]
+        )
+    Comment(larger).update(actions=[Comment.like_shards.set(32)])  # grown since: never lowered
+    counters.counter_set_shards(key=counter_key(kind=counters.VIEWS, object_id=viewed), shards=4)
+    out = io.StringIO()
+    call_command("counter_shards", "--copy-like-overrides", stdout=out)
+    assert "2 stored like override(s), 1 copied" in out.getvalue()
+    assert (carried(old), carried(larger), carried(viewed)) == (16, 32, None)
 
 
 def test_the_folder_compacts_a_hot_counter_so_a_page_reads_one_item(make_user, settings, fold_likes):
