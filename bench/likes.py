@@ -391,22 +391,42 @@ def healthy(port: int) -> bool:
         return False
 
 
+def http_healthz(*, port: int, repeat: int, keep_alive: bool) -> list[float]:
+    """GET /healthz (answered by the first middleware, no DynamoDB, no database): the round
+    trip through gunicorn and Django's request handling that every request pays."""
+    samples = []
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    for _ in range(repeat):
+        if not keep_alive:
+            connection = http.client.HTTPConnection("127.0.0.1", port)
+        started = time.perf_counter()
+        connection.request("GET", "/healthz")
+        answer = connection.getresponse()
+        answer.read()
+        samples.append(time.perf_counter() - started)
+        assert answer.status == 200
+        if not keep_alive:
+            connection.close()
+    connection.close()
+    return samples
+
+
 def http_likes(
-    *, port: int, token: str, comments: list[str], author_id: str, floor, keep_alive: bool
+    *, port: int, token: str, comments: list[str], authors: dict[str, str], floor, keep_alive: bool
 ) -> tuple[list[float], list[float], list[float]]:
     """PUT each comment's like over HTTP, one at a time: on a new connection each, or all on one
     keep-alive connection (what a browser does); then wait for the author's badge to count it,
     and for the fold to finish, so each like meets a quiet site. The floor's round trips run
     right before each like (the same load). Returns (answer latencies, fold lags, floor
-    latencies). The like commits in the server's process, where this bench cannot time it:
+    latencies). Each comment has an author of its own, so the badge polled stays one item.
+    The like commits in the server's process, where this bench cannot time it:
     the lag runs from the answer's arrival (a little after the commit) to the badge showing it."""
     from notifications import selectors
     from notifications.models import LikeEvent
 
     latencies, lags, floors = [], [], []
-    base = selectors.unread_count(user_id=author_id)
     connection = http.client.HTTPConnection("127.0.0.1", port)
-    for k, comment_id in enumerate(comments, start=1):
+    for comment_id in comments:
         floors += timed(floor, 1)
         if not keep_alive:
             connection = http.client.HTTPConnection("127.0.0.1", port)
@@ -419,7 +439,7 @@ def http_likes(
         assert answer.status == 200, body
         if not keep_alive:
             connection.close()
-        while selectors.unread_count(user_id=author_id) < base + k:
+        while selectors.unread_count(user_id=authors[comment_id]) < 1:
             time.sleep(0.002)
         lags.append(time.perf_counter() - answered)
         while list(LikeEvent.query(comment_id, limit=1)):  # the fold's last step done
@@ -441,17 +461,26 @@ def single_likes(options) -> None:
     liker = get_user_model().objects.create_user(username="liker", password="x")
     token = Token.objects.create(user=liker)
     n = options.likes
-    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(3 * n + WARM_UP)]
+    comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(n)]
+    # The HTTP likes' comments, each by an author of its own (whose badge the lag waits for).
+    get_user_model().objects.bulk_create(
+        get_user_model()(username=f"http-author-{i}", password="!") for i in range(2 * n + WARM_UP)
+    )
+    authors = {
+        comment_create(author_id=str(pk), body=f"h{pk}").comment_id: str(pk)
+        for pk in get_user_model().objects.filter(username__startswith="http-author-").values_list("pk", flat=True)
+    }
+    comments += list(authors)  # the floor likes only the first n: no events of its own on these
     users = iter(str(uuid.uuid4()) for _ in range(10 * n))
 
     print(f"Likes: {n} per method, each a new (comment, user) pair, DynamoDB Local")
     template = capture_like_transaction(comment_id=comments[0])
     print(f"  a like is one TransactWriteItems of {len(template['TransactItems'])} actions")
     floor_tx = timed(
-        lambda: raw_like_transaction(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+        lambda: raw_like_transaction(client, template, comment_id=random.choice(comments[:n]), user_id=next(users)), n
     )
     floor_all = timed(
-        lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users)), n
+        lambda: raw_like_roundtrips(client, template, comment_id=random.choice(comments[:n]), user_id=next(users)), n
     )
     from django.test import override_settings
 
@@ -459,20 +488,21 @@ def single_likes(options) -> None:
         service = timed(lambda: like_add(comment_id=random.choice(comments[:n]), user_id=next(users)), n)
 
     def floor_round():
-        raw_like_roundtrips(client, template, comment_id=random.choice(comments), user_id=next(users))
+        raw_like_roundtrips(client, template, comment_id=random.choice(comments[:n]), user_id=next(users))
 
     http_runs = {}
     with http_server() as port:
         # Not measured: the worker's first likes and folds (imports, connections) on their own comments.
         http_likes(
-            port=port, token=token.key, comments=comments[3 * n :], author_id=str(author.pk), floor=floor_round,
+            port=port, token=token.key, comments=comments[3 * n :], authors=authors, floor=floor_round,
             keep_alive=True,
         )  # fmt: skip
         for keep_alive, chosen in ((False, comments[n : 2 * n]), (True, comments[2 * n : 3 * n])):
             http_runs[keep_alive] = http_likes(
-                port=port, token=token.key, comments=chosen, author_id=str(author.pk), floor=floor_round,
+                port=port, token=token.key, comments=chosen, authors=authors, floor=floor_round,
                 keep_alive=keep_alive,
             )  # fmt: skip
+        healthz = {keep_alive: http_healthz(port=port, repeat=n, keep_alive=keep_alive) for keep_alive in (False, True)}
     print(row("floor: raw transact_write_items", floor_tx))
     print(row("floor: raw get + transact + query", floor_all, floor_tx))
     print(row("like_add() service, in this process (no fold)", service, floor_tx))
@@ -485,6 +515,7 @@ def single_likes(options) -> None:
         print(f"  {label}:")
         print(row("  floor: raw get + transact + query (*)", http_floor, floor_tx))
         print(row("  PUT .../like/ over HTTP (*)", http, floor_tx))
+        print(row("  GET /healthz over HTTP (the server's own)", healthz[keep_alive]))
         print(
             f"    HTTP p50 / round-trip floor p50 beside it: {sorted(http)[n // 2] / sorted(http_floor)[n // 2]:.2f}x"
         )

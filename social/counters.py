@@ -423,12 +423,13 @@ def counter_set_shards(*, key: str, shards: int) -> int:
 def counter_like_overrides_copy() -> tuple[int, int]:
     """Copy every stored like-counter override onto its comment item (`counter_shards --copy-like-overrides`).
 
-    For counters grown or set while comments did not carry their like counter's shard
-    count: until then a like of such a comment writes with LIKE_COUNTER_SHARDS until its
-    next conflict grows it again. One Scan of `counter_totals` (one item per counter:
+    For overrides stored on `counter_totals` alone (the comment carries none): a like of
+    such a comment writes with LIKE_COUNTER_SHARDS until its next conflict grows it again,
+    or until this copies the override. One Scan of `counter_totals` (one item per counter:
     an operator's one-off, never on a request path) and one conditional UpdateItem per
     override found (`_comment_like_shards_raise`: never lowers what a comment carries).
-    Idempotent; concurrent with growth: the larger count stays. Returns (found, written).
+    Idempotent (dies half way: run it again); concurrent with growth: the larger count
+    stays. Returns (found, written).
     """
     found = written = 0
     for total in CounterTotal.scan(

@@ -19,8 +19,8 @@ class Command(BaseCommand):
         "comment whose counter takes many concurrent writes). Counts are kept: existing shards are summed "
         "whatever the shard count. A like counter's count is written onto its comment too, so the next like "
         "of the comment uses it; views pick it up within 30 seconds. --copy-like-overrides copies every "
-        "like counter's stored count onto its comment (never lowering one a comment carries), for counters "
-        "grown or set while comments did not carry it: one Scan of counter_totals, run it once."
+        "like counter's stored count onto its comment (never lowering one a comment carries), for overrides "
+        "stored on counter_totals alone: one Scan of counter_totals, run it once."
     )
 
     def add_arguments(self, parser):
