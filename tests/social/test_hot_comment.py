@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 from botocore.client import BaseClient
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -211,6 +211,13 @@ def test_the_command_copies_stored_like_overrides_onto_their_comments(settings, 
     call_command("counter_shards", "--copy-like-overrides", stdout=out)
     assert "2 stored like override(s), 1 copied" in out.getvalue()
     assert (carried(old), carried(larger), carried(viewed)) == (16, 32, None)
+    out = io.StringIO()
+    call_command("counter_shards", "--copy-like-overrides", stdout=out)  # again: nothing left to copy
+    assert "2 stored like override(s), 0 copied" in out.getvalue()
+    with pytest.raises(CommandError, match="takes no counter"):
+        call_command("counter_shards", "likes", old, "--copy-like-overrides")
+    with pytest.raises(CommandError, match="Name the counter"):
+        call_command("counter_shards")
 
 
 def test_the_folder_compacts_a_hot_counter_so_a_page_reads_one_item(make_user, settings, fold_likes):
