@@ -118,6 +118,12 @@ def main() -> None:
             lambda n: comment_delete(comment_id=doomed[n].comment_id, author_id=author_id),
         )
 
+        def note_calls(label: str, meter) -> None:
+            for call, (calls, spent) in meter.by_call.items():
+                entry = details.setdefault(label, {}).setdefault(call, [0, 0.0])
+                entry[0] += calls / repeat
+                entry[1] += spent / repeat
+
         def with_fold(label: str, operation) -> None:
             """The operation without its fold (the request's part), then all-in (with its fold)."""
             latencies, synchronous, folds = [], [], []
@@ -127,9 +133,11 @@ def main() -> None:
                     operation(n)
                     latencies.append(time.perf_counter() - start)
                 synchronous.append(meter.per(1))
+                note_calls(f"{label}, synchronous", meter)
                 with capacity_meter() as meter:
                     like_events_fold_until_idle()
                 folds.append(meter.per(1))
+                note_calls(f"{label}, its fold", meter)
             read = statistics.fmean(r for r, _ in synchronous)
             write = statistics.fmean(w for _, w in synchronous)
             results.append((f"{label}, synchronous", read, write, statistics.median(latencies) * 1000))
