@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -176,19 +177,54 @@ def clamp_limit(limit: int | None) -> int:
 
 # --- timeline -------------------------------------------------------------
 
+# Reads a page's day shards concurrently (shared by the process's request threads).
+_shard_readers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="timeline-read")
+
+
+def _day_shard_newest(*, day: str, shard: int, before: str | None, limit: int) -> list[Comment]:
+    """Up to `limit` visible comments of one write shard of `day`, newest first, older than `before`."""
+    condition = Comment.sort_key < before if before else None
+    return list(
+        Comment.timeline_index.query(
+            f"{day}#{shard}", range_key_condition=condition, scan_index_forward=False, limit=limit
+        )
+    )
+
 
 def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int) -> list[Comment]:
-    """The newest `limit` visible comments of one day, merged across its write shards."""
-    condition = Comment.sort_key < before if before else None
-    merged: list[Comment] = []
-    for shard in range(shards):
-        merged.extend(
-            Comment.timeline_index.query(
-                f"{day}#{shard}", range_key_condition=condition, scan_index_forward=False, limit=limit
+    """The newest `limit` visible comments of one day, merged across its write shards.
+
+    Each shard is asked for a share of the page, not the whole page: on AWS a Query costs
+    the size of what it returns, so 10 shards asked for 21 comments each would read ten
+    pages to show one. A shard that filled its share while its oldest comment is still newer
+    than the page's last one may hold more of the page: only those shards are asked again,
+    for twice as many, until none can. The shards are read concurrently.
+    """
+    share = max(2, -(-limit // shards) + 1)
+    found: dict[int, list[Comment]] = {}
+    open_shards = dict.fromkeys(range(shards), before)  # shard -> read what is older than this
+    while open_shards:
+        asked = list(open_shards.items())
+        pages = list(
+            _shard_readers.map(
+                lambda ask, share=share: _day_shard_newest(day=day, shard=ask[0], before=ask[1], limit=share), asked
             )
         )
-    merged.sort(key=lambda comment: comment.sort_key, reverse=True)
-    return merged[:limit]
+        open_shards = {}
+        for (shard, _), page in zip(asked, pages, strict=True):
+            found.setdefault(shard, []).extend(page)
+            if len(page) == share:  # full: the shard may hold more
+                open_shards[shard] = page[-1].sort_key
+        merged = _newest_first(found)
+        if len(merged) >= limit:
+            last_shown = merged[limit - 1].sort_key
+            open_shards = {shard: after for shard, after in open_shards.items() if after > last_shown}
+        share *= 2
+    return _newest_first(found)[:limit]
+
+
+def _newest_first(pages: dict[int, list[Comment]]) -> list[Comment]:
+    return sorted((comment for page in pages.values() for comment in page), key=lambda c: c.sort_key, reverse=True)
 
 
 def comment_timeline(
