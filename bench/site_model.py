@@ -97,9 +97,16 @@ SEED_002 = {
     "mark all read (after one new entry)": (25, 100),
 }
 
-# Always on: two like folders and the other workers polling an idle site.
-FOLDER_POLLS_PER_DAY = 2 * 5 * 86_400  # two folders, a Scan every 0.2 s
-FOLDER_POLL_RCU = 0.5
+# Always on, whatever the traffic: the workers' polls of an idle site (each read billed at
+# its minimum; `bench/health.py` measures the same calls) and their heartbeats.
+# (label, times a day, read units each, write units each)
+ALWAYS_ON: list[tuple[str, float, float, float]] = [
+    ("like folders polling (2, a Scan every 0.2 s)", 2 * 86_400 / 0.2, 0.5, 0),
+    ("aggregator polling (10 due shards every 0.5 s)", 86_400 / 0.5, 10 * 0.5, 0),
+    ("feed retries polling (4 Queries every 2 s)", 86_400 / 2, 4 * 0.5, 0),
+    ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
+    ("worker heartbeats (6 workers, every 5 s)", 6 * 86_400 / 5, 0, 1),
+]
 
 
 def _dollars(read_units: float, write_units: float) -> float:
@@ -128,16 +135,19 @@ def print_site_model(*, people: int, measured: dict[str, tuple[float, float]]) -
         dollars = _dollars(rcu, wcu) * 30
         rows.append((label, rcu, wcu, dollars))
         total += dollars
-    folders = _dollars(FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0) * 30
-    rows.append(("like folders polling (2, a Scan every 0.2 s)", FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0, folders))
-    total += folders
+    for label, times, read, write in ALWAYS_ON:
+        dollars = _dollars(times * read, times * write) * 30
+        rows.append((label, times * read, times * write, dollars))
+        total += dollars
     for label, rcu, wcu, dollars in sorted(rows, key=lambda row: -row[3]):
         print(f"  {label:<48} {rcu:14,.0f} {wcu:14,.0f} {dollars:10,.2f} {dollars / total:6.0%}")
     print(f"\n{'design':<20} {'RCU/day':>14} {'WCU/day':>14} {'$/month':>10}")
     for name, costs in designs.items():
         rcu = sum(costs[label][0] * times * people for label, times in DAILY_MIX.items())
         wcu = sum(costs[label][1] * times * people for label, times in DAILY_MIX.items())
-        rcu += FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU if name == "this design" else 0
+        if name == "this design":  # the others are charged no workers at all
+            rcu += sum(times * read for _, times, read, _ in ALWAYS_ON)
+            wcu += sum(times * write for _, times, _, write in ALWAYS_ON)
         print(f"  {name:<18} {rcu:14,.0f} {wcu:14,.0f} {_dollars(rcu, wcu) * 30:10,.2f}")
     print(
         "  (seed 000's like: 20 WCU on a quiet comment, and every liker of a comment writes the same two\n"
