@@ -83,7 +83,8 @@ WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "Tr
 
 
 class Capacity:
-    """Read and write units DynamoDB reported (ReturnConsumedCapacity) while metering."""
+    """Read and write units DynamoDB reported (ReturnConsumedCapacity) while metering, with
+    what AWS charges for reads that find nothing (`aws_read_units`)."""
 
     def __init__(self):
         self.read = 0.0
@@ -127,11 +128,34 @@ def capacity_meter():
             table = entry.get("TableName", "")
             batch = params.get("RequestItems", {}).get(table)  # BatchGetItem: a dict; BatchWriteItem: a list
             consistent = params.get("ConsistentRead") or (isinstance(batch, dict) and batch.get("ConsistentRead"))
-            meter.add(operation, float(entry.get("CapacityUnits", 0.0)), table=table, consistent=bool(consistent))
+            reported = float(entry.get("CapacityUnits", 0.0))
+            charged = aws_read_units(operation, params, answer, table=table, reported=reported)
+            meter.add(operation, charged, table=table, consistent=bool(consistent))
         return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", metered):
         yield meter
+
+
+def aws_read_units(operation: str, params: dict, answer: dict, *, table: str, reported: float) -> float:
+    """The read units AWS charges for a call whose units DynamoDB Local reported as `reported`.
+
+    DynamoDB Local reports nothing for what a read does not find; AWS charges it anyway
+    ("a read operation on an item that doesn't exist still consumes read throughput"):
+    a Query or Scan that finds nothing costs the minimum (0.5 unit eventually consistent,
+    1 strongly consistent), and every key of a BatchGetItem that finds no item costs as
+    much as an item under 4 KB. (A GetItem that finds nothing is already reported at the
+    minimum.) Writes, and reads that find every item, are taken as reported.
+    """
+    if operation in {"Query", "Scan"}:
+        return max(reported, 1.0 if params.get("ConsistentRead") else 0.5)
+    if operation == "BatchGetItem":
+        request = params.get("RequestItems", {}).get(table, {})
+        found = len(answer.get("Responses", {}).get(table, []))
+        unprocessed = len(answer.get("UnprocessedKeys", {}).get(table, {}).get("Keys", []))
+        missing = len(request.get("Keys", [])) - found - unprocessed
+        return reported + max(0, missing) * (1.0 if request.get("ConsistentRead") else 0.5)
+    return reported
 
 
 def measured(call) -> tuple[float, float, float]:

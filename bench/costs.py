@@ -23,6 +23,13 @@ import uuid
 from _setup import bench_environment, capacity_meter, units
 from site_model import FLOORS, print_site_model
 
+# A comment of about 300 characters (a short paragraph): what a page of comments reads.
+TEXT = (
+    "Tried the new release on our staging cluster this morning. Deploys are noticeably faster and "
+    "the dashboard finally shows per-region latency, which is what we asked for. One thing I could "
+    "not find: how to export the weekly report as CSV. Is that still planned, or should we script it?"
+)
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,7 +62,7 @@ def main() -> None:
 
         def fill_feed(user_id: str) -> None:
             for n in range(feed_merge.feed_max_entries()):
-                parent = comment_create(author_id=user_id, body=f"Comment {n}")
+                parent = comment_create(author_id=user_id, body=f"Comment {n}: {TEXT}")
                 replier = str(people[n % len(people)].pk)
                 reply = comment_create(author_id=replier, body="A reply " * 10, parent_id=parent.comment_id)
                 del reply
@@ -92,23 +99,23 @@ def main() -> None:
                 (label, read / (repeat * per), write / (repeat * per), statistics.median(latencies) * 1000 / per)
             )
 
-        run("post a comment", lambda n: comment_create(author_id=author_id, body=f"Post {n}"))
+        run("post a comment", lambda n: comment_create(author_id=author_id, body=f"Post {n}: {TEXT}"))
         run(
             "reply (the parent's author has a full feed)",
             lambda n: comment_create(author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id),
         )
         # Comments with a few likes (3, folded), each then liked by one more person.
-        others = [comment_create(author_id=author_id, body=f"Likeable {n}") for n in range(repeat)]
+        others = [comment_create(author_id=author_id, body=f"Likeable {n}: {TEXT}") for n in range(repeat)]
         for other in others:
             for person in people[repeat : repeat + 3]:
                 like_add(comment_id=other.comment_id, user_id=str(person.pk))
         like_events_fold_until_idle()
-        doomed = [comment_create(author_id=author_id, body=f"Doomed {n}") for n in range(repeat)]
+        doomed = [comment_create(author_id=author_id, body=f"Doomed {n}: {TEXT}") for n in range(repeat)]
         run(
             "edit a comment (200 characters)",
             lambda n: comment_edit(comment_id=others[n].comment_id, author_id=author_id, body="Edited " * 28),
         )
-        doomed = [comment_create(author_id=author_id, body=f"Deletable {n}") for n in range(repeat)]
+        doomed = [comment_create(author_id=author_id, body=f"Deletable {n}: {TEXT}") for n in range(repeat)]
         for gone in doomed:
             for person in people[repeat : repeat + 3]:
                 like_add(comment_id=gone.comment_id, user_id=str(person.pk))
@@ -117,6 +124,12 @@ def main() -> None:
             "delete a comment (no replies)",
             lambda n: comment_delete(comment_id=doomed[n].comment_id, author_id=author_id),
         )
+
+        def note_calls(label: str, meter) -> None:
+            for call, (calls, spent) in meter.by_call.items():
+                entry = details.setdefault(label, {}).setdefault(call, [0, 0.0])
+                entry[0] += calls / repeat
+                entry[1] += spent / repeat
 
         def with_fold(label: str, operation) -> None:
             """The operation without its fold (the request's part), then all-in (with its fold)."""
@@ -127,9 +140,11 @@ def main() -> None:
                     operation(n)
                     latencies.append(time.perf_counter() - start)
                 synchronous.append(meter.per(1))
+                note_calls(f"{label}, synchronous", meter)
                 with capacity_meter() as meter:
                     like_events_fold_until_idle()
                 folds.append(meter.per(1))
+                note_calls(f"{label}, its fold", meter)
             read = statistics.fmean(r for r, _ in synchronous)
             write = statistics.fmean(w for _, w in synchronous)
             results.append((f"{label}, synchronous", read, write, statistics.median(latencies) * 1000))

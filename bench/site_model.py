@@ -1,9 +1,11 @@
 """The floors of bench/costs.py's operations, and the cost model of a whole site (`costs.py --site`).
 
-Units as DynamoDB counts them (and DynamoDB Local reports them): a write is 1 unit per KB
-of the item (2 in a transaction), and each secondary index it changes pays again (an index
-entry whose key changes is a delete and a put: 2, doubled in a transaction); a read is 1
-unit per 4 KB strongly consistent, 0.5 eventually consistent (GSI reads always are).
+Units as AWS charges them: a write is 1 unit per KB of the item (2 in a transaction), and
+each secondary index it changes pays again (an index entry whose key changes is a delete
+and a put: 2, doubled in a transaction); a read is 1 unit per 4 KB strongly consistent, 0.5
+eventually consistent (GSI reads always are), and a read that finds nothing costs as much
+as one that finds a small item (DynamoDB Local reports 0 for those; the benches' meter adds
+them, bench/_setup.py `aws_read_units`).
 """
 
 from __future__ import annotations
@@ -24,19 +26,26 @@ FLOORS: dict[str, tuple[float, float]] = {
     # key (num_likes) moves (2); the badge item (1) and its by_count LSI entry (2); the
     # liker's marker (1); the counter's due flag (1); the activity line (1) and its by_day
     # entry (1); the event's delete (1). Less needs other index shapes (a badge index that
-    # a +1 does not move), or giving up the exact, crash-proof notification.
-    "like, all-in (+ its fold)": (7, 17),
+    # a +1 does not move), or giving up the exact, crash-proof notification. Its reads, all
+    # consistent (1 each): the comment's events, the comment (still visible?), the liker's
+    # row (still liking?), the notification, the badge, the liker's marker (charged even when
+    # absent) and the counter's shards; + the folder's Scans for pending events (0.5 each,
+    # three in the bench's fold-until-idle).
+    "like, all-in (+ its fold)": (10.5, 17),
     "unlike, synchronous": (2, 6),
     # + the fold: as a like's, without the marker (kept through the unlike).
-    "unlike, all-in (+ its fold)": (7, 16),
-    # The comment (1) and its replies page (GSI, 0.5); the view counter's shard (1) once
-    # an hour per viewer; its activity line (2).
-    "comment page view (counted, anonymous)": (2, 3),
-    # One Query per day shard of the timeline GSI (10 x 0.5), the day list (0.5), and per
-    # comment shown its count (20 eventually consistent Queries; exact only for the comments
-    # the viewer just liked) and the viewer's like states (one consistent BatchGetItem:
-    # their own likes show at once); the header badge (0.5, eventually consistent).
-    "timeline page": (8, 0),
+    "unlike, all-in (+ its fold)": (9.5, 16),
+    # The comment (1), its like and view counts (consistent: 2), its replies page (GSI, 0.5)
+    # and each reply's count (10 eventually consistent Queries: 5); the view counter's shard
+    # (1) once an hour per viewer; its activity line (2).
+    "comment page view (counted, anonymous)": (8.5, 3),
+    # One Query per day shard of the timeline GSI (10 x 0.5), the day list (0.5), per comment
+    # shown its count (20 eventually consistent Queries, 0.5 each even for a count of 0:
+    # 10; exact only for the comments the viewer just liked), the header badge (0.5), and
+    # the viewer's like rows of the comments that have likes (0.5 each, eventually
+    # consistent; consistent for those the viewer just changed): 16 + 0.5 per liked comment
+    # shown, 21 for the bench's page (half its comments have likes).
+    "timeline page": (21, 0),
     "inbox (API, a full feed)": (4, 0),  # the 5 KB feed item (2) + the shown page's sources
     "badge (API unread count)": (1, 0),  # one consistent Query of a keys-only LSI
     "live poll, 5 comments on screen": (3, 0),  # badge + 5 counts, eventually consistent
@@ -88,9 +97,16 @@ SEED_002 = {
     "mark all read (after one new entry)": (25, 100),
 }
 
-# Always on: two like folders and the other workers polling an idle site.
-FOLDER_POLLS_PER_DAY = 2 * 5 * 86_400  # two folders, a Scan every 0.2 s
-FOLDER_POLL_RCU = 0.5
+# Always on, whatever the traffic: the workers' polls of an idle site (each read billed at
+# its minimum; `bench/health.py` measures the same calls) and their heartbeats.
+# (label, times a day, read units each, write units each)
+ALWAYS_ON: list[tuple[str, float, float, float]] = [
+    ("like folders polling (2, a Scan every 0.2 s)", 2 * 86_400 / 0.2, 0.5, 0),
+    ("aggregator polling (10 due shards every 0.5 s)", 86_400 / 0.5, 10 * 0.5, 0),
+    ("feed retries polling (4 Queries every 2 s)", 86_400 / 2, 4 * 0.5, 0),
+    ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
+    ("worker heartbeats (6 workers, every 5 s)", 6 * 86_400 / 5, 0, 1),
+]
 
 
 def _dollars(read_units: float, write_units: float) -> float:
@@ -119,16 +135,19 @@ def print_site_model(*, people: int, measured: dict[str, tuple[float, float]]) -
         dollars = _dollars(rcu, wcu) * 30
         rows.append((label, rcu, wcu, dollars))
         total += dollars
-    folders = _dollars(FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0) * 30
-    rows.append(("like folders polling (2, a Scan every 0.2 s)", FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU, 0, folders))
-    total += folders
+    for label, times, read, write in ALWAYS_ON:
+        dollars = _dollars(times * read, times * write) * 30
+        rows.append((label, times * read, times * write, dollars))
+        total += dollars
     for label, rcu, wcu, dollars in sorted(rows, key=lambda row: -row[3]):
         print(f"  {label:<48} {rcu:14,.0f} {wcu:14,.0f} {dollars:10,.2f} {dollars / total:6.0%}")
     print(f"\n{'design':<20} {'RCU/day':>14} {'WCU/day':>14} {'$/month':>10}")
     for name, costs in designs.items():
         rcu = sum(costs[label][0] * times * people for label, times in DAILY_MIX.items())
         wcu = sum(costs[label][1] * times * people for label, times in DAILY_MIX.items())
-        rcu += FOLDER_POLLS_PER_DAY * FOLDER_POLL_RCU if name == "this design" else 0
+        if name == "this design":  # the others are charged no workers at all
+            rcu += sum(times * read for _, times, read, _ in ALWAYS_ON)
+            wcu += sum(times * write for _, times, _, write in ALWAYS_ON)
         print(f"  {name:<18} {rcu:14,.0f} {wcu:14,.0f} {_dollars(rcu, wcu) * 30:10,.2f}")
     print(
         "  (seed 000's like: 20 WCU on a quiet comment, and every liker of a comment writes the same two\n"

@@ -214,5 +214,5 @@ class LiveApi(APIView):
         counts = social_selectors.like_counts(comment_ids=comment_ids) if comment_ids else {}
         liked = {}
         if request.user.is_authenticated and comment_ids and serializer.validated_data["hearts"]:
-            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=_user_id(request))
+            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=_user_id(request), counts=counts)
         return Response({"unread_count": unread, "like_counts": counts, "liked": liked})

@@ -4,7 +4,8 @@ a Query, or a BatchGetItem."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -57,10 +58,21 @@ def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
     return {uid: found.get(uid, Author(uid, "[deleted]", "[deleted]")) for uid in user_ids}
 
 
-def _liked_ids(comment_ids: list[str], viewer_id: str | None, *, consistent: bool = True) -> set[str]:
+def _liked_ids(
+    comment_ids: list[str], viewer_id: str | None, *, consistent: bool = True, counts: Mapping[str, int] | None = None
+) -> set[str]:
+    """Which of these comments the viewer likes: one BatchGetItem of their like rows.
+
+    `counts` (comment id to like count): a comment counted 0 has no like to find, so its
+    row is not read. On AWS a key that finds nothing costs as much as one that does (1
+    unit consistent, 0.5 eventually), so a page of comments nobody liked reads nothing.
+    """
     if not viewer_id or not comment_ids:
         return set()
-    keys = [(comment_id, viewer_id) for comment_id in dict.fromkeys(comment_ids)]
+    wanted = [cid for cid in dict.fromkeys(comment_ids) if counts is None or counts.get(cid, 1) > 0]
+    if not wanted:
+        return set()
+    keys = [(comment_id, viewer_id) for comment_id in wanted]
     return {like.comment_id for like in Like.batch_get(keys, consistent_read=consistent)}
 
 
@@ -73,8 +85,11 @@ def comment_views(
     whose count must be exact (`fresh`, those the viewer just liked or unliked) and reads
     the others eventually consistently, half the read units: a count may then be up to
     about a second old, which a list of other people's comments can show. The viewer's own
-    like state is always read strongly consistently: a person sees their own like or unlike
-    at once, on whatever page they land.
+    like states are read the same way: strongly consistently for `fresh` comments, so a
+    person sees their own like or unlike at once on every page this browser reaches, and
+    eventually consistently for the others (a like made on another device less than about a
+    second ago may show a moment later). Only comments whose count is above 0 have a like
+    to find; the others' rows are not read.
     """
     if not comments:
         return []
@@ -82,7 +97,14 @@ def comment_views(
     keys = [counter_key(kind=LIKES, object_id=cid) for cid in ids]
     exact = None if fresh is None else {counter_key(kind=LIKES, object_id=cid) for cid in fresh}
     counts = counter_values(keys=keys, consistent=exact is None, exact=exact)
-    liked = _liked_ids(ids, viewer_id)
+    counted = {cid: counts[counter_key(kind=LIKES, object_id=cid)] for cid in ids}
+    if fresh is None:
+        liked = _liked_ids(ids, viewer_id, counts=counted)
+    else:
+        exact_ids = [cid for cid in ids if cid in fresh]
+        liked = _liked_ids(exact_ids, viewer_id, counts=counted) | _liked_ids(
+            [cid for cid in ids if cid not in fresh], viewer_id, consistent=False, counts=counted
+        )
     authors = authors_by_id([comment.author_id for comment in comments])
     return [
         CommentView(
@@ -125,10 +147,11 @@ def like_counts(*, comment_ids: list[str]) -> dict[str, int]:
     return {comment_id: values[key] for comment_id, key in keys.items()}
 
 
-def liked_by(*, comment_ids: list[str], user_id: str) -> dict[str, bool]:
+def liked_by(*, comment_ids: list[str], user_id: str, counts: Mapping[str, int] | None = None) -> dict[str, bool]:
     """Which of these comments the user likes, for a page that follows them (one eventually
-    consistent BatchGetItem: 0.5 RCU a comment, at most a second late)."""
-    liked = _liked_ids(comment_ids, user_id, consistent=False)
+    consistent BatchGetItem: 0.5 RCU a comment, at most a second late). `counts`: their like
+    counts, read just before; comments counted 0 are not read (see `_liked_ids`)."""
+    liked = _liked_ids(comment_ids, user_id, consistent=False, counts=counts)
     return {comment_id: comment_id in liked for comment_id in comment_ids}
 
 
@@ -154,19 +177,54 @@ def clamp_limit(limit: int | None) -> int:
 
 # --- timeline -------------------------------------------------------------
 
+# Reads a page's day shards concurrently (shared by the process's request threads).
+_shard_readers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="timeline-read")
+
+
+def _day_shard_newest(*, day: str, shard: int, before: str | None, limit: int) -> list[Comment]:
+    """Up to `limit` visible comments of one write shard of `day`, newest first, older than `before`."""
+    condition = Comment.sort_key < before if before else None
+    return list(
+        Comment.timeline_index.query(
+            f"{day}#{shard}", range_key_condition=condition, scan_index_forward=False, limit=limit
+        )
+    )
+
 
 def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int) -> list[Comment]:
-    """The newest `limit` visible comments of one day, merged across its write shards."""
-    condition = Comment.sort_key < before if before else None
-    merged: list[Comment] = []
-    for shard in range(shards):
-        merged.extend(
-            Comment.timeline_index.query(
-                f"{day}#{shard}", range_key_condition=condition, scan_index_forward=False, limit=limit
+    """The newest `limit` visible comments of one day, merged across its write shards.
+
+    Each shard is asked for a share of the page, not the whole page: on AWS a Query costs
+    the size of what it returns, so 10 shards asked for 21 comments each would read ten
+    pages to show one. A shard that filled its share while its oldest comment is still newer
+    than the page's last one may hold more of the page: only those shards are asked again,
+    for twice as many, until none can. The shards are read concurrently.
+    """
+    share = max(2, -(-limit // shards) + 1)
+    found: dict[int, list[Comment]] = {}
+    open_shards = dict.fromkeys(range(shards), before)  # shard -> read what is older than this
+    while open_shards:
+        asked = list(open_shards.items())
+        pages = list(
+            _shard_readers.map(
+                lambda ask, share=share: _day_shard_newest(day=day, shard=ask[0], before=ask[1], limit=share), asked
             )
         )
-    merged.sort(key=lambda comment: comment.sort_key, reverse=True)
-    return merged[:limit]
+        open_shards = {}
+        for (shard, _), page in zip(asked, pages, strict=True):
+            found.setdefault(shard, []).extend(page)
+            if len(page) == share:  # full: the shard may hold more
+                open_shards[shard] = page[-1].sort_key
+        merged = _newest_first(found)
+        if len(merged) >= limit:
+            last_shown = merged[limit - 1].sort_key
+            open_shards = {shard: after for shard, after in open_shards.items() if after > last_shown}
+        share *= 2
+    return _newest_first(found)[:limit]
+
+
+def _newest_first(pages: dict[int, list[Comment]]) -> list[Comment]:
+    return sorted((comment for page in pages.values() for comment in page), key=lambda c: c.sort_key, reverse=True)
 
 
 def comment_timeline(

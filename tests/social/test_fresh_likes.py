@@ -71,3 +71,57 @@ def test_without_the_cookie_every_count_of_a_list_is_read_eventually(client, mak
     assert counts_read == {counter_key(kind=LIKES, object_id=first): False}
     assert client.get(f"/api/comments/{first}/").json()["like_count"] == 0
     assert counts_read[counter_key(kind=LIKES, object_id=first)] is True  # one comment asked for: exact
+
+
+@pytest.fixture
+def like_rows_read():
+    """{comment id: whether it was read strongly consistently}, for every like row a page read."""
+    real = BaseClient._make_api_call
+    seen: dict[str, bool] = {}
+
+    def spy(self, operation_name, api_params):
+        if operation_name == "BatchGetItem":
+            for table, request in api_params["RequestItems"].items():
+                if table.endswith("_likes"):
+                    seen.update(
+                        (key["comment_id"]["S"], bool(request.get("ConsistentRead"))) for key in request["Keys"]
+                    )
+        return real(self, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        yield seen
+
+
+def test_a_list_reads_the_viewers_like_rows_only_of_comments_someone_likes(client, make_user, like_rows_read):
+    """A read that finds nothing costs AWS as much as one that finds a like: a comment counted 0
+    has no like of the viewer's to find, so its row is not read, and the states stay right.
+    Rows are read eventually consistently, except those of comments this browser just liked."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    quiet = comment_create(author_id=str(alice.pk), body="Nobody likes this").comment_id
+    theirs = comment_create(author_id=str(alice.pk), body="Carol likes this").comment_id
+    mine = comment_create(author_id=str(alice.pk), body="Bob likes this").comment_id
+    client.force_login(carol)
+    assert client.put(f"/api/comments/{theirs}/like/").status_code == 200
+    client.force_login(bob)
+    assert client.put(f"/api/comments/{mine}/like/").status_code == 200
+    client.cookies.pop(COOKIE, None)  # every count of the page exact only if the count says so
+
+    pages = {
+        "page": lambda: {view.id: view.liked for view in client.get("/").context["page"].results},
+        "api": lambda: {view["id"]: view["liked"] for view in client.get("/api/comments/").json()["results"]},
+    }
+    for read_page in pages.values():
+        like_rows_read.clear()
+        assert read_page() == {quiet: False, theirs: False, mine: True}
+        assert like_rows_read == {theirs: False, mine: False}
+
+    like_rows_read.clear()
+    live = client.get(f"/api/live/?comments={quiet},{theirs},{mine}&hearts=1").json()
+    assert like_rows_read == {theirs: False, mine: False}
+    assert live["liked"] == {quiet: False, theirs: False, mine: True}
+
+    assert client.put(f"/api/comments/{theirs}/like/").status_code == 200  # the cookie names it
+    for read_page in pages.values():
+        like_rows_read.clear()
+        assert read_page() == {quiet: False, theirs: True, mine: True}
+        assert like_rows_read == {theirs: True, mine: False}
