@@ -315,11 +315,16 @@ def hot_vs_spread(options) -> None:
     print(f"  hot / spread: {hot_result['rate'] / spread_result['rate']:.2f}x")
     from notifications.models import LikeUnread
     from social.counters import LIKES, counter_key, counter_shard_count
+    from social.models import Comment
 
     unread = LikeUnread.get(str(author.pk), hot[0], consistent_read=True)
     assert int(unread.num_likes) == options.storm - len(hot_result["failures"]), unread.num_likes
     shards = counter_shard_count(key=counter_key(kind=LIKES, object_id=hot[0]))
-    print(f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards")
+    carried = Comment.get(hot[0], consistent_read=True).like_shards
+    print(
+        f"  hot comment: notification counts {int(unread.num_likes)} likes; counter grew to {shards} shards "
+        f"(the comment, which the next like reads, carries {carried})"
+    )
     print(f"  {fold_cost(author_id=str(author.pk))}")
     print(f"  {fold_throughput(author_id=str(author.pk))}\n")
 
