@@ -7,6 +7,7 @@ from unittest import mock
 
 import pytest
 from botocore.client import BaseClient
+from botocore.exceptions import ClientError
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -160,6 +161,31 @@ def test_after_growth_a_like_in_another_process_spreads_wider_with_no_read_of_it
         shards_used.add(shard)
     assert shards_used <= {0, 1, 2, 3} and len(shards_used) > 1
     assert counters.counter_value(key=key) == 24
+
+
+def test_a_like_cancelled_on_its_shard_grows_the_counter_onto_the_comment(settings, hot):
+    """The like's own retry grows the counter (the cancellation is injected: DynamoDB Local never
+    cancels), and a like in another process then spreads over the grown count."""
+    settings.LIKE_COUNTER_SHARDS = 1
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
+    comment_id, key = hot
+    real = BaseClient._make_api_call
+    cancelled = []
+
+    def cancel_the_first_transaction(client, operation_name, api_params):
+        if operation_name == "TransactWriteItems" and not cancelled:
+            cancelled.append(api_params)
+            reasons = [{"Code": "None"}, {"Code": "TransactionConflict"}, {"Code": "None"}]  # the shard's action
+            error = {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"}
+            raise ClientError({"Error": error, "CancellationReasons": reasons}, operation_name)
+        return real(client, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", cancel_the_first_transaction):
+        assert like_add(comment_id=comment_id, user_id="first").like_count == 1
+    assert cancelled and carried(comment_id) == 4
+    shards_used = {like_in_a_fresh_process(comment_id, f"fan{n}")[1] for n in range(24)}
+    assert shards_used <= {0, 1, 2, 3} and len(shards_used) > 1
+    assert counters.counter_value(key=key) == 25
 
 
 def test_staff_set_reaches_the_next_like_of_any_process_through_the_comment(settings, hot):
