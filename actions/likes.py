@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -10,7 +11,7 @@ from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold
 from project.after_response import after_response
-from project.limits import account_limit_enforce
+from project.limits import account_limit_prepare
 from project.transactions import transact
 from social.counters import (
     LIKES,
@@ -25,6 +26,10 @@ from social.services import comment_get_visible
 
 if TYPE_CHECKING:
     from project.transactions import TransactOutcome
+
+
+# Counts a like against the person's write limit while the like reads its comment.
+_limit_checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="like-limit")
 
 
 @dataclass(frozen=True)
@@ -60,11 +65,19 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     """Run the like/unlike transaction; returns the counter's exact value read right after it.
 
     Three round trips and no other read: the comment (consistently, which also carries its
-    like counter's shard count), the transaction, the count.
+    like counter's shard count), the transaction, the count. With write limits on, the
+    person's like budget is counted (one conditional write) at the same time as the comment
+    is read, not after it: a like over the budget, on any comment, is refused with nothing
+    written, and a like within it waits for no extra round trip.
     """
     key = counter_key(kind=LIKES, object_id=comment_id)
-    comment = comment_get_visible(comment_id=comment_id)
-    account_limit_enforce(name="like", user_id=user_id)  # likes and unlikes share one budget
+    count_against_budget = account_limit_prepare(name="like", user_id=user_id)  # likes and unlikes share one
+    budget = _limit_checks.submit(count_against_budget) if count_against_budget else None
+    try:
+        comment = comment_get_visible(comment_id=comment_id)
+    finally:
+        if budget is not None:
+            budget.result()  # RateLimited over the budget, before the comment's own answer
     shards_table = CounterShard.Meta.table_name
 
     contention: list[TransactOutcome] = []

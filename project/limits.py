@@ -45,6 +45,7 @@ import re
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -55,6 +56,8 @@ from project.errors import RateLimited
 from project.models import LimitCounter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pynamodb.expressions.condition import Condition
     from pynamodb.expressions.update import Action
 
@@ -360,9 +363,21 @@ def wait_text(seconds: float) -> str:
 
 def account_limit_enforce(*, name: str, user_id: str) -> None:
     """The write limit `name` for an account: its `_NEW` rules while younger than LIMIT_NEW_ACCOUNT_DAYS."""
+    count = account_limit_prepare(name=name, user_id=user_id)
+    if count is not None:
+        count()
+
+
+def account_limit_prepare(*, name: str, user_id: str) -> Callable[[], None] | None:
+    """`account_limit_enforce` in two halves: the account's rules are chosen here (its age, one
+    database read in this thread), and the count itself (one conditional DynamoDB write,
+    RateLimited when over) is returned to run where the caller likes, such as beside its own
+    read. None when limits are off."""
     if not settings.RATE_LIMITS_ENABLED:
-        return
-    limit_enforce(name=name, subject=user_id, rules=limit_rules(name, new_account=account_is_new(user_id=user_id)))
+        return None
+    return partial(
+        limit_enforce, name=name, subject=user_id, rules=limit_rules(name, new_account=account_is_new(user_id=user_id))
+    )
 
 
 def account_is_new(*, user_id: str) -> bool:

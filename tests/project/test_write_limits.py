@@ -5,21 +5,24 @@ process" is simulated by dropping this process's memory of the store, which chan
 nothing: the counts live in DynamoDB.
 """
 
+import threading
 import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
+from botocore.client import BaseClient
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
 
 from actions.comments import comment_create
-from actions.likes import like_add
+from actions.likes import LikeState, like_add
 from notifications import services as notification_services
 from project.clock import ManualClock, clock_override
 from project.errors import RateLimited
 from project.limits import limits_forget_memory
-from social.models import Comment
+from social.models import Comment, Like
 
 pytestmark = pytest.mark.django_db
 
@@ -53,6 +56,10 @@ def old_user(make_user):
         return user
 
     return make
+
+
+def _like_rows(comment_id: str) -> list[str]:
+    return [like.user_id for like in Like.query(comment_id)]
 
 
 def _comments_by(user) -> list[Comment]:
@@ -120,6 +127,41 @@ def test_like_unlike_toggles_are_limited(api, old_user, limit):
     assert statuses == [200, 200, 200, 200, 429, 429]
     with pytest.raises(RateLimited):
         like_add(comment_id=comment.comment_id, user_id=str(bob.pk))
+
+
+def test_a_likes_budget_is_counted_while_its_comment_is_read(old_user, limit):
+    """The like's limit write and its comment read run at the same time: each waits at a
+    barrier for the other, which only two concurrent calls can pass (a sequential pair would
+    break it after the timeout and fail the like)."""
+    limit("like", "4/min")
+    ann, bob = old_user("ann"), old_user("bob")
+    comment = comment_create(author_id=str(ann.pk), body="Likeable")
+    barrier = threading.Barrier(2, timeout=30)
+    met = []
+    real = BaseClient._make_api_call
+
+    def spy(self, operation_name, api_params):
+        table = api_params.get("TableName", "")
+        if (operation_name, table.rsplit("_", 1)[-1]) in {("GetItem", "comments"), ("UpdateItem", "limits")}:
+            barrier.wait()
+            met.append(operation_name)
+        return real(self, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        assert like_add(comment_id=comment.comment_id, user_id=str(bob.pk)) == LikeState(1, True)
+    assert sorted(met) == ["GetItem", "UpdateItem"]
+
+
+def test_a_like_over_its_budget_is_refused_on_any_comment_and_writes_nothing(old_user, limit):
+    limit("like", "1/min")
+    ann, bob = old_user("ann"), old_user("bob")
+    comment = comment_create(author_id=str(ann.pk), body="Likeable")
+    assert like_add(comment_id=comment.comment_id, user_id=str(bob.pk)) == LikeState(1, True)
+    other = comment_create(author_id=str(ann.pk), body="Another")
+    for comment_id in (other.comment_id, "00000000-0000-4000-8000-000000000000"):
+        with pytest.raises(RateLimited):
+            like_add(comment_id=comment_id, user_id=str(bob.pk))
+    assert _like_rows(other.comment_id) == []
 
 
 def test_the_no_javascript_like_button_says_why(client, old_user, limit):
