@@ -202,7 +202,7 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
     """
     share = max(2, -(-limit // shards) + 1)
     found: dict[int, list[Comment]] = {}
-    open_shards = dict.fromkeys(range(shards), before)  # shard -> read what is older than this
+    open_shards: dict[int, str | None] = dict.fromkeys(range(shards), before)  # shard -> read older than this
     while open_shards:
         asked = list(open_shards.items())
         pages = list(
@@ -218,7 +218,7 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
         merged = _newest_first(found)
         if len(merged) >= limit:
             last_shown = merged[limit - 1].sort_key
-            open_shards = {shard: after for shard, after in open_shards.items() if after > last_shown}
+            open_shards = {shard: after for shard, after in open_shards.items() if after and after > last_shown}
         share *= 2
     return _newest_first(found)[:limit]
 
