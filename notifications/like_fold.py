@@ -81,7 +81,8 @@ from notifications.like_fold_steps import (
 from notifications.models import LikeEvent
 from notifications.services import likers_max
 from project.clock import clock
-from social.counters import LIKES, counter_compact, counter_due_flag_raise, counter_key
+from social.counter_compaction import counter_compact
+from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.selectors import comment_find
 
 logger = logging.getLogger(__name__)

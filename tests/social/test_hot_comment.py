@@ -17,7 +17,7 @@ from actions.likes import like_add, like_remove
 from notifications import selectors as notification_selectors
 from notifications.models import LikeEvent, LikeUnread
 from project.errors import NotFound
-from social import counters
+from social import counter_compaction, counters
 from social.counters import LIKES, counter_key
 from social.models import Comment, CounterShard, CounterTotal
 
@@ -254,7 +254,7 @@ def test_the_folder_compacts_a_hot_counter_so_a_page_reads_one_item(make_user, s
     counters.counter_set_shards(key=key, shards=32)
     for n in range(40):
         like_add(comment_id=comment_id, user_id=str(100 + n))
-    assert len(list(counters.CounterShard.query(key, consistent_read=True))) >= counters.COMPACT_MIN_ITEMS
+    assert len(list(counters.CounterShard.query(key, consistent_read=True))) >= counter_compaction.COMPACT_MIN_ITEMS
     fold_likes()
     assert [(int(item.shard), int(item.count)) for item in counters.CounterShard.query(key)] == [(-1, 40)]
     assert like_remove(comment_id=comment_id, user_id="100").like_count == 39
@@ -277,7 +277,7 @@ def test_a_like_landing_during_compaction_cancels_it_and_nothing_is_lost(make_us
         return found
 
     with mock.patch.object(counters.CounterShard, "query", query_then_like):
-        assert counters.counter_compact(key=key) is False
+        assert counter_compaction.counter_compact(key=key) is False
     assert counters.counter_value(key=key) == 21
-    assert counters.counter_compact(key=key) is True
+    assert counter_compaction.counter_compact(key=key) is True
     assert [(int(item.shard), int(item.count)) for item in real_query(key)] == [(-1, 21)]
