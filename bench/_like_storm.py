@@ -132,7 +132,7 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
     answered.sort()
     for k, done_at in enumerate(answered, start=1):
         shown_at = next((at for at, total in seen if total >= k and at >= done_at), None)
-        if shown_at is None:  # counted before this answer returned (the in-request fold)
+        if shown_at is None:  # counted before the call returned: its fold runs after the answer, inside the call
             shown_at = done_at
         lags.append(shown_at - done_at)
     return {

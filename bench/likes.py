@@ -36,6 +36,7 @@ from _like_storm import fold_throughput, hot_vs_spread
 from _setup import bench_environment, percentiles, row, timed
 
 from project import dynamo
+from project.testing.harness import http_status, served_environment, wait_for
 
 TEMPLATE_USER = "template-liker-0f1e2d3c"
 WARM_UP = 10  # HTTP likes before those measured
@@ -126,25 +127,17 @@ def http_server():
     root = Path(__file__).resolve().parent.parent
     folder = Path(tempfile.mkdtemp(prefix="bench-likes-web-"))
     port = dynamo_local.free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "SECURE_"))},
-        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-        "ENV_FILE": "/dev/null",
-        "DJANGO_SETTINGS_MODULE": "project.settings",
-        "DEBUG": "False",
-        "LOCAL_PLAIN_HTTP": "True",
-        "RATE_LIMITS_ENABLED": "False",
-        "WEB_CONCURRENCY": "1",
-        "SECRET_KEY": "bench-" + uuid.uuid4().hex * 2,
-        "DATABASE_URL": os.environ["DATABASE_URL"],
-        "DYNAMODB_HOST": Comment.Meta.host,
-        "DYNAMODB_TABLE_PREFIX": Comment.Meta.table_name[: -len("comments")],
-        "PROMETHEUS_MULTIPROC_DIR": str(folder / "prometheus"),
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "WEB_ACCESS_LOG": "",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = served_environment(
+        dynamodb_host=Comment.Meta.host,
+        table_prefix=Comment.Meta.table_name[: -len("comments")],
+        database_url=os.environ["DATABASE_URL"],
+        RATE_LIMITS_ENABLED="False",
+        WEB_CONCURRENCY="1",
+        PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
+        HOST="127.0.0.1",
+        PORT=str(port),
+        LOG_LEVEL="WARNING",
+    )
     log = open(folder / "gunicorn.log", "w")  # noqa: SIM115
     server = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py"],
@@ -155,11 +148,12 @@ def http_server():
         start_new_session=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not healthy(port):
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gunicorn did not start: see {folder / 'gunicorn.log'}")
-            time.sleep(0.1)
+        wait_for(
+            lambda: server.poll() is not None or http_status(f"http://127.0.0.1:{port}/healthz") == 200,
+            what=f"gunicorn answering /healthz (its log: {folder / 'gunicorn.log'})",
+        )
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn did not start: see {folder / 'gunicorn.log'}")
         yield port
     finally:
         server.send_signal(signal.SIGTERM)
@@ -169,15 +163,6 @@ def http_server():
             server.kill()
             server.wait()
         log.close()
-
-
-def healthy(port: int) -> bool:
-    try:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-        connection.request("GET", "/healthz")
-        return connection.getresponse().status == 200
-    except OSError:
-        return False
 
 
 def http_healthz(*, port: int, repeat: int, keep_alive: bool) -> list[float]:

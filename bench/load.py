@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,7 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 from project import dynamo_local  # noqa: E402  (no Django needed to start the emulator)
-from project.testing.harness import cmdline, descendants, http_status, wait_for  # noqa: E402
+from project.testing.harness import cmdline, descendants, http_status, served_environment, wait_for  # noqa: E402
 
 ACCOUNTS = 200
 COMMENTS = 40
@@ -106,22 +105,14 @@ class Emulator:
 
 
 def environment(emulator: Emulator, folder: Path, port: int) -> dict:
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "SECURE_"))},
-        "PATH": f"{BIN}:{os.environ['PATH']}",
-        "ENV_FILE": "/dev/null",
-        "DJANGO_SETTINGS_MODULE": "project.settings",
-        "DEBUG": "False",
-        "LOCAL_PLAIN_HTTP": "True",
-        "SECRET_KEY": "load-" + uuid.uuid4().hex * 2,
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-        "DYNAMODB_HOST": emulator.host,
-        "DYNAMODB_TABLE_PREFIX": "load_",
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "WEB_ACCESS_LOG": "",
-        "LOG_LEVEL": "WARNING",
-    }
+    return served_environment(
+        dynamodb_host=emulator.host,
+        table_prefix="load_",
+        database_url=f"sqlite:///{folder / 'db.sqlite3'}",
+        HOST="127.0.0.1",
+        PORT=str(port),
+        LOG_LEVEL="WARNING",
+    )
 
 
 def prepare_data(folder: Path) -> dict:

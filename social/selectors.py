@@ -98,13 +98,10 @@ def comment_views(
     exact = None if fresh is None else {counter_key(kind=LIKES, object_id=cid) for cid in fresh}
     counts = counter_values(keys=keys, consistent=exact is None, exact=exact)
     counted = {cid: counts[counter_key(kind=LIKES, object_id=cid)] for cid in ids}
-    if fresh is None:
-        liked = _liked_ids(ids, viewer_id, counts=counted)
-    else:
-        exact_ids = [cid for cid in ids if cid in fresh]
-        liked = _liked_ids(exact_ids, viewer_id, counts=counted) | _liked_ids(
-            [cid for cid in ids if cid not in fresh], viewer_id, consistent=False, counts=counted
-        )
+    exact_ids = set(ids if fresh is None else fresh)
+    liked = _liked_ids([cid for cid in ids if cid in exact_ids], viewer_id, counts=counted) | _liked_ids(
+        [cid for cid in ids if cid not in exact_ids], viewer_id, consistent=False, counts=counted
+    )
     authors = authors_by_id([comment.author_id for comment in comments])
     return [
         CommentView(

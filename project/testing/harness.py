@@ -9,10 +9,13 @@ module without Django.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -114,3 +117,26 @@ def http_status(url: str) -> int:
         return error.code
     except OSError:
         return 0
+
+
+def served_environment(*, dynamodb_host: str, table_prefix: str, database_url: str, **settings: str) -> dict[str, str]:
+    """The environment of a process that serves the site as `make run` does, against a test's or a
+    benchmark's own DynamoDB tables and database: production settings (DEBUG off, a fresh
+    SECRET_KEY) over plain HTTP on the loopback address, no `.env` file, this Python's
+    `bin/` first on PATH, the other variables of this environment kept. `settings` adds or
+    overrides variables (WEB_CONCURRENCY=..., PORT=...)."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "SECURE_"))}
+    return {
+        **kept,
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+        "ENV_FILE": "/dev/null",
+        "DJANGO_SETTINGS_MODULE": "project.settings",
+        "DEBUG": "False",
+        "LOCAL_PLAIN_HTTP": "True",
+        "SECRET_KEY": "served-" + uuid.uuid4().hex * 2,
+        "DATABASE_URL": database_url,
+        "DYNAMODB_HOST": dynamodb_host,
+        "DYNAMODB_TABLE_PREFIX": table_prefix,
+        "WEB_ACCESS_LOG": "",
+        **settings,
+    }

@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from project.dynamo_local import free_port
-from project.testing.harness import WAIT_SECONDS, alive, children, cmdline, descendants, http_status, wait_for
+from project.testing.harness import (
+    WAIT_SECONDS,
+    alive,
+    children,
+    cmdline,
+    descendants,
+    http_status,
+    served_environment,
+    wait_for,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -26,21 +35,14 @@ SUPERVISED_FOLDER = "python -m project.supervise -- python manage.py fold_like_e
 
 @pytest.fixture
 def stack_env(dynamodb, tmp_path):
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "SECURE_"))},
-        "PATH": f"{BIN}:{os.environ['PATH']}",
-        "ENV_FILE": "/dev/null",
-        "DEBUG": "False",
-        "LOCAL_PLAIN_HTTP": "True",
-        "SECRET_KEY": "process-manager-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": f"pm{uuid.uuid4().hex[:6]}_",
-        "WEB_CONCURRENCY": "1",
-        "WEB_THREADS": "2",
-        "WEB_ACCESS_LOG": "",
-        "STATIC_ROOT": str(tmp_path / "static"),
-    }
+    env = served_environment(
+        dynamodb_host=dynamodb,
+        table_prefix=f"pm{uuid.uuid4().hex[:6]}_",
+        database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        WEB_CONCURRENCY="1",
+        WEB_THREADS="2",
+        STATIC_ROOT=str(tmp_path / "static"),
+    )
     for command in (["migrate", "--no-input"], ["create_tables"], ["collectstatic", "--no-input"]):
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True, capture_output=True)
     return env
