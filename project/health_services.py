@@ -128,13 +128,17 @@ class Heartbeat:
             logger.warning("%s: writing the heartbeat failed (%s: %s)", self.worker, type(error).__name__, error)
 
     def checking(self, should_stop: Callable[[], bool]) -> Callable[[], bool]:
-        """`should_stop` that pulses first: hand it to a long pass that asks it between units."""
+        """`should_stop` that pulses while the work goes on: hand it to a long pass that asks it
+        between units. Once stopping, it answers at once: the heartbeat is deleted next, so a
+        pulse (a backlog measurement and a write) would only delay the exit."""
 
-        def pulse_then_ask() -> bool:
+        def pulse_unless_stopping() -> bool:
+            if should_stop():
+                return True
             self.pulse()
             return should_stop()
 
-        return pulse_then_ask
+        return pulse_unless_stopping
 
     def stop(self) -> None:
         """The loop ended cleanly: delete the heartbeat (health then reports the worker missing,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -199,7 +199,7 @@ def counters_aggregate_pending(
     COUNTER_AGGREGATION_LEASE and is taken again. Safe to run in several processes at once.
     """
     done = 0
-    pending = counters_pending(due_only=due_only)
+    pending = counters_pending(due_only=due_only, stop=stop)
     while not stop():
         claims = []
         for seen in itertools.islice(pending, CLAIM_BATCH):
@@ -223,11 +223,16 @@ def counters_aggregate_pending(
 # --- reads ------------------------------------------------------------------
 
 
-def counters_pending(*, due_only: bool = True, now: float | None = None) -> Iterator[PendingCounter]:
-    """Counters with a due flag, from one Query per `due` partition (never a Scan)."""
+def counters_pending(
+    *, due_only: bool = True, now: float | None = None, stop: Callable[[], bool] = lambda: False
+) -> Iterator[PendingCounter]:
+    """Counters with a due flag, from one Query per `due` partition (never a Scan); `stop()` is
+    asked before each partition, so a stopping worker does not read the empty ones."""
     now = clock.now() if now is None else now
     condition = CounterTotal.due_at <= now if due_only else None
     for part in range(settings.COUNTER_DUE_SHARDS):
+        if stop():
+            return
         for item in CounterTotal.due_index.query(str(part), range_key_condition=condition):
             yield PendingCounter(item.counter_key, float(item.due_at))
 
