@@ -53,6 +53,8 @@ def main() -> None:
         from notifications.feed import services as feed_services
         from notifications.feed.events import FeedEvent
         from notifications.like_fold import like_events_fold_until_idle
+        from social.aggregation import counter_aggregate, counters_aggregate_pending, counters_pending
+        from social.counters import flag_reuse_seconds
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()
@@ -125,11 +127,11 @@ def main() -> None:
             lambda n: comment_delete(comment_id=doomed[n].comment_id, author_id=author_id),
         )
 
-        def note_calls(label: str, meter) -> None:
+        def note_calls(label: str, meter, *, per: int = repeat) -> None:
             for call, (calls, spent) in meter.by_call.items():
                 entry = details.setdefault(label, {}).setdefault(call, [0, 0.0])
-                entry[0] += calls / repeat
-                entry[1] += spent / repeat
+                entry[0] += calls / per
+                entry[1] += spent / per
 
         def with_fold(label: str, operation) -> None:
             """The operation without its fold (the request's part), then all-in (with its fold)."""
@@ -152,8 +154,25 @@ def main() -> None:
             fold_write = statistics.fmean(w for _, w in folds)
             results.append((f"{label}, all-in (+ its fold)", read + fold_read, write + fold_write, float("nan")))
 
+        def aggregation(label: str) -> None:
+            """Meter the aggregation of each counter changed since the last call (the claim, the
+            shards' sum, the total and its ranking entry; not the poll that finds them, which is
+            in the site model's idle polls): what one changed counter costs the aggregator."""
+            pending = list(counters_pending(due_only=False))
+            read = write = 0.0
+            for seen in pending:
+                with capacity_meter() as meter:
+                    outcome = counter_aggregate(key=seen.key, seen_due_at=seen.due_at, sleep=lambda seconds: None)
+                assert outcome is not None, seen
+                read, write = read + meter.read, write + meter.write
+                note_calls(label, meter, per=len(pending))
+            results.append((label, read / len(pending), write / len(pending), float("nan")))
+
+        counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)  # the set-up's counters
         with_fold("like", lambda n: like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        aggregation("aggregation of a liked comment's count")
         with_fold("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)
 
         def view(n):
             visitor = Client(REMOTE_ADDR=f"10.0.{n // 250}.{n % 250 + 1}")  # a new viewer: the view is counted
@@ -165,6 +184,17 @@ def main() -> None:
         run("badge (API unread count)", lambda n: browser.get("/api/notifications/unread-count/"))
         on_screen = ",".join(other.comment_id for other in others[:5])
         run("live poll, 5 comments on screen", lambda n: browser.get(f"/api/live/?comments={on_screen}"))
+
+        # Comments viewed before (their view total aggregated), each viewed once more: what the
+        # aggregator pays for that view.
+        viewed = [comment_create(author_id=author_id, body=f"Viewed {n}: {TEXT}") for n in range(repeat)]
+        for round in (1, 2):
+            counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)
+            time.sleep(flag_reuse_seconds())  # this process raises the next view's flag itself
+            for n, each in enumerate(viewed):  # a new visitor each: a counted view
+                visitor = Client(REMOTE_ADDR=f"10.{round}.{n // 250}.{n % 250 + 1}")
+                assert visitor.get(f"/c/{each.comment_id}/").status_code == 200
+        aggregation("aggregation of a viewed comment's count")
 
         run(
             "mark all read (after one new entry)",

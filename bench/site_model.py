@@ -24,17 +24,25 @@ FLOORS: dict[str, tuple[float, float]] = {
     "like, synchronous": (2, 6),
     # + the fold, plain writes: the notification (1) and its by_num_likes LSI entry, whose
     # key (num_likes) moves (2); the badge item (1) and its by_count LSI entry (2); the
-    # liker's marker (1); the counter's due flag (1); the activity line (1) and its by_day
-    # entry (1); the event's delete (1). Less needs other index shapes (a badge index that
+    # liker's marker (1); the counter's due flag (1) and its entry in the sparse `due` index
+    # (1); the activity line (1) and its by_day entry (1); the event's delete (1). Less needs other index shapes (a badge index that
     # a +1 does not move), or giving up the exact, crash-proof notification. Its reads, all
     # consistent (1 each): the comment's events, the comment (still visible?), the liker's
     # row (still liking?), the notification, the badge, the liker's marker (charged even when
     # absent) and the counter's shards; + the folder's Scans for pending events (0.5 each,
     # three in the bench's fold-until-idle).
-    "like, all-in (+ its fold)": (10.5, 17),
+    "like, all-in (+ its fold)": (10.5, 18),
+    # The aggregator, once per change of a quiet counter (a busy one: once per
+    # COUNTER_AGGREGATION_DELAY, whatever its changes): the claim (1) moves the counter's
+    # `due` index entry (2); the total (1) leaves the `due` index (1) and moves its
+    # `ranking_by_total` entry (2: 1 for a counter's first total). Reads: the shards (1).
+    # The ranking index carries only what it shows, so the flag, the claim and the clear
+    # write no ranking entry (with every attribute projected: +1 each).
+    "aggregation of a liked comment's count": (1, 7),
+    "aggregation of a viewed comment's count": (1, 7),
     "unlike, synchronous": (2, 6),
     # + the fold: as a like's, without the marker (kept through the unlike).
-    "unlike, all-in (+ its fold)": (9.5, 16),
+    "unlike, all-in (+ its fold)": (9.5, 17),
     # The comment (1), its like and view counts (consistent: 2), its replies page (GSI, 0.5)
     # and each reply's count (10 eventually consistent Queries: 5); the view counter's shard
     # (1) once an hour per viewer; its activity line (2).
@@ -63,6 +71,12 @@ DAILY_MIX: dict[str, float] = {
     "comment page view (counted, anonymous)": 8,
     "like, all-in (+ its fold)": 5,
     "unlike, all-in (+ its fold)": 0.5,
+    # Each like, unlike and counted view changes a counter the aggregator then sums into its
+    # total: charged once per change (a comment liked or viewed by one person at a time;
+    # changes that land within COUNTER_AGGREGATION_DELAY of each other share one, so a busy
+    # site pays less). The same for the other designs: the ranking is the same feature.
+    "aggregation of a liked comment's count": 5.5,
+    "aggregation of a viewed comment's count": 8,
     "post a comment": 0.3,
     "reply (the parent's author has a full feed)": 1,
     "inbox (API, a full feed)": 3,

@@ -217,9 +217,15 @@ def _declared_indexes(model: type[Model]) -> dict[str, dict[str, Any]]:
             declared[index["index_name"]] = {
                 "kind": kind,
                 "keys": sorted((k["KeyType"], k["AttributeName"]) for k in index["key_schema"]),
-                "projection": index["projection"]["ProjectionType"],
+                "projection": _projection(index["projection"]),
             }
     return declared
+
+
+def _projection(projection: dict[str, Any]) -> str:
+    """`ALL`, `KEYS_ONLY`, or `INCLUDE [a, b]`: what an index carries, comparable."""
+    included = projection.get("NonKeyAttributes")
+    return f"{projection['ProjectionType']} {sorted(included)}" if included else projection["ProjectionType"]
 
 
 def _ttl_attribute_name(model: type[Model]) -> str | None:
@@ -241,7 +247,7 @@ def table_drift(model: type[Model], description: dict[str, Any], ttl_description
             live[index["IndexName"]] = {
                 "kind": kind,
                 "keys": sorted((k["KeyType"], k["AttributeName"]) for k in index["KeySchema"]),
-                "projection": index["Projection"]["ProjectionType"],
+                "projection": _projection(index["Projection"]),
             }
     for name, want in _declared_indexes(model).items():
         have = live.get(name)
@@ -256,7 +262,10 @@ def table_drift(model: type[Model], description: dict[str, Any], ttl_description
         elif have != want:
             drift.append(f"{want['kind']} {name} is {have}, model declares {want}")
     for name in sorted(set(live) - set(_declared_indexes(model))):
-        drift.append(f"{live[name]['kind']} {name} exists but no model declares it")
+        drift.append(
+            f"{live[name]['kind']} {name} exists but no model declares it (it still costs a write whenever "
+            "an item it carries changes; `create_tables --drop-undeclared` removes a GSI)"
+        )
     ttl_name = _ttl_attribute_name(model)
     if ttl_name:
         ttl = (ttl_description or {}).get("TimeToLiveDescription", {})
@@ -370,6 +379,43 @@ def tables_check() -> list[TableReport]:
             report.drift = table_drift(model, description, ttl)
         reports.append(report)
     return reports
+
+
+def tables_drop_undeclared_indexes() -> list[str]:
+    """Delete every GSI that no model declares (a replaced index); returns `table.index` of each.
+
+    Run it once every process runs the code that no longer reads the old index: until
+    then, an old process's Query of it would fail. DynamoDB deletes one index of a table
+    at a time, so each deletion is waited for. LSIs cannot be dropped (nor are they here).
+    """
+    dropped = []
+    for model in registered_models():
+        description = table_describe(model.Meta.table_name)
+        if description is None:
+            continue
+        declared = _declared_indexes(model)
+        for index in description.get("GlobalSecondaryIndexes", []):
+            name = index["IndexName"]
+            if name in declared:
+                continue
+            logger.info("dropping GSI %s of %s: no model declares it", name, model.Meta.table_name)
+            client().update_table(
+                TableName=model.Meta.table_name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": name}}]
+            )
+            _wait_index_gone(model.Meta.table_name, name)
+            dropped.append(f"{model.Meta.table_name}.{name}")
+    return dropped
+
+
+def _wait_index_gone(table: str, index: str, *, timeout: float = TABLE_WAIT_SECONDS) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        description = table_describe(table) or {}
+        if all(each["IndexName"] != index for each in description.get("GlobalSecondaryIndexes", [])):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"index {index} of {table} still there after {timeout:.0f}s")
+        time.sleep(0.2)
 
 
 def tables_delete() -> None:

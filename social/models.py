@@ -9,7 +9,7 @@ from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models.functions import Lower
 from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 from pynamodb.models import Model
 
 from project.dynamo import table_meta
@@ -151,11 +151,19 @@ class CounterRankingIndex(GlobalSecondaryIndex):
     The partition carries a write-shard suffix, so no single partition takes every
     aggregation; the top N is read by querying each shard and merging. Counters with
     a total of 0 are left out (sparse).
+
+    It carries only what the ranking shows (the total, when it was aggregated, the
+    object), so raising, claiming and clearing the due flag, which change other
+    attributes of the item, do not write the index: a GSI pays a write whenever an
+    attribute it projects changes (with every attribute projected, each like's flag
+    and each aggregation's claim cost one unit more). Named for its shape: an index's
+    projection cannot be changed in place, so a new shape is a new index
+    (`create_tables` adds it; `create_tables --drop-undeclared` removes the old one).
     """
 
     class Meta:
-        index_name = "ranking"
-        projection = AllProjection()
+        index_name = "ranking_by_total"
+        projection = IncludeProjection(["object_id", "total", "aggregated_at"])
 
     rank_part = UnicodeAttribute(hash_key=True)
     rank_sort = UnicodeAttribute(range_key=True)  # zero-padded total # object id: ties sort by id

@@ -77,3 +77,80 @@ def test_missing_table_is_reported():
         assert report.status == "MISSING"
     finally:
         dynamo.tables_create()
+
+
+def test_a_replaced_index_is_added_served_from_and_dropped_on_request(capsys):
+    """The upgrade of a live table whose index changed shape (the ranking, once ALL, now
+    INCLUDE under a new name): `create_tables` adds the new index with the existing items
+    in it, `--check` names the old one, and `--drop-undeclared` removes it."""
+    from social.models import CounterTotal
+    from social.ranking import ranking_top
+
+    client = dynamo.client()
+    name = CounterTotal.Meta.table_name
+    client.delete_table(TableName=name)
+    client.create_table(  # the table as the earlier code created it
+        TableName=name,
+        AttributeDefinitions=[
+            {"AttributeName": "counter_key", "AttributeType": "S"},
+            {"AttributeName": "due_part", "AttributeType": "S"},
+            {"AttributeName": "due_at", "AttributeType": "N"},
+            {"AttributeName": "rank_part", "AttributeType": "S"},
+            {"AttributeName": "rank_sort", "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": "counter_key", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "due",
+                "KeySchema": [
+                    {"AttributeName": "due_part", "KeyType": "HASH"},
+                    {"AttributeName": "due_at", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "KEYS_ONLY"},
+            },
+            {
+                "IndexName": "ranking",
+                "KeySchema": [
+                    {"AttributeName": "rank_part", "KeyType": "HASH"},
+                    {"AttributeName": "rank_sort", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            },
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    try:
+        comment = _comment_with_total(7)
+        call_command("create_tables")
+        drift = {r.logical_name: r for r in dynamo.tables_check()}["counter_totals"].drift
+        assert drift == [line for line in drift if "GSI ranking exists but no model declares it" in line] != []
+        [ranked] = ranking_top(kind="like", limit=5)  # read from the new index, backfilled
+        assert (ranked.comment.id, ranked.total) == (comment, 7)
+        assert ranked.aggregated_at is not None
+        capsys.readouterr()
+        call_command("create_tables", "--drop-undeclared")
+        assert f"{name}.ranking: dropped" in capsys.readouterr().out
+        assert {r.logical_name: r for r in dynamo.tables_check()}["counter_totals"].drift == []
+        assert [r.total for r in ranking_top(kind="like", limit=5)] == [7]
+    finally:
+        client.delete_table(TableName=name)
+        dynamo.tables_create()
+
+
+def _comment_with_total(total: int) -> str:
+    """A comment whose like total was aggregated (written as the aggregator writes it)."""
+    from actions.comments import comment_create
+    from social.models import CounterTotal
+    from social.ranking import rank_part, rank_sort
+
+    comment_id = comment_create(author_id="1", body="ranked").comment_id
+    CounterTotal(
+        f"like#{comment_id}",
+        kind="like",
+        object_id=comment_id,
+        total=total,
+        aggregated_at=1_700_000_000.0,
+        rank_part=rank_part("like", comment_id),
+        rank_sort=rank_sort(total, comment_id),
+    ).save()
+    return comment_id
