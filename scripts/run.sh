@@ -65,7 +65,13 @@ if [ -z "${DYNAMODB_HOST+set}" ]; then
 fi
 
 python manage.py migrate --no-input
-python manage.py create_tables
+if [ -n "$dynamo_pid" ]; then
+  # This script's own DynamoDB Local: every process that reads it starts below, on this
+  # code, so an index a model no longer declares (replaced by one of a new shape) can go.
+  python manage.py create_tables --drop-undeclared
+else
+  python manage.py create_tables
+fi
 # This and next month's activity log tables exist before anyone writes.
 python manage.py activity_tables
 python manage.py seed_demo --if-empty
