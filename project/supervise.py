@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from project.signal_safe import set_soon
+
 if TYPE_CHECKING:
     from types import FrameType
 
@@ -72,12 +74,12 @@ def supervise(
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop_signal[0] = signum
-        stop.set()
         if child is not None and child.returncode is None:
             try:
                 os.kill(child.pid, signum)
             except ProcessLookupError:
                 pass
+        set_soon(stop)  # not stop.set() here: project/signal_safe.py says why
 
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):

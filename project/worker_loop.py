@@ -26,6 +26,7 @@ from project.backlog import Backlog
 from project.clock import clock
 from project.errors import is_transient
 from project.health_services import Heartbeat
+from project.signal_safe import set_soon
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -44,9 +45,11 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threa
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        if not stop.is_set():
-            logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
-        stop.set()
+        def say() -> None:
+            if not stop.is_set():
+                logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
+
+        set_soon(stop, before=say)  # not stop.set() here: project/signal_safe.py says why
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
