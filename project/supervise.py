@@ -71,12 +71,14 @@ def supervise(
     stop = stop or threading.Event()
     child: subprocess.Popen[bytes] | None = None
     stop_signal: list[int] = [signal.SIGTERM]
+    signalled: list[int | None] = [None]  # the pid the signal was passed on to
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop_signal[0] = signum
         if child is not None and child.returncode is None:
             try:
                 os.kill(child.pid, signum)
+                signalled[0] = child.pid
             except ProcessLookupError:
                 pass
         set_soon(stop)  # not stop.set() here: project/signal_safe.py says why
@@ -100,9 +102,11 @@ def supervise(
         say(name, f"pid {child.pid} exited with status {status} after {ran:.1f}s; restarting in {delay:.0f}s")
         stop.wait(delay)
     if child is not None:
-        if child.poll() is None:
+        # A signal that arrived before this child existed was not passed on. Never twice: a
+        # second SIGTERM reaching a Python command while it exits, its handlers gone, kills it.
+        if child.poll() is None and signalled[0] != child.pid:
             try:
-                os.kill(child.pid, stop_signal[0])  # a signal may have arrived before the child existed
+                os.kill(child.pid, stop_signal[0])
             except ProcessLookupError:
                 pass
         try:
