@@ -10,8 +10,9 @@ not restart a process that exits: it stops all the others instead. Here:
   up to `--max-backoff` 30 s) and goes back to the minimum once a run has lasted
   `--healthy-after` seconds (60), so a crash loop does not spin and a rare crash is
   repaired within a second;
-- SIGTERM or SIGINT: passed on to the command (the workers then finish their unit of
-  work and exit), no restart; after `--grace` seconds (4) it is killed, and says so:
+- SIGTERM or SIGINT: passed on to the command, once (the workers then finish their unit
+  of work and exit; a Ctrl-C reaches the command and this at once, and more signals
+  after the first change nothing), no restart; after `--grace` seconds (4) it is killed, and says so:
   honcho sends SIGKILL 5 s after SIGTERM, without a word about which process was
   still running. The exit status is the command's.
 
@@ -70,11 +71,13 @@ def supervise(
     """Run `command` until `stop` is set (by SIGTERM/SIGINT); returns its last exit status."""
     stop = stop or threading.Event()
     child: subprocess.Popen[bytes] | None = None
-    stop_signal: list[int] = [signal.SIGTERM]
-    signalled: list[int | None] = [None]  # the pid the signal was passed on to
+    received: list[int] = []  # the signal that stops us: the first one; later ones change nothing
+    signalled: list[int | None] = [None]  # the pid it was passed on to
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop_signal[0] = signum
+        if received:
+            return
+        received.append(signum)
         if child is not None and child.returncode is None:
             try:
                 os.kill(child.pid, signum)
@@ -87,14 +90,17 @@ def supervise(
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, on_signal)
 
+    def stopping() -> bool:  # a signal came (its handler sets `stop` a moment later), or a caller's stop
+        return bool(received) or stop.is_set()
+
     status = 0
-    while not stop.is_set():
+    while not stopping():
         started = time.monotonic()
         child = subprocess.Popen(command)
         say(name, f"started {' '.join(command)} (pid {child.pid})")
-        while child.poll() is None and not stop.is_set():
+        while child.poll() is None and not stopping():
             stop.wait(0.2)
-        if stop.is_set():
+        if stopping():
             break
         status = child.returncode
         ran = time.monotonic() - started
@@ -106,7 +112,7 @@ def supervise(
         # second SIGTERM reaching a Python command while it exits, its handlers gone, kills it.
         if child.poll() is None and signalled[0] != child.pid:
             try:
-                os.kill(child.pid, stop_signal[0])
+                os.kill(child.pid, received[0] if received else signal.SIGTERM)
             except ProcessLookupError:
                 pass
         try:

@@ -35,19 +35,26 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threading.Event]:
+def stop_on_signals(logger: logging.Logger, *, finishing: str, restore: bool = True) -> Iterator[threading.Event]:
     """SIGTERM and SIGINT set the yielded event instead of killing the command.
 
     The command checks the event between units of work, so it finishes `finishing`
     (the current batch, counter, event) and exits cleanly; `event.wait(seconds)` is
-    an idle sleep that a signal cuts short. The previous handlers come back on exit.
+    an idle sleep that a signal cuts short. The previous handlers come back on exit,
+    unless `restore` is False: a process about to exit keeps these, so a second signal
+    (a terminal's Ctrl-C reaches every process of the group, and the supervisor passes
+    its own on) cannot kill it on its way out.
     """
     stop = threading.Event()
+    received: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        if received:  # the first one is stopping the command already
+            return
+        received.append(signum)
+
         def say() -> None:
-            if not stop.is_set():
-                logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
+            logger.warning("signal %s: finishing %s, then exiting", signum, finishing)
 
         set_soon(stop, before=say)  # not stop.set() here: project/signal_safe.py says why
 
@@ -55,8 +62,9 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str) -> Iterator[threa
     try:
         yield stop
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        if restore:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 # The longest wait between passes while DynamoDB does not answer: a worker resumes
@@ -142,6 +150,7 @@ class WorkerCommand(BaseCommand):
     should_stop: Callable[[], bool]
     heartbeat: Heartbeat | None = None
     looping = False
+    own_process = False  # run as `manage.py <name>` (run_from_argv), not called from other code
     verbosity = 1
     options: dict[str, Any]
 
@@ -165,6 +174,7 @@ class WorkerCommand(BaseCommand):
         5 s; the work is done and the heartbeat removed by then, so the process closes its
         connections, flushes its output and exits without it.
         """
+        self.own_process = True
         super().run_from_argv(argv)  # a CommandError exits here, with its status
         if self.looping:
             connections.close_all()
@@ -177,7 +187,7 @@ class WorkerCommand(BaseCommand):
         if options["poll_seconds"] < 0:
             raise CommandError("--poll-seconds must not be negative.")
         self.check_options(**options)
-        with stop_on_signals(self.logger, finishing=self.finishing) as stop:
+        with stop_on_signals(self.logger, finishing=self.finishing, restore=not self.own_process) as stop:
             if options["loop"]:
                 self.run_loop(stop=stop, **options)
             else:

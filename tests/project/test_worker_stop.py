@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -128,3 +129,23 @@ def test_a_busy_aggregator_stops_on_sigterm_instead_of_waiting_for_flags_to_sett
         assert item.claim is not None and item.total is None
     assert list(WorkerHeartbeat.query("aggregate_counters")) == []
     counters.counters_forget_caches()
+
+
+def test_a_worker_signalled_again_and_again_on_its_way_out_still_exits_cleanly(worker_env, tmp_path):
+    """Ctrl-C in a terminal reaches every process of the group and the supervisor passes its
+    own signal on: a worker gets several. Signals until it exits: none may kill it (status 0)."""
+    process, log = start(worker_env, "fold_like_events", tmp_path=tmp_path)
+    try:
+        wait_for(lambda: "fold_like_events: started" in log.read_text() or process.poll() is not None, what="start")
+        deadline = time.monotonic() + 60
+        while process.poll() is None and time.monotonic() < deadline:
+            process.send_signal(signal.SIGINT if int(time.monotonic() * 1000) % 2 else signal.SIGTERM)
+            time.sleep(0.0002)
+        status = process.wait(timeout=10)
+        output = log.read_text()
+        assert status == 0, output[-3000:]
+        assert "fold_like_events: stopped" in output, output[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
