@@ -188,11 +188,11 @@ def main() -> None:
         # Comments viewed before (their view total aggregated), each viewed once more: what the
         # aggregator pays for that view.
         viewed = [comment_create(author_id=author_id, body=f"Viewed {n}: {TEXT}") for n in range(repeat)]
-        for round in (1, 2):
+        for visit in (1, 2):
             counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)
             time.sleep(flag_reuse_seconds())  # this process raises the next view's flag itself
             for n, each in enumerate(viewed):  # a new visitor each: a counted view
-                visitor = Client(REMOTE_ADDR=f"10.{round}.{n // 250}.{n % 250 + 1}")
+                visitor = Client(REMOTE_ADDR=f"10.{visit}.{n // 250}.{n % 250 + 1}")
                 assert visitor.get(f"/c/{each.comment_id}/").status_code == 200
         aggregation("aggregation of a viewed comment's count")
 

@@ -285,20 +285,31 @@ def table_describe(name: str) -> dict[str, Any] | None:
 def table_wait_active(name: str, *, timeout: float = TABLE_WAIT_SECONDS) -> dict[str, Any]:
     """Wait until the table `name` and every one of its GSIs are ACTIVE (DynamoDB builds one
     index at a time; an index that reports no status, as DynamoDB Local's may, counts as built)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        description = table_describe(name)
-        if (
-            description
-            and description["TableStatus"] == "ACTIVE"
+    return _table_wait(
+        name,
+        lambda description: (
+            description["TableStatus"] == "ACTIVE"
             and all(
                 index.get("IndexStatus", "ACTIVE") == "ACTIVE"
                 for index in description.get("GlobalSecondaryIndexes", [])
             )
-        ):
+        ),
+        what="ACTIVE with its indexes",
+        timeout=timeout,
+    )
+
+
+def _table_wait(
+    name: str, done: Callable[[dict[str, Any]], bool], *, what: str, timeout: float = TABLE_WAIT_SECONDS
+) -> dict[str, Any]:
+    """Describe the table `name` every 0.2 s until `done(description)`; returns that description."""
+    deadline = time.monotonic() + timeout
+    while True:
+        description = table_describe(name)
+        if description and done(description):
             return description
         if time.monotonic() > deadline:
-            raise TimeoutError(f"table {name} and its indexes not ACTIVE after {timeout:.0f}s")
+            raise TimeoutError(f"table {name} not {what} after {timeout:.0f}s")
         time.sleep(0.2)
 
 
@@ -402,20 +413,16 @@ def tables_drop_undeclared_indexes() -> list[str]:
             client().update_table(
                 TableName=model.Meta.table_name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": name}}]
             )
-            _wait_index_gone(model.Meta.table_name, name)
+            _table_wait(model.Meta.table_name, _index_gone(name), what=f"rid of index {name}")
             dropped.append(f"{model.Meta.table_name}.{name}")
     return dropped
 
 
-def _wait_index_gone(table: str, index: str, *, timeout: float = TABLE_WAIT_SECONDS) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        description = table_describe(table) or {}
-        if all(each["IndexName"] != index for each in description.get("GlobalSecondaryIndexes", [])):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"index {index} of {table} still there after {timeout:.0f}s")
-        time.sleep(0.2)
+def _index_gone(index: str) -> Callable[[dict[str, Any]], bool]:
+    def gone(description: dict[str, Any]) -> bool:
+        return all(each["IndexName"] != index for each in description.get("GlobalSecondaryIndexes", []))
+
+    return gone
 
 
 def tables_delete() -> None:
