@@ -28,6 +28,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import threading
 import time
 from functools import lru_cache
 from pathlib import Path
@@ -63,9 +64,25 @@ def metrics_enabled() -> bool:
     return bool(settings.METRICS_TOKEN or settings.METRICS_ALLOWED_IPS)
 
 
-@lru_cache(maxsize=1)
+_metrics_made: Any = None
+_metrics_lock = threading.Lock()
+
+
 def _metrics() -> Any:
-    """The metric objects, made on first use (prometheus-client is imported only when on)."""
+    """The metric objects, made once, on first use (prometheus-client is imported only when on).
+
+    Under a lock: a process's first requests may be served by several threads at once, and a
+    second registration of the same name raises `DuplicateTimeseries` (an lru_cache would let
+    every thread that missed it build its own)."""
+    global _metrics_made
+    if _metrics_made is None:
+        with _metrics_lock:
+            if _metrics_made is None:
+                _metrics_made = _metrics_build()
+    return _metrics_made
+
+
+def _metrics_build() -> Any:
     from prometheus_client import Counter, Histogram
 
     class Metrics:

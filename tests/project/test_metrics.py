@@ -181,3 +181,31 @@ def test_a_scrape_still_answers_when_the_heartbeats_cannot_be_read(client):
         events.unregister("before-send.dynamodb.Query", unique_id="test-refused")
     assert found[("worker_heartbeats_readable", ())] == 0
     assert not any(name == "worker_up" for name, _ in found)
+
+
+FIRST_USE_RACE = """
+import threading
+from project import metrics
+barrier = threading.Barrier(16)
+made, failures = [], []
+def first_request():
+    barrier.wait()
+    try:
+        made.append(metrics._metrics())
+    except Exception as error:
+        failures.append(repr(error))
+threads = [threading.Thread(target=first_request) for _ in range(16)]
+for thread in threads: thread.start()
+for thread in threads: thread.join()
+print(len({id(m) for m in made}), len(failures), failures[:1])
+"""
+
+
+def test_a_process_s_first_requests_on_many_threads_at_once_share_one_set_of_metrics(tmp_path):
+    shown = settings_in_subprocess(
+        f"exec({FIRST_USE_RACE!r})",
+        SECRET_KEY="k" * 50,
+        METRICS_TOKEN="t",
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+    )
+    assert shown.stdout.split(maxsplit=2)[:2] == ["1", "0"], shown.stdout + shown.stderr
