@@ -198,7 +198,37 @@ def chunk_dispatch(
     of ours is harmless, see the module doc). Stops between batches when asked,
     releasing the lease. A chunk is done only when a consistent read shows none of
     its targets left.
+
+    An error on the way (DynamoDB unreachable, throttled beyond the retries) releases
+    the lease before it is raised, so another dispatcher carries on at once instead of
+    after the lease's expiry; a process killed outright leaves its lease to expire.
     """
+    try:
+        return _chunk_dispatch(
+            lease=lease, event=event, batch_size=batch_size, should_stop=should_stop, on_delivered=on_delivered
+        )
+    except Exception:
+        _lease_release_after_error(lease)
+        raise
+
+
+def _lease_release_after_error(lease: ChunkLease) -> None:
+    try:
+        chunk_lease_release(lease=lease)
+    except Exception:  # the error that brought us here may stop this write too: the lease expires instead
+        logger.warning("delivery %s chunk %s: lease not released; it expires", lease.delivery_id, lease.seq)
+    else:
+        logger.warning("delivery %s chunk %s: dispatch failed; lease released", lease.delivery_id, lease.seq)
+
+
+def _chunk_dispatch(
+    *,
+    lease: ChunkLease,
+    event: FeedEvent,
+    batch_size: int,
+    should_stop: Callable[[], bool],
+    on_delivered: Callable[[int], None],
+) -> ChunkOutcome:
     outcome = ChunkOutcome(seq=lease.seq)
     for _round in range(3):
         pending = targets_pending(delivery_id=lease.delivery_id, user_ids=lease.user_ids)

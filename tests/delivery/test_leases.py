@@ -141,3 +141,28 @@ def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prep
     with later(120):
         dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=2, lease_seconds=60)
     assert_exactly_once(delivery.delivery_id, targets)
+
+
+def test_a_dispatcher_that_fails_mid_chunk_releases_its_lease_and_another_finishes_at_once(prepared):
+    """DynamoDB failing under one dispatcher (not a kill): the chunk is free for the next
+    dispatcher now, not after the lease's 30 s, and every target still gets one message."""
+    delivery, targets = prepared
+    real_deliver = dispatch.targets_deliver
+    calls = []
+
+    def fails_on_the_second_batch(**kwargs):
+        calls.append(kwargs["user_ids"])
+        if len(calls) == 2:
+            raise RuntimeError("DynamoDB unreachable")
+        return real_deliver(**kwargs)
+
+    with mock.patch.object(dispatch, "targets_deliver", fails_on_the_second_batch), pytest.raises(RuntimeError):
+        dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="a", batch_size=2, lease_seconds=30)
+    chunk = DeliveryChunk.get(models.chunk_key(delivery.delivery_id, 0), consistent_read=True)
+    assert chunk.lease_expires_at == 0 and chunk.status == "pending"
+    assert sum(message_counts(delivery.delivery_id, targets).values()) == 2
+
+    # Same clock: no expiry needed for the next dispatcher to take the chunk over.
+    report = dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="b", batch_size=2, lease_seconds=30)
+    assert report.status == "done" and report.delivered == 3
+    assert_exactly_once(delivery.delivery_id, targets)
