@@ -105,3 +105,13 @@ def aws_conflicts():
 
     with aws_conflict_model() as stats:
         yield stats
+
+
+@pytest.fixture
+def aws_read_lag():
+    """AWS's read lag on DynamoDB Local (project/testing/aws_read_lag.py): GSI reads and eventually
+    consistent reads trail each write by up to 2 s; yields the counts of what was served stale."""
+    from project.testing.aws_read_lag import aws_read_lag_model
+
+    with aws_read_lag_model() as stats:
+        yield stats
