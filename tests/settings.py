@@ -1,8 +1,9 @@
-"""Test settings: the production settings (DEBUG=False) with a test key and plain HTTP."""
+"""Test settings: the production settings (DEBUG=False) with a test key and plain HTTP, on PostgreSQL."""
 
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 
 os.environ.setdefault("SECRET_KEY", "tests-only-secret-key-not-for-production-0123456789")
@@ -16,6 +17,22 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
 from project.settings import *  # noqa: F403
+
+# The suite's relational store is PostgreSQL, as in production: TEST_DATABASE_URL's server, or a
+# throwaway one started here (project/testing/postgres.py) and stopped when pytest exits;
+# pytest-django creates its test database there. Here because pytest-django imports these
+# settings before it sets Django up and before any conftest.py is loaded, so no connection can
+# have been made to another database yet. Only under pytest: others import these settings too
+# (mypy's Django plugin, which needs only their names; the processes a test starts with
+# DJANGO_SETTINGS_MODULE=tests.settings, which name their own DATABASE_URL).
+if "pytest" in sys.modules:
+    from project.testing.postgres import suite_database_url
+
+    DATABASES["default"] = {  # noqa: F405
+        **env.db_url_config(suite_database_url()),  # noqa: F405
+        "CONN_MAX_AGE": DATABASES["default"]["CONN_MAX_AGE"],  # noqa: F405
+        "CONN_HEALTH_CHECKS": True,
+    }
 
 # Static files straight from the apps, never a copy an earlier `make run` collected.
 STATIC_ROOT = BASE_DIR / "var" / "tests-no-collected-static"  # noqa: F405

@@ -1,12 +1,16 @@
 """Usernames unique regardless of case (in the database), no look-alikes, no trust in X-Forwarded-For."""
 
+import threading
+
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, connections, transaction
 from django.test import RequestFactory
+from rest_framework.test import APIClient
 
 from project.errors import ApplicationError
 from project.security import client_ip
+from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
 from social import services
 from social.apis import UserCreateApi
 from social.views import SignUpForm
@@ -87,3 +91,77 @@ def test_one_trusted_proxy_takes_the_address_it_saw(settings):
 def test_the_test_client_login_still_works(client, make_user):
     make_user("kate")
     assert client.login(username="kate", password=PASSWORD)
+
+
+# --- the race on PostgreSQL, with real connections ------------------------------
+
+
+def _sign_up_in_thread(name: str):
+    """A sign-up through the API on this thread's own database connection."""
+    try:
+        return APIClient().post("/api/users/", {"username": name, "password": PASSWORD}, format="json")
+    finally:
+        connections.close_all()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sign_ups_racing_one_not_yet_committed_wait_for_it_and_get_a_400(django_user_model):
+    """The first sign-up's INSERT is in, its transaction not yet committed: the others each pass
+    the "is it taken?" check (they cannot see it), insert, wait on the case-insensitive unique
+    index until the first commits, and then lose with a 400."""
+    inserted, commit = threading.Event(), threading.Event()
+
+    def first():
+        try:
+            with transaction.atomic():
+                django_user_model.objects.create_user(username="zoe", password=PASSWORD)
+                inserted.set()
+                commit.wait(WAIT_SECONDS)
+        finally:
+            connections.close_all()
+
+    names = ["Zoe", "ZOE", "zOe", "zoE"]
+    answers = []
+    winner = threading.Thread(target=first)
+    winner.start()
+    racers = threading.Thread(target=lambda: answers.extend(in_threads(lambda n: _sign_up_in_thread(names[n]), 4)))
+    try:
+        assert inserted.wait(WAIT_SECONDS)
+        racers.start()
+
+        def waiting_for_the_first() -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT%'"
+                )
+                return cursor.fetchone()[0]
+
+        wait_for(lambda: waiting_for_the_first() == len(names), what="every racer waiting on the first's insert")
+    finally:
+        commit.set()
+        winner.join(WAIT_SECONDS)
+        racers.join(WAIT_SECONDS)
+    assert [answer.status_code for answer in answers] == [400] * len(names)
+    assert all(answer.json()["username"] == ["This username is taken."] for answer in answers)
+    assert list(django_user_model.objects.values_list("username", flat=True)) == ["zoe"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sign_ups_at_once_for_one_name_in_any_case_admit_exactly_one(django_user_model):
+    names = ["kim", "Kim", "KIM", "kIm", "kiM", "KIm"]
+
+    def sign_up(n: int):
+        try:
+            return services.user_create(username=names[n], password=PASSWORD)
+        except ApplicationError as error:
+            return error
+        finally:
+            connections.close_all()
+
+    results = in_threads(sign_up, len(names))
+    created = [result for result in results if not isinstance(result, ApplicationError)]
+    refused = [result for result in results if isinstance(result, ApplicationError)]
+    assert len(created) == 1 and len(refused) == len(names) - 1
+    assert {error.field for error in refused} == {"username"}
+    assert list(django_user_model.objects.values_list("username", flat=True)) == [created[0].username]

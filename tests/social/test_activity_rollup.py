@@ -10,7 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from django.core.management import call_command
+from django.db import connections
 
+from project.testing.harness import in_threads
 from social.activity import archive, month_tables, rollup, rotation
 from social.activity import services as activity
 from social.activity.models import ActivityDaily, ActivityDay
@@ -88,6 +90,36 @@ def test_two_rollups_of_one_day_at_once_give_the_same_rows():
     assert rollup.activity_day_store(first, final=True)
     assert rollup.activity_day_store(second, final=True)
     assert rows() == {"comment": (3, 3)}
+
+
+def test_rollups_stored_from_threads_at_once_keep_the_newest_count():
+    """Each thread stores on its own database connection. The first stores of a day race to
+    create its row: the losers' INSERT waits for the winner's commit, fails on the unique
+    date inside get_or_create, which then locks the winner's row. Whatever the order, the
+    newest count is what stays."""
+    counts = [
+        rollup.DayCount(
+            day=DAY,
+            started_at=AFTER + n,
+            counts=Counter({"like": n + 1}),
+            users=Counter({"like": 1}),
+            active_users=1,
+            items=n + 1,
+        )
+        for n in range(6)
+    ]
+
+    def store(n):
+        try:
+            return rollup.activity_day_store(counts[n], final=True)
+        finally:
+            connections.close_all()
+
+    stored = in_threads(store, len(counts))
+    assert stored[-1] is True  # the newest is never refused
+    assert rows() == {"like": (6, 1)}
+    day = ActivityDay.objects.get(date=DAY)
+    assert (day.items, day.rolled_up_at.timestamp(), day.final) == (6, AFTER + 5, True)
 
 
 def test_days_due_for_the_loop(settings):
