@@ -263,6 +263,8 @@ IDEMPOTENCY_LEASE_SECONDS = env.float("IDEMPOTENCY_LEASE_SECONDS", default=60.0)
 # comments roll up into one "replied N more times" entry, so they cannot push the rest out.
 FEED_REPLIES_PER_PERSON = env.int("FEED_REPLIES_PER_PERSON", default=5)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
+# How long a dispatcher holds a chunk without renewing it: a dead dispatcher's chunk waits this long.
+DELIVERY_LEASE_SECONDS = env.float("DELIVERY_LEASE_SECONDS", default=60.0)
 # Activity log (docs/architecture.md "Activity log"): by_day write shards, months kept before export+drop,
 # where exports go, and the rollup's grace for late writes / how often it re-rolls today.
 ACTIVITY_DAY_SHARDS = env.int("ACTIVITY_DAY_SHARDS", default=10)

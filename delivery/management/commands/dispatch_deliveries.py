@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 
+from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
@@ -55,10 +56,10 @@ class Command(WorkerCommand):
         parser.add_argument(
             "--lease-seconds",
             type=float,
-            default=60.0,
+            default=settings.DELIVERY_LEASE_SECONDS,
             metavar="S",
             help="how long a claimed chunk stays ours without renewal; a dead dispatcher's chunk is taken over "
-            "after this (default 60)",
+            "after this (default DELIVERY_LEASE_SECONDS, 60)",
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar (logging only)")
 
