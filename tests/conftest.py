@@ -22,6 +22,14 @@ def dynamodb(django_db_blocker):
         yield host
 
 
+@pytest.fixture(scope="session")
+def django_db_keepdb(request):
+    """The test database outlives the run only on the throwaway PostgreSQL server, which
+    goes with its folder at exit: dropping it first would wait on (and warn about) the
+    connections of threads that tests started. On TEST_DATABASE_URL's server, as pytest-django does."""
+    return request.config.getvalue("reuse_db") or not os.environ.get("TEST_DATABASE_URL")
+
+
 def truncate_tables() -> None:
     client = dynamo.client()
     for model in dynamo.registered_models():

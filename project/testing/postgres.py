@@ -243,13 +243,16 @@ def server() -> PostgresServer:
         return _server
 
 
-def suite_database_url() -> str:
-    """The suite's database: TEST_DATABASE_URL when set, else one on this process's throwaway server."""
-    return os.environ.get("TEST_DATABASE_URL") or server().url(SUITE_DATABASE)
-
-
 def _with_database(url: str, database: str) -> str:
     return urlsplit(url)._replace(path=f"/{database}").geturl()
+
+
+def suite_database_url(database: str | None = None) -> str:
+    """The suite's database as a DATABASE_URL: TEST_DATABASE_URL when set, else one on this
+    process's throwaway server; with `database`, that database on the same server (a process
+    a test starts uses the test database: `suite_database_url(connection.settings_dict["NAME"])`)."""
+    url = os.environ.get("TEST_DATABASE_URL") or server().url(SUITE_DATABASE)
+    return _with_database(url, database) if database else url
 
 
 def postgres_database_url(name: str) -> str:

@@ -18,7 +18,7 @@ def test_two_processes_at_once_allow_the_limit_once_not_twice(dynamodb, tmp_path
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "ENV_FILE": "/dev/null",
-        "DATABASE_URL": "sqlite:///:memory:",
+        "DATABASE_URL": "sqlite:///:memory:",  # anonymous requests and limits must not need the relational DB
         "DYNAMODB_HOST": dynamodb,
         "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
         "RATE_LIMITS_ENABLED": "True",

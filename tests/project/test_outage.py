@@ -7,22 +7,24 @@ resume by themselves; afterwards counts, badges, feeds and deliveries are exact.
 """
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from rest_framework.test import APIClient
 
-from delivery import preparation, selectors, services
+from delivery import selectors, services
 from project import dynamo, dynamo_local, health
 from project.testing.harness import wait_for
+from project.testing.postgres import suite_database_url
 from social.models import Like
 from tests.delivery.helpers import message_counts
 
-pytestmark = [pytest.mark.django_db, pytest.mark.slow]
+# Transactional: the workers read the users this test makes from its database (committed).
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -61,11 +63,12 @@ def emulator(tmp_path, settings):
 
 @pytest.fixture
 def workers(emulator, tmp_path):
+    # The workers share the test's PostgreSQL database, as workers share a deployment's.
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
         "ENV_FILE": "/dev/null",
         "SECRET_KEY": "outage-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
         "DYNAMODB_HOST": emulator.host,
         "DYNAMODB_TABLE_PREFIX": emulator.prefix,
     }
@@ -149,27 +152,19 @@ def test_requests_answer_503_during_an_outage_and_everything_is_exact_afterwards
     emulator.restart()
     wait_for(lambda: client.get("/readyz").status_code == 200, what="/readyz ready again")
     assert as_liker.put(f"/api/comments/{comment_id}/like/").json() == {"like_count": 3, "liked": True}
-    # The audience is read from this process's database (the workers' is empty), so the
-    # delivery is prepared here while the dispatcher is paused: whenever it polls, it only
-    # ever finds a prepared delivery, which it sends.
-    dispatcher = workers["dispatch_deliveries"][0]
-    dispatcher.send_signal(signal.SIGSTOP)
-    try:
-        delivery = services.delivery_create(
-            title="Clinic closed Friday",
-            body="Closed on Friday.",
-            url=None,
-            audience=services.Audience(kind="all"),
-            created_by=make_user("staff", is_staff=True),
-        )
-        preparation.delivery_prepare(delivery_id=delivery.delivery_id)
-    finally:
-        dispatcher.send_signal(signal.SIGCONT)
+    # The dispatcher prepares the delivery (its audience read from the shared database) and sends it.
+    delivery = services.delivery_create(
+        title="Clinic closed Friday",
+        body="Closed on Friday.",
+        url=None,
+        audience=services.Audience(kind="all"),
+        created_by=make_user("staff", is_staff=True),
+    )
 
     try:
         wait_for(
             lambda: selectors.delivery_get_consistent(delivery_id=delivery.delivery_id).status == "done",
-            what="the dispatcher (alive through the outage) sending the delivery",
+            what="the dispatcher (alive through the outage) preparing and sending the delivery",
         )
     except AssertionError as error:
         raise AssertionError(f"{error}\n{workers['dispatch_deliveries'][1].read_text()[-3000:]}") from None

@@ -15,10 +15,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from project import dynamo
 from project.models import WorkerHeartbeat
 from project.testing.harness import wait_for
+from project.testing.postgres import suite_database_url
 from social import counters
 from social.activity import month_tables
 from social.counters import VIEWS, counter_key
@@ -31,21 +33,19 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def worker_env(dynamodb, tmp_path):
-    env = {
+def worker_env(dynamodb):
+    # The workers share the test's PostgreSQL database (migrated, its rows committed: the
+    # tests are transactional), as workers share a deployment's.
+    return {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
         "ENV_FILE": "/dev/null",
         "SECRET_KEY": "worker-stop-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
         "DYNAMODB_HOST": dynamodb,
         "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
         "LOG_LEVEL": "INFO",
         "LOG_FORMAT": "text",
     }
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input"], cwd=ROOT, env=env, check=True, capture_output=True
-    )
-    return env
 
 
 def start(env, name, *args, tmp_path):
