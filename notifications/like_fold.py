@@ -372,21 +372,26 @@ def like_events_fold_after_response(*, comment_id: str) -> None:
             _folding_here.discard(comment_id)
 
 
-def like_events_pending_comments(*, limit: int = PENDING_SCAN_LIMIT) -> list[str]:
+def like_events_pending_comments(*, limit: int = PENDING_SCAN_LIMIT, consistent: bool = False) -> list[str]:
     """Comments with pending like events: one page of a Scan of `like_events`.
 
     The table holds only events not folded yet (a fold deletes its events), so its size
     is the backlog: an empty poll reads nothing and costs the minimum half read unit,
     where a write-sharded index would cost a Query per partition and a write per event.
-    Eventually consistent: an event a moment too new for it is found by the next poll.
+    Eventually consistent unless `consistent`: an event a moment too new for it is found
+    by the next poll, and an event folded a moment ago may still be listed (its comment's
+    fold then reads no event and writes nothing).
     """
     found: dict[str, None] = {}
-    for event in LikeEvent.scan(limit=limit, page_size=limit, attributes_to_get=["comment_id", "event_id"]):
+    events = LikeEvent.scan(
+        limit=limit, page_size=limit, attributes_to_get=["comment_id", "event_id"], consistent_read=consistent
+    )
+    for event in events:
         found.setdefault(event.comment_id)
     return list(found)
 
 
-def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int:
+def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False, consistent: bool = False) -> int:
     """Fold the pending events of every comment one Scan page lists; returns how many events.
 
     Several folders may run at once, on several machines: they may pick the same
@@ -394,7 +399,7 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
     fold fails is logged and left for the next pass.
     """
     folded = 0
-    for comment_id in like_events_pending_comments():
+    for comment_id in like_events_pending_comments(consistent=consistent):
         if stop():
             break
         try:
@@ -407,18 +412,19 @@ def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False) -> int
 def like_events_fold_until_idle(*, stop: Callable[[], bool] = lambda: False, idle_passes: int = 50) -> int:
     """Fold until `like_events` holds nothing (the command without --loop, tests, benchmarks).
 
-    Gives up after `idle_passes` passes in a row that folded nothing while the table
-    still held events (a comment whose fold keeps failing; on AWS, an eventually
-    consistent Scan may list events just deleted for a moment).
+    Its Scans are strongly consistent (1 read unit a page where the polling folder pays
+    half): "nothing left" must see an event committed a moment ago, which an eventually
+    consistent Scan may not list yet on AWS. Gives up after `idle_passes` passes in a row
+    that folded nothing while the table still held events (a comment whose fold keeps failing).
     """
     folded, idle = 0, 0
     while not stop() and idle < idle_passes:
-        done = like_events_fold_pending(stop=stop)
+        done = like_events_fold_pending(stop=stop, consistent=True)
         folded += done
         if done:
             idle = 0
             continue
-        if not like_events_pending_comments(limit=1):
+        if not like_events_pending_comments(limit=1, consistent=True):
             break
         idle += 1
         clock.sleep(0.1)

@@ -98,7 +98,9 @@ def _shard_override(key: str) -> int | None:
     if cached is not _NOT_CACHED:
         return cached
     try:
-        item = CounterTotal.get(key, attributes_to_get=["counter_key", "shards"])
+        # Consistent: a value read is kept SHARD_OVERRIDE_CACHE_SECONDS, and an eventually
+        # consistent read a moment after staff set the count could keep the old one that long.
+        item = CounterTotal.get(key, attributes_to_get=["counter_key", "shards"], consistent_read=True)
         shards = int(item.shards) if item.shards else None
     except DoesNotExist:
         shards = None

@@ -72,7 +72,9 @@ def ranking_top(
         batch = list(itertools.islice(totals, limit - len(ranked) + 5))
         if not batch:
             break
-        found = {c.comment_id: c for c in Comment.batch_get([t.object_id for t in batch], consistent_read=False)}
+        # Consistent: hiding or deleting a comment takes it out of the ranking at once (the
+        # moderator's next page shows it gone), as the ranking's own index never says so.
+        found = {c.comment_id: c for c in Comment.batch_get([t.object_id for t in batch], consistent_read=True)}
         shown = [
             (total, found[total.object_id])
             for total in batch

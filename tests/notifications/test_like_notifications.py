@@ -24,7 +24,7 @@ from tests.notifications.helpers import (
     unread_item,
 )
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]
 
 
 def inbox(user, **kwargs):
@@ -328,7 +328,7 @@ def test_two_folders_on_the_same_events_fold_each_once(people):
     assert list(unread_item(author, comment_id).liker_ids) == [uid(people["bob"])]
     assert unread_item(author, comment_id).num_likes == 1
     assert badge(author) == 1 == table_badge(uid(author))
-    assert [like.user_id for like in Like.query(comment_id)] == [uid(people["bob"])]
+    assert [like.user_id for like in Like.query(comment_id, consistent_read=True)] == [uid(people["bob"])]
 
 
 def test_unlike_folded_while_the_notification_is_read_keeps_the_history(people):
@@ -360,7 +360,7 @@ def test_a_like_landing_during_a_fold_is_folded_by_the_next_one(people):
         fold()
 
     assert plans[0].notify == [uid(people["alice"])] and plans[-1].withdraw == [uid(people["alice"])]
-    assert list(Like.query(comment_id)) == []
+    assert list(Like.query(comment_id, consistent_read=True)) == []
     assert list(unread_item(author, comment_id).liker_ids) == []
     assert badge(author) == 0 == table_badge(uid(author))
 

@@ -10,12 +10,13 @@ from botocore.client import BaseClient
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.clock import ManualClock, clock_override
-from project.testing.harness import in_threads
+from project.testing.harness import in_threads, wait_for
 from social import aggregation, counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
 from social.models import CounterShard, CounterTotal
+from tests.social.helpers import aggregate, due_index_caught_up, pending_keys
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 @pytest.fixture(autouse=True)
@@ -36,8 +37,8 @@ def comment(make_user):
     return comment_create(author_id=str(author.pk), body="Hot take")
 
 
-def pending_keys():
-    return sorted(p.key for p in aggregation.counters_pending(due_only=False))
+def ranked_ids():
+    return [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)]
 
 
 def total_of(key):
@@ -59,7 +60,7 @@ def test_like_raises_one_due_flag_and_aggregation_writes_the_total(comment):
     assert second.due_at == first.due_at and second.changed_at == first.changed_at  # not pushed back
     assert total_of(key) is None
 
-    assert aggregation.counters_aggregate_pending(due_only=False) == 1
+    assert aggregate(due_only=False) == 1
     assert total_of(key) == 2
     assert pending_keys() == []
     after = aggregation.counter_total_get(key=key)
@@ -70,10 +71,10 @@ def test_not_yet_due_counters_wait_for_the_loop_but_not_for_a_one_off_run(commen
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     with clock_override(ManualClock()) as clock:
         like_add(comment_id=comment.comment_id, user_id="1")
-        assert aggregation.counters_aggregate_pending(due_only=True) == 0  # due only after the delay
+        assert aggregate(due_only=True) == 0  # due only after the delay
         assert pending_keys() == [key]
         clock.advance(0.25)
-        assert aggregation.counters_aggregate_pending(due_only=True) == 1
+        assert aggregate(due_only=True) == 1
     assert total_of(key) == 1
 
 
@@ -109,7 +110,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
     assert len({item.shard for item in shard_items(views)}) > 1
     assert flags_seen and all(like_flags <= 1 and view_flags <= 1 for like_flags, view_flags in flags_seen)
     assert pending_keys() == sorted([likes, views])
-    assert aggregation.counters_aggregate_pending(due_only=False) == 2
+    assert aggregate(due_only=False) == 2
     assert total_of(likes) == 200
     assert total_of(views) == 200
     assert pending_keys() == []
@@ -132,7 +133,7 @@ def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(commen
     assert counters.counter_value(key=key) == 20
     assert len(flag_writes) == 1
     settings.COUNTER_AGGREGATION_DELAY = 0.2
-    aggregation.counters_aggregate_pending(due_only=False)
+    aggregate(due_only=False)
     assert total_of(key) == 20
 
 
@@ -168,7 +169,7 @@ def test_views_landing_while_aggregators_run_are_never_left_out(comment, setting
                 thread.join()
         # The flag the last views raised (unless the aggregators took it already) comes due.
         clock.advance(10 * settings.COUNTER_AGGREGATION_DELAY)
-        aggregation.counters_aggregate_pending(due_only=True)
+        aggregate(due_only=True)
     assert total_of(key) == 160
     assert pending_keys() == []
 
@@ -200,19 +201,19 @@ def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(
         key = counter_key(kind=LIKES, object_id=comment.comment_id)
         for user in ("1", "2", "3"):
             like_add(comment_id=comment.comment_id, user_id=user)
-        aggregation.counters_aggregate_pending(due_only=False)
+        aggregate(due_only=False)
         like_add(comment_id=comment.comment_id, user_id="4")
 
         settings.COUNTER_AGGREGATION_LEASE = 0.5
         patcher, state = _kill_after_shards_are_read()
         with patcher, pytest.raises(SystemExit):
-            aggregation.counters_aggregate_pending(due_only=False)
+            aggregate(due_only=False)
         assert state["killed"] == 1
         assert total_of(key) == 3  # the dead aggregator wrote nothing
         assert pending_keys() == [key]  # its claim stays in the due index
-        assert aggregation.counters_aggregate_pending(due_only=True) == 0  # a live claim is left alone by the loop...
+        assert aggregate(due_only=True) == 0  # a live claim is left alone by the loop...
         clock.advance(0.55)
-        assert aggregation.counters_aggregate_pending(due_only=True) == 1  # ...until it expires
+        assert aggregate(due_only=True) == 1  # ...until it expires
         assert total_of(key) == 4
         assert pending_keys() == []
 
@@ -222,8 +223,8 @@ def test_a_one_off_run_repairs_a_dead_claim_at_once(comment):
     like_add(comment_id=comment.comment_id, user_id="1")
     patcher, _ = _kill_after_shards_are_read()
     with patcher, pytest.raises(SystemExit):
-        aggregation.counters_aggregate_pending(due_only=False)
-    assert aggregation.counters_aggregate_pending(due_only=False) == 1
+        aggregate(due_only=False)
+    assert aggregate(due_only=False) == 1
     assert total_of(key) == 1
 
 
@@ -237,13 +238,14 @@ def test_change_during_aggregation_keeps_the_flag_up(comment):
         like_add(comment_id=comment.comment_id, user_id="2")  # lands after the shard read
         return value
 
+    due_index_caught_up()
     with mock.patch.object(aggregation, "counter_value", value_with_a_like_landing_first):
         outcome = aggregation.counter_aggregate(
             key=key, seen_due_at=next(aggregation.counters_pending(due_only=False)).due_at
         )
     assert outcome.total == 1 and outcome.still_due
     assert pending_keys() == [key]
-    assert aggregation.counters_aggregate_pending(due_only=False) == 1
+    assert aggregate(due_only=False) == 1
     assert total_of(key) == 2
     assert pending_keys() == []
 
@@ -256,6 +258,7 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
         for user in range(n % 4 + 1):
             like_add(comment_id=comment.comment_id, user_id=str(user))
         keys.append((counter_key(kind=LIKES, object_id=comment.comment_id), n % 4 + 1))
+    due_index_caught_up()
     done = in_threads(lambda _: aggregation.counters_aggregate_pending(due_only=False), 3)
     assert sum(done) == 12  # every counter aggregated by exactly one of the three
     assert {key: total_of(key) for key, _ in keys} == dict(keys)
@@ -265,6 +268,7 @@ def test_concurrent_aggregators_claim_each_counter_once(make_user):
 def test_a_stale_flag_seen_twice_is_claimed_once(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
+    due_index_caught_up()
     seen = next(aggregation.counters_pending(due_only=False)).due_at
     assert aggregation.counter_aggregate(key=key, seen_due_at=seen) is not None
     assert aggregation.counter_aggregate(key=key, seen_due_at=seen) is None
@@ -286,7 +290,7 @@ def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
     assert len(shard_items(key)) > 1
     assert sum(int(item.count) for item in shard_items(key)) == 30
     fold_likes()
-    aggregation.counters_aggregate_pending(due_only=False)
+    aggregate(due_only=False)
     assert total_of(key) == 30
 
     counters.counter_set_shards(key=key, shards=1)  # and back down: still nothing lost
@@ -295,7 +299,7 @@ def test_changing_the_shard_count_keeps_the_count(comment, fold_likes):
         like_remove(comment_id=comment.comment_id, user_id=str(user))
     assert counters.counter_value(key=key) == 20
     fold_likes()  # the fold raises the due flag (here the requests left it to the folder: 10 likes a second)
-    aggregation.counters_aggregate_pending(due_only=False)
+    aggregate(due_only=False)
     assert total_of(key) == 20
 
 
@@ -314,12 +318,12 @@ def test_shard_count_out_of_range_is_refused(comment):
 def test_count_back_to_zero_leaves_the_ranking(comment):
     key = counter_key(kind=LIKES, object_id=comment.comment_id)
     like_add(comment_id=comment.comment_id, user_id="1")
-    aggregation.counters_aggregate_pending(due_only=False)
-    assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [comment.comment_id]
+    aggregate(due_only=False)
+    wait_for(lambda: ranked_ids() == [comment.comment_id], what="the ranking listing the comment")
     like_remove(comment_id=comment.comment_id, user_id="1")
-    aggregation.counters_aggregate_pending(due_only=False)
+    aggregate(due_only=False)
     assert total_of(key) == 0
-    assert ranking.ranking_top(kind=LIKES, limit=10) == []
+    wait_for(lambda: ranked_ids() == [], what="the ranking leaving it out")  # its index trails the total
 
 
 def test_a_stop_during_the_wait_for_a_relied_on_flag_leaves_the_claim_to_expire(settings):
@@ -338,10 +342,11 @@ def test_a_stop_during_the_wait_for_a_relied_on_flag_leaves_the_claim_to_expire(
             clock.advance(seconds)
             stopping.append(True)  # the signal arrives during the first slice of the wait
 
+        due_index_caught_up()
         assert aggregation.counters_aggregate_pending(due_only=True, stop=lambda: bool(stopping), sleep=sleep) == 0
         assert slept == [aggregation.STOP_CHECK_SECONDS]  # one slice, not the 45 s
         assert total_of(key) is None and pending_keys() == [key]
         counters.counter_increment(key=key)  # a view after the stop: in the sum below
         clock.advance(settings.COUNTER_AGGREGATION_LEASE + 60)
-        assert aggregation.counters_aggregate_pending(due_only=True) == 1
+        assert aggregate(due_only=True) == 1
         assert total_of(key) == 2

@@ -16,7 +16,7 @@ from social import selectors, services
 from social.counters import LIKES, counter_key, counter_value
 from social.models import CounterShard, Like
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def like_rows(comment_id):
