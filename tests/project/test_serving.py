@@ -79,6 +79,9 @@ def test_gunicorn_defaults_follow_the_cpu_count_and_leave_threads_for_refusals(m
     assert config["bind"] == ["127.0.0.1:8000"]
 
 
+# Transactional: the real WSGI handler closes a connection it finds inside a transaction when
+# a request starts (the test client does not), and a test's atomic block would be one.
+@pytest.mark.django_db(transaction=True)
 def test_warm_up_serves_the_worker_its_first_requests():
     assert serving.warm_up(application) == {"/readyz": 200, "/": 200, "/api/comments/": 200}
 
