@@ -1,13 +1,13 @@
 # `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, then the
 #               Procfile under honcho: gunicorn on 127.0.0.1:8000 (DEBUG=False) and the five workers
 # `make dev`  : the same with Django's development server (autoreload, DEBUG=True)
-# `make test` : install (Chromium from Debian too), lint, run the whole suite (browser tests included)
-#               on its own in-memory DynamoDB Local
+# `make test` : install (Chromium and PostgreSQL from Debian too), lint, run the whole suite (browser
+#               tests included) on its own in-memory DynamoDB Local and throwaway PostgreSQL server
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run dev test lint format bench check-java chromium
+.PHONY: install run dev test lint format bench check-java chromium postgres
 
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -32,6 +32,14 @@ chromium:
 	@test -x $(CHROMIUM) || { echo "Installing Debian's chromium for the browser tests"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
+# The suite starts its own PostgreSQL server (project/testing/postgres.py) from Debian's server
+# binaries, unless TEST_DATABASE_URL names a running one.
+postgres:
+	@test -n "$$TEST_DATABASE_URL" || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 \
+		|| test -x "$$(pg_config --bindir 2>/dev/null)/initdb" \
+		|| { echo "Installing Debian's postgresql for the test suite"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+
 run: install check-java
 	@BIN=$(BIN) bash scripts/run.sh
 
@@ -47,7 +55,7 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-test: install check-java chromium lint
+test: install check-java chromium postgres lint
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 bench: install check-java

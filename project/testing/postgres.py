@@ -11,9 +11,10 @@ PostgreSQL refuses to run as root (a superuser's SQL could then do anything root
 `make test` runs as root on CI. So as root `initdb` and the server run as the `postgres`
 system user that Debian's package creates, owning the folder: `subprocess.Popen(user=...)`
 switches user in the child right before it execs, so the process this module holds *is*
-the server and a stop signal reaches it directly (`runuser` would stand in between and
-kill the server outright two seconds after passing a signal on). Not as root, they run
-as the current user.
+the server and its fast-shutdown signal (SIGINT) reaches it. `runuser` would stand in
+between: it ignores SIGINT, and on SIGTERM passes SIGTERM on (a smart shutdown, waiting for
+every client to leave) and kills the server two seconds later. Not as root, they run as
+the current user.
 
     url = postgres_database_url("two_instances")  # a fresh database on the suite's server
 
