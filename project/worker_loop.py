@@ -1,8 +1,9 @@
 """The worker loop: what the long-running management commands share.
 
-`WorkerCommand` is the base of the polling workers the Procfile runs with `--loop`
-(`fold_like_events`, `aggregate_counters`, `process_feed_retries`,
-`dispatch_deliveries`, `rollup_activity`): each says what one pass does, and this
+`WorkerCommand` is the base of the polling workers deploy/supervisord.conf runs with
+`--loop` (`fold_like_events`, `aggregate_counters`, `process_feed_retries`,
+`dispatch_deliveries`, `rollup_activity`, and the daily `clear_sessions`, which writes
+no heartbeat): each says what one pass does, and this
 module gives them all the same `--loop`/`--poll-seconds` options, SIGTERM/SIGINT
 handling (`stop_on_signals`), heartbeat, back-off through outages (`worker_loop`)
 and start/stop log lines.
@@ -143,6 +144,7 @@ class WorkerCommand(BaseCommand):
     logger = logging.getLogger(__name__)
     finishing = "the current unit of work"  # what a signal lets finish, for the log line
     poll_seconds = 1.0  # the default of --poll-seconds
+    beats = True  # with --loop, write a heartbeat (`manage.py health` watches it); a daily job has none
     poll_help = "seconds between polls when nothing is waiting"
     loop_help = "keep running and poll for work until SIGTERM or Ctrl-C"
 
@@ -204,8 +206,8 @@ class WorkerCommand(BaseCommand):
         """With --loop: passes until `stop` is set (by a signal, or by a test)."""
         self.stop, self.options, self.looping = stop, options, True
         self.verbosity = options.get("verbosity", 1)
-        self.heartbeat = Heartbeat(worker=self.worker, backlog=self.backlog)
-        self.should_stop = self.heartbeat.checking(stop.is_set)
+        self.heartbeat = Heartbeat(worker=self.worker, backlog=self.backlog) if self.beats else None
+        self.should_stop = self.heartbeat.checking(stop.is_set) if self.heartbeat else stop.is_set
         self.logger.info("%s: started, polling every %gs%s", self.worker, poll_seconds, self.loop_details())
         worker_loop(
             self.loop_pass,
