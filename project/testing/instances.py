@@ -1,0 +1,144 @@
+"""Complete instances of the site on one machine, each as a machine of its own would run it.
+
+An instance is one supervisord with deploy/supervisord.conf: gunicorn and every background
+worker, with its own port, control socket and metrics folder. Several instances share one
+DynamoDB (a table prefix) and one PostgreSQL database, as the machines of a deployment
+share the AWS account and RDS, and nothing else: no memory, no disk. `Instance.kill()` is
+the machine's death: every process of the instance gets SIGKILL at once, with no chance to
+release a lease or finish a request. Used by tests/project/test_two_instances.py and
+bench/two_instances.py; no Django needed here (the instances have their own).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from project.testing.harness import alive, descendants, http_status, served_environment, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+CONFIG = ROOT / "deploy" / "supervisord.conf"
+
+
+def shared_environment(*, dynamodb_host: str, table_prefix: str, database_url: str, **settings: str) -> dict[str, str]:
+    """What every instance of one site has in common (the served environment, one secret key)."""
+    return served_environment(
+        dynamodb_host=dynamodb_host, table_prefix=table_prefix, database_url=database_url, **settings
+    )
+
+
+def site_prepare(environment: dict[str, str]) -> None:
+    """What a deployment runs once before its instances start: migrations and tables."""
+    for command in (["migrate", "--no-input"], ["create_tables"], ["activity_tables"]):
+        subprocess.run(
+            [str(BIN / "python"), "manage.py", *command],
+            cwd=ROOT,
+            env=environment,
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+
+
+@dataclass
+class Instance:
+    name: str
+    port: int
+    folder: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def processes(self) -> list[int]:
+        """supervisord and everything under it (gunicorn's master and workers, the workers)."""
+        return [self.process.pid, *descendants(self.process.pid)] if alive(self.process.pid) else []
+
+    def output_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join((self.folder / "output.log").read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return ""
+
+    def serves(self) -> bool:
+        return http_status(f"{self.url}/healthz") == 200
+
+    def kill(self) -> None:
+        """The machine dies: SIGKILL to every process at once, then to any a master forked meanwhile."""
+        for _ in range(3):
+            pids = self.processes()
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.process.wait(timeout=60)
+        wait_for(lambda: not any(alive(pid) for pid in self._leftovers()), what=f"{self.name}'s processes gone")
+
+    def _leftovers(self) -> list[int]:
+        """Processes of this instance that outlived supervisord (found by their environment's folder)."""
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                try:
+                    environment = (entry / "environ").read_bytes()
+                except OSError:
+                    continue
+                if f"RUN_DIR={self.folder}".encode() in environment:
+                    found.append(int(entry.name))
+        return found
+
+    def stop(self) -> None:
+        """SIGTERM, as an operator stops a machine; whatever is left after the grace is killed."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.process.poll() is None or any(alive(pid) for pid in self._leftovers()):
+            self.kill()
+
+
+def instance_start(name: str, *, environment: dict[str, str], port: int, folder: Path, **settings: str) -> Instance:
+    """Start one instance and wait until it serves; its output goes to `folder`/output.log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    output = (folder / "output.log").open("ab")
+    process = subprocess.Popen(
+        [str(BIN / "supervisord"), "-c", str(CONFIG)],
+        cwd=ROOT,
+        env={
+            **environment,
+            "RUN_DIR": str(folder),
+            "PORT": str(port),
+            "PROMETHEUS_MULTIPROC_DIR": str(folder / "metrics"),
+            **settings,
+        },
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    instance = Instance(name=name, port=port, folder=folder, process=process)
+    try:
+        wait_for(lambda: instance.serves() or process.poll() is not None, what=f"{name} serving on {port}")
+        if process.poll() is not None:
+            raise AssertionError(f"{name} exited with {process.returncode}: {instance.output_tail()}")
+    except BaseException:
+        instance.stop()
+        raise
+    return instance
+
+
+def seconds_until(condition: Callable[[], object], *, what: str, seconds: float) -> float:
+    """How long until `condition()` holds (polled), for the figures of a recovery."""
+    started = time.monotonic()
+    wait_for(condition, what=what, seconds=seconds)
+    return time.monotonic() - started
