@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, cast
 from django.conf import settings
 from django.urls import reverse
 
-from notifications.feed.selectors import feed_entry_views, feed_read
+from notifications.feed.selectors import batch_get_by_key, feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
 from project.backlog import BACKLOG_CAP, Backlog
 from project.clock import clock, parse_iso
@@ -343,8 +343,8 @@ def _with_excerpts(notifications: list[Notification]) -> list[Notification]:
         return notifications
     attributes = ["comment_id", "body", "hidden", "deleted_at"]
     bodies = {
-        comment.comment_id: None if comment.hidden or comment.deleted_at else comment.body
-        for comment in Comment.batch_get(comment_ids, attributes_to_get=attributes)
+        comment_id: None if comment.hidden or comment.deleted_at else comment.body
+        for comment_id, comment in batch_get_by_key(Comment, set(comment_ids), attributes).items()
     }
     return [
         (

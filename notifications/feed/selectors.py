@@ -144,11 +144,23 @@ _M = TypeVar("_M", bound="Model")
 
 
 def batch_get_by_key(model: type[_M], ids: set[str], attributes: list[str]) -> dict[str, _M]:
-    """Items of `model` with hash keys `ids` (BatchGetItem), by key; `attributes[0]` is the key."""
+    """Items of `model` with hash keys `ids`, by key; `attributes[0]` is the key.
+
+    One eventually consistent BatchGetItem (half the units), then the keys it did not find
+    once more, strongly consistently: the texts read here are never deleted (a comment stays
+    as a tombstone, a delivery stays), so a key not found is usually an item written less
+    than a second ago, which AWS's eventually consistent read may not have yet, and which
+    must not read as removed (a reply notified at once, a message just delivered).
+    """
     if not ids:
         return {}
     key = attributes[0]
-    return {getattr(item, key): item for item in model.batch_get(sorted(ids), attributes_to_get=attributes)}
+    found = {getattr(item, key): item for item in model.batch_get(sorted(ids), attributes_to_get=attributes)}
+    missing = sorted(ids - found.keys())
+    if missing:
+        again = model.batch_get(missing, attributes_to_get=attributes, consistent_read=True)
+        found.update((getattr(item, key), item) for item in again)
+    return found
 
 
 def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:

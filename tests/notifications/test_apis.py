@@ -7,7 +7,7 @@ import pytest
 from notifications import services as notification_services
 from tests.notifications.helpers import like, post, uid
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 LIKE_FIELDS = {"id", "kind", "comment_id", "actors", "actor_count", "text", "unread", "updated_at"}
 

@@ -9,7 +9,7 @@ from notifications.selectors import unread_count_sources
 from project import dynamo
 from tests.notifications.helpers import like, post, uid
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]
 
 
 def _stored(user_id: str) -> dict[str, dict]:

@@ -14,7 +14,11 @@ from project.testing.harness import in_threads
 from social.models import Like
 from tests.notifications.helpers import fold, like, post, uid, unlike
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("fold_by_the_worker")]
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.slow,
+    pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag"),
+]
 
 THREADS = 8
 OPERATIONS_PER_THREAD = 30

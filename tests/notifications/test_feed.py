@@ -11,7 +11,7 @@ from notifications.models import Feed, UnreadCount
 from project.dynamo import connection
 from project.transactions import LabelledTransactWrite
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def reply(n, *, actor="2", parent="p1", at=None):

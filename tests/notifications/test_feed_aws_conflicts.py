@@ -16,7 +16,7 @@ from notifications.models import Feed, UnreadCount
 from project.errors import Conflict, Throttled
 from tests.notifications.test_feed_concurrency import WRITERS, assert_each_event_once, drain, run_writers
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def test_eight_writers_under_aws_conflicts_lose_nothing(aws_conflicts):

@@ -16,10 +16,11 @@ from notifications.feed import services as feed_services
 from notifications.feed.encoding import FeedEntry, Record, digest
 from notifications.feed.events import FeedEvent
 from notifications.models import Feed, LegacyFeedEntry
+from project.testing.harness import wait_for
 from social import services
 from tests.delivery.helpers import assert_exactly_once, create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def stored(entries: list[FeedEntry]) -> bytes:
@@ -44,8 +45,11 @@ def test_a_reply_hidden_after_it_was_notified_is_shown_as_removed(make_user, api
     assert entry["url"] == f"/c/{comment.comment_id}/#c-{reply.comment_id}"
     assert entry["rollup_key"] == f"reply#{comment.comment_id}"
     services.comment_set_hidden(comment_id=reply.comment_id, hidden=True)
-    [entry] = api.as_user(ann).get("/api/feed/").json()["results"]
-    assert entry["removed"] is True
+    # The texts are read eventually consistently: the hide shows within about a second.
+    [entry] = wait_for(
+        lambda: [e for e in api.as_user(ann).get("/api/feed/").json()["results"] if e["removed"]],
+        what="the hidden reply shown as removed",
+    )
     assert "rude" not in entry["body"]
     inbox = api.as_user(ann).get("/api/notifications/").json()["results"]
     assert all("rude" not in (item.get("excerpt") or "") + item["text"] for item in inbox)

@@ -15,7 +15,7 @@ from notifications.feed.encoding import digest
 from notifications.feed.events import FeedEvent
 from notifications.models import Feed, FeedRetry, UnreadCount
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 WRITERS = 8
 

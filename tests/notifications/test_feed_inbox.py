@@ -8,7 +8,7 @@ from notifications.feed import events as feed_events
 from notifications.feed import services as feed_services
 from project.clock import ManualClock, clock, clock_override
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def uid(user):

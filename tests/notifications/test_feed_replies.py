@@ -15,7 +15,7 @@ from notifications.feed import services as feed_services
 from notifications.models import Feed, FeedRetry, UnreadCount
 from project.clock import ManualClock, clock_override
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def retries():

@@ -6,9 +6,10 @@ import pytest
 
 from delivery.models import Delivery
 from notifications.feed import selectors as feed_selectors
+from project.testing.harness import wait_for
 from tests.delivery.helpers import create, dispatch
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def test_delivery_registers_the_message_source_at_start_up():
@@ -30,5 +31,9 @@ def test_a_message_entry_shows_its_delivery_and_then_removed_when_it_is_gone(mak
         False,
     )
     Delivery(delivery.delivery_id).delete()
-    [entry] = feed_selectors.feed_entries_list(user_id=str(ann.pk)).results
+    # Texts are read eventually consistently: the delete shows within about a second.
+    [entry] = wait_for(
+        lambda: [e for e in feed_selectors.feed_entries_list(user_id=str(ann.pk)).results if e.removed],
+        what="the message shown as removed",
+    )
     assert (entry.title, entry.body, entry.removed) == (feed_selectors.REMOVED_MESSAGE, "", True)

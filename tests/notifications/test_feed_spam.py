@@ -12,7 +12,7 @@ from notifications.feed import services as feed_services
 from notifications.feed.events import FeedEvent
 from tests.delivery.helpers import create, dispatch
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def reply(n, *, actor, parent=None):

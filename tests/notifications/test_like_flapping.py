@@ -11,7 +11,7 @@ from notifications import services as notification_services
 from project.clock import ManualClock, clock_override
 from tests.notifications.helpers import fold, like, post, uid, unlike, unread_item
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 def badge(user) -> int:

@@ -19,7 +19,7 @@ from notifications.models import LikeEvent, LikeNotified, LikeUnread
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]
 
 
 class Killed(BaseException):

@@ -16,7 +16,7 @@ from notifications.models import LikeEvent, LikeUnread
 from social.models import CounterShard, Like
 from tests.notifications.helpers import count_items, fold, like, post, read_items, table_badge, uid, unlike, unread_item
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker")]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]
 
 
 @pytest.fixture
