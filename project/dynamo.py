@@ -204,6 +204,8 @@ class TableReport:
     drift: list[str] = field(default_factory=list)
     status: str = ""
     item_count: int | None = None
+    protected: list[str] = field(default_factory=list)  # switched on for a created table (AWS only)
+    unchecked: list[str] = field(default_factory=list)  # what the endpoint could not say (--check)
 
 
 # `Model._get_schema()` and `_ttl_attribute()` are PynamoDB's private (pinned 6.1.0): the
@@ -353,7 +355,10 @@ def _ensure_gsis(model: type[Model], description: dict[str, Any]) -> None:
 
 
 def tables_create() -> list[TableReport]:
-    """Create every missing table (with its indexes and TTL); idempotent, like `migrate`."""
+    """Create every missing table (with its indexes and TTL; on AWS, point-in-time recovery and
+    deletion protection, project/table_protection.py); idempotent, like `migrate`."""
+    from project.table_protection import table_protect
+
     reports = []
     for model in registered_models():
         report = TableReport(cast(TableMeta, model.Meta).logical_name, model.Meta.table_name)
@@ -367,6 +372,8 @@ def tables_create() -> list[TableReport]:
                 if "ResourceInUseException" not in str(error):
                     raise
             description = table_wait_active(model.Meta.table_name)
+            if report.created:
+                report.protected = table_protect(model.Meta.table_name)
         else:
             _ensure_gsis(model, description)
         _ensure_ttl(model)
@@ -375,7 +382,10 @@ def tables_create() -> list[TableReport]:
 
 
 def tables_check() -> list[TableReport]:
-    """Describe every table and report its drift from the models (nothing is changed)."""
+    """Describe every table and report its drift from the models, and on AWS a table without
+    point-in-time recovery or deletion protection (nothing is changed)."""
+    from project.table_protection import table_protection_drift
+
     reports = []
     for model in registered_models():
         report = TableReport(cast(TableMeta, model.Meta).logical_name, model.Meta.table_name)
@@ -388,6 +398,9 @@ def tables_check() -> list[TableReport]:
             report.item_count = description.get("ItemCount")
             ttl = client().describe_time_to_live(TableName=model.Meta.table_name)
             report.drift = table_drift(model, description, ttl)
+            protection = table_protection_drift(model.Meta.table_name, description)
+            report.drift += protection.drift
+            report.unchecked = protection.unchecked
         reports.append(report)
     return reports
 

@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from project.dynamo import client, endpoint, table_describe, table_name, table_wait_active
+from project.table_protection import table_protect, table_unprotect
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
 
 if TYPE_CHECKING:
@@ -35,7 +36,9 @@ def activity_table_ensure(*, month: str) -> bool:
 
     Idempotent; concurrent callers (two processes, or `activity_tables` and a writer)
     both end with the one table: the loser of the create race waits for it to be ACTIVE.
-    Remembered per process, so the write path asks DynamoDB once per month.
+    Remembered per process, so the write path asks DynamoDB once per month. On AWS the
+    creator switches on point-in-time recovery and deletion protection, as `create_tables`
+    does for its tables (project/table_protection.py).
     """
     if _ready_key(month) in _ready:
         return False
@@ -50,6 +53,8 @@ def activity_table_ensure(*, month: str) -> bool:
             if "ResourceInUseException" not in str(error):
                 raise
     table_wait_active(model.Meta.table_name)
+    if created:
+        table_protect(model.Meta.table_name)
     with _ready_lock:
         _ready.add(_ready_key(month))
     return created
@@ -92,6 +97,8 @@ def activity_table_months() -> list[str]:
 
 
 def activity_table_drop(*, month: str) -> None:
+    """Drop a month's table (its export checked out): its deletion protection is taken off first."""
+    table_unprotect(table_name(activity_logical_name(month)))
     activity_model(month).delete_table()
     with _ready_lock:
         _ready.discard(_ready_key(month))
