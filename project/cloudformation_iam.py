@@ -1,4 +1,4 @@
-"""The IAM managed policies of the CloudFormation template: what each process may call.
+"""The IAM managed policies of deploy/aws/iam.yaml: what each process may call.
 
 Three roles, one policy each, attached to the task (or instance) role that runs it:
 
@@ -9,7 +9,8 @@ Three roles, one policy each, attached to the task (or instance) role that runs 
   (`rollup_activity`); a web process that finds it missing logs the failed create and the
   action goes on without its log line (social/activity/services.py).
 - **workers**: the five polling commands (`fold_like_events`, `aggregate_counters`,
-  `process_feed_retries`, `dispatch_deliveries`, `rollup_activity`) and their heartbeats.
+  `process_feed_retries`, `dispatch_deliveries`, `rollup_activity`) and their heartbeats
+  (`clear_sessions`, beside them under supervisord, touches the relational database only).
   `rollup_activity --loop` keeps the activity tables in shape every hour, as
   `activity_tables` does, so it holds the monthly tables' life cycle too.
 - **operators**: the commands run by hand or by a deploy step: `create_tables` (with
@@ -24,8 +25,10 @@ call (`client().query`, `update_table`, ...) of the code each process runs, read
 code, and checked against a recording of every DynamoDB call the test suite made, with
 the process (command or request) that made it. IAM authorizes a TransactWriteItems
 action by action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem), so transactions
-appear under those names. A new table (model) must be given its row in each role that
-touches it: the generator refuses a registered model without one (`ACCESS` below).
+appear under those names. Every declared table gets the operators' `create_tables`
+actions and the web's describe calls from the models (`EVERY_TABLE`); its data-plane
+actions must be given in `ACCESS` for each role that reads or writes it: the generator
+refuses a model that no process reads or writes, and a row for a table no model declares.
 """
 
 from __future__ import annotations

@@ -519,3 +519,28 @@ def test_a_changed_key_or_lsi_cannot_be_stepped():
     del _table(deployed, "unread_counts")["LocalSecondaryIndexes"]
     with pytest.raises(cloudformation.StepError, match="recreate the table"):
         cloudformation.template_step(deployed, target)
+
+
+def test_on_aws_a_table_without_pitr_is_drift(on_aws):
+    client = dynamo.client()
+    pitr_off = {
+        "ContinuousBackupsDescription": {
+            "ContinuousBackupsStatus": "ENABLED",
+            "PointInTimeRecoveryDescription": {"PointInTimeRecoveryStatus": "DISABLED"},
+        }
+    }
+    with Stubber(client) as stub:
+        stub.add_response("describe_continuous_backups", pitr_off, {"TableName": "prod_likes"})
+        check = table_protection.table_protection_drift("prod_likes", {"DeletionProtectionEnabled": True})
+    assert [line.split(" (")[0] for line in check.drift] == ["point-in-time recovery is off"]
+    assert check.unchecked == []
+
+
+def test_the_generator_refuses_a_table_no_process_uses():
+    from project.cloudformation_iam import role_access
+
+    tables = sorted(_logical_names())
+    with pytest.raises(ValueError, match=r"no process reads or writes table\(s\) \['bookmarks'\]"):
+        role_access("web", [*tables, "bookmarks"])
+    with pytest.raises(ValueError, match="names tables no model declares: \\['comments'\\]"):
+        role_access("web", [table for table in tables if table != "comments"])

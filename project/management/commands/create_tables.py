@@ -67,7 +67,9 @@ class Command(BaseCommand):
                 self.stdout.write(self.style.ERROR(f"  - {line}"))
         problems = []
         if drifted:
-            problems.append(f"{len(drifted)} table(s) differ from the models")
+            problems.append(
+                f"{len(drifted)} table(s) differ from the models or lack the protection the template declares"
+            )
         if any(template.drift for template in templates):
             problems.append("the CloudFormation templates differ from the code")
         if problems:
