@@ -1,8 +1,8 @@
 """Reads of the delivery room. No Scan: key lookups, Queries and BatchGetItem only.
 
-The staff listing reads the `by_created` GSI (eventually consistent, which is fine
-for a list); everything a dispatcher decides on is read strongly consistently (the helpers
-below, used by the write modules too).
+The staff listing takes its order from the `by_created` GSI (eventually consistent) and
+reads what it shows strongly consistently; everything a dispatcher decides on is read
+strongly consistently (the helpers below, used by the write modules too).
 """
 
 from __future__ import annotations
@@ -135,20 +135,42 @@ def _start_key(cursor: str) -> dict[str, dict[str, str]]:
 
 
 def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> DeliveryPage:
-    """Deliveries newest first (the `by_created` GSI), cursor-paginated."""
+    """Deliveries newest first, cursor-paginated (a staff page and API).
+
+    The order comes from the `by_created` GSI, which trails writes (AWS updates an index
+    asynchronously: usually well under a second), while staff land here right after creating,
+    preparing or cancelling one. So the page's deliveries are read again strongly consistently
+    (one BatchGetItem: the statuses and counts shown are current), and unfinished deliveries
+    the index may not list yet are added from the dispatch queue, which holds every unfinished
+    delivery from the moment it is created (one consistent Query of its one partition).
+    """
     limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))
+    position = cursor_fields(cursor, query="deliveries", fields=DELIVERIES_CURSOR) if cursor else None
     query = Delivery.by_created.query(
         LIST_BUCKET,
         scan_index_forward=False,
         limit=limit,
         last_evaluated_key=_start_key(cursor) if cursor else None,
     )
-    results = list(query)
-    more = query.last_evaluated_key and len(results) == limit
-    last = results[-1] if more else None
+    indexed = list(query)
+    listed = [delivery.delivery_id for delivery in indexed]
+    more = bool(query.last_evaluated_key) and len(listed) == limit
+    # The page covers (newest first) what is older than the cursor and, when more follow,
+    # no older than its last listed delivery: a queued delivery outside that is on another page.
+    after = (position["created_at"], position["delivery_id"]) if position else None
+    ends = (indexed[-1].created_at, indexed[-1].delivery_id) if more else None
+    for entry in DeliveryQueueEntry.query(QUEUE, consistent_read=True):
+        at = (entry.created_at, entry.delivery_id)
+        if entry.delivery_id not in listed and (after is None or at < after) and (ends is None or at > ends):
+            listed.append(entry.delivery_id)
+    found = Delivery.batch_get(listed, consistent_read=True) if listed else []
+    results = sorted(found, key=lambda delivery: (delivery.created_at, delivery.delivery_id), reverse=True)
+    if len(results) > limit:
+        results, more = results[:limit], True
+    last_shown = results[-1] if more and results else None
     next_cursor = (
-        cursor_encode({"created_at": last.created_at, "delivery_id": last.delivery_id}, query="deliveries")
-        if last
+        cursor_encode({"created_at": last_shown.created_at, "delivery_id": last_shown.delivery_id}, query="deliveries")
+        if last_shown
         else None
     )
     return DeliveryPage(results=results, next_cursor=next_cursor)

@@ -15,7 +15,7 @@ from project import dynamo
 from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
 from tests.delivery.helpers import assert_exactly_once, create
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("aws_read_lag")]
 
 # No dispatcher dies here: a lease no busy machine outlasts keeps chunks from being taken
 # over (and counted twice) because a thread waited its turn.

@@ -17,7 +17,7 @@ from tests.delivery.helpers import (
     pending_targets,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 @pytest.fixture
@@ -42,8 +42,8 @@ def test_all_active_users_get_the_message_once(staff, make_user, small_chunks):
     assert_exactly_once(delivery.delivery_id, [staff.pk] + [u.pk for u in users])
     assert message_counts(delivery.delivery_id, [inactive.pk])[str(inactive.pk)] == 0
     assert badge(users[0].pk) == 1
-    assert DeliveryQueueEntry.count("active") == 0
-    chunks = sorted(DeliveryChunk.scan(), key=lambda c: c.seq)
+    assert DeliveryQueueEntry.count("active", consistent_read=True) == 0
+    chunks = sorted(DeliveryChunk.scan(consistent_read=True), key=lambda c: c.seq)
     assert [len(c.user_ids) for c in chunks] == [3, 3, 2]
 
 
@@ -86,7 +86,7 @@ def test_usernames_audience_reports_unknown_names(staff, make_user, small_chunks
             created_by=staff,
         )
     assert error.value.unknown == ["ghost", "phantom"]
-    assert Delivery.count() == 0
+    assert Delivery.count(consistent_read=True) == 0
     delivery = services.delivery_create(
         title="t",
         body="b",
@@ -128,7 +128,7 @@ def test_empty_audience_finishes_with_nothing_sent(staff, make_user):
     assert report.status == "done"
     stored = Delivery.get(delivery.delivery_id, consistent_read=True)
     assert (stored.total_targets, stored.delivered_count, stored.chunk_count) == (0, 0, 0)
-    assert DeliveryQueueEntry.count("active") == 0
+    assert DeliveryQueueEntry.count("active", consistent_read=True) == 0
 
 
 def test_cancel_in_the_middle_delivers_nothing_more(staff, make_user, small_chunks):
@@ -150,7 +150,7 @@ def test_cancel_in_the_middle_delivers_nothing_more(staff, make_user, small_chun
     progress = selectors.delivery_progress(delivery=selectors.delivery_get(delivery_id=delivery.delivery_id))
     assert progress.delivered == 2
     assert progress.pending == 9 - 2
-    assert DeliveryQueueEntry.count("active") == 0
+    assert DeliveryQueueEntry.count("active", consistent_read=True) == 0
     assert services.delivery_cancel(delivery_id=delivery.delivery_id).status == "cancelled"  # twice: same answer
 
 
@@ -198,7 +198,7 @@ def test_prepare_twice_gives_the_same_chunks_and_targets(staff, make_user, small
         make_user()
     delivery = create(staff)
     preparation.delivery_prepare(delivery_id=delivery.delivery_id)
-    before = sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan())
+    before = sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan(consistent_read=True))
     targets = pending_targets(delivery.delivery_id)
     Delivery(delivery.delivery_id).update(
         actions=[
@@ -209,7 +209,7 @@ def test_prepare_twice_gives_the_same_chunks_and_targets(staff, make_user, small
         ]
     )
     preparation.delivery_prepare(delivery_id=delivery.delivery_id)
-    assert sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan()) == before
+    assert sorted((c.chunk_key, tuple(c.user_ids)) for c in DeliveryChunk.scan(consistent_read=True)) == before
     assert pending_targets(delivery.delivery_id) == targets
     assert Delivery.get(delivery.delivery_id, consistent_read=True).total_targets == 6
 
@@ -237,4 +237,4 @@ def test_feed_already_holding_the_event_only_loses_the_target(staff, make_user):
     feed_append(user_id=str(user.pk), event=delivery_feed_event(delivery))
     dispatch(delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, [user.pk])
-    assert DeliveryTarget.count(str(user.pk)) == 0
+    assert DeliveryTarget.count(str(user.pk), consistent_read=True) == 0

@@ -20,7 +20,7 @@ from project.clock import ManualClock, clock_override
 from tests.conftest import truncate_tables
 from tests.delivery.helpers import assert_exactly_once, create
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 class Crash(BaseException):

@@ -13,7 +13,7 @@ from notifications.models import Feed
 from project.clock import ManualClock, clock_override
 from tests.delivery.helpers import assert_exactly_once, create, message_counts
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 @pytest.fixture
