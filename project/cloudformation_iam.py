@@ -87,7 +87,9 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "deliveries": ("GetItem", "BatchGetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
         "delivery_chunks": ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"),
         "delivery_targets": ("BatchGetItem", "Query", "PutItem", "DeleteItem"),
-        "delivery_queue": ("PutItem", "DeleteItem"),
+        # Queued with its delivery, dequeued by a cancel; the staff list reads it (Query) for
+        # unfinished deliveries the by_created index does not list yet.
+        "delivery_queue": ("Query", "PutItem", "DeleteItem"),
         # Write limits, throttles, log-in limits, view marks; Idempotency-Key claims.
         "limits": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
         "idempotency": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
