@@ -169,6 +169,19 @@ def templates_text() -> dict[Path, str]:
     return {TEMPLATE_PATH: template_render(template_build()), IAM_TEMPLATE_PATH: template_render(iam_template_build())}
 
 
+def tables_to_import(prefix: str) -> list[dict[str, Any]]:
+    """`--resources-to-import` of an IMPORT change set that takes the tables of `prefix`
+    (made by `create_tables`, or restored) into a stack of tables.yaml."""
+    return [
+        {
+            "ResourceType": TABLE_TYPE,
+            "LogicalResourceId": _logical_id(name),
+            "ResourceIdentifier": {"TableName": prefix + name},
+        }
+        for name in template_tables(template_build())
+    ]
+
+
 def template_load(text: str) -> dict[str, Any]:
     return cast(dict[str, Any], yaml.safe_load(text))
 

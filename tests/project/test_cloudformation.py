@@ -544,3 +544,15 @@ def test_the_generator_refuses_a_table_no_process_uses():
         role_access("web", [*tables, "bookmarks"])
     with pytest.raises(ValueError, match="names tables no model declares: \\['comments'\\]"):
         role_access("web", [table for table in tables if table != "comments"])
+
+
+def test_the_import_list_names_every_table_of_the_prefix(capsys):
+    call_command("cloudformation", "--resources-to-import", "prod_")
+    entries = json.loads(capsys.readouterr().out)
+    resources = _template()["Resources"]
+    assert {entry["ResourceIdentifier"]["TableName"] for entry in entries} == {f"prod_{n}" for n in _logical_names()}
+    for entry in entries:
+        table = resources[entry["LogicalResourceId"]]
+        assert entry["ResourceType"] == table["Type"] == "AWS::DynamoDB::Table"
+        name = table["Properties"]["TableName"]["Fn::Sub"].replace("${TablePrefix}", "prod_")
+        assert entry["ResourceIdentifier"] == {"TableName": name}

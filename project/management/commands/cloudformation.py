@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,7 @@ from project.cloudformation import (
     TEMPLATE_PATH,
     StepError,
     path_shown,
+    tables_to_import,
     template_build,
     template_differences,
     template_load,
@@ -31,7 +33,8 @@ class Command(BaseCommand):
         "workers and the operators' commands); docs/deploying-on-aws.md. With --check, write nothing: exit 1 "
         "when a checked-in template differs from what the code generates. With --base DEPLOYED, write the next "
         "tables template to deploy from the deployed one towards the models, changing at most one GSI per "
-        "table (CloudFormation's limit per stack update)."
+        "table (CloudFormation's limit per stack update). With --resources-to-import PREFIX, print what an "
+        "IMPORT change set needs to take existing tables of PREFIX into a stack."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -41,6 +44,11 @@ class Command(BaseCommand):
         parser.add_argument("--check", action="store_true", help="compare the checked-in templates (1: one differs)")
         parser.add_argument("--base", type=Path, help="the tables template deployed now: write the next step from it")
         parser.add_argument("--output", "-o", default="-", help="with --base: the step's file (`-`: standard output)")
+        parser.add_argument(
+            "--resources-to-import",
+            metavar="PREFIX",
+            help="print the --resources-to-import JSON of an IMPORT change set taking PREFIX's tables into a stack",
+        )
 
     def handle(
         self,
@@ -49,8 +57,12 @@ class Command(BaseCommand):
         check: bool = False,
         base: Path | None = None,
         output: str = "-",
+        resources_to_import: str | None = None,
         **options: Any,
     ) -> None:
+        if resources_to_import is not None:
+            self.stdout.write(json.dumps(tables_to_import(resources_to_import), indent=1))
+            return
         paths = {
             TEMPLATE_PATH: output_dir / TEMPLATE_PATH.name if output_dir else TEMPLATE_PATH,
             IAM_TEMPLATE_PATH: output_dir / IAM_TEMPLATE_PATH.name if output_dir else IAM_TEMPLATE_PATH,
