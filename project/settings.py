@@ -220,8 +220,8 @@ JSON_MAX_DEPTH = env.int("JSON_MAX_DEPTH", default=32)
 CURSOR_MAX_AGE = env.int("CURSOR_MAX_AGE", default=7 * 24 * 3600)
 
 # --- DynamoDB -------------------------------------------------------------
-# DYNAMODB_HOST points at DynamoDB Local (the default) or any endpoint; unset it
-# (DYNAMODB_HOST=) to talk to AWS DynamoDB in DYNAMODB_REGION with the usual
+# DYNAMODB_HOST points at DynamoDB Local (the default when it is not set) or any endpoint;
+# set it empty (DYNAMODB_HOST=) to talk to AWS DynamoDB in DYNAMODB_REGION with the usual
 # AWS credentials from the environment.
 DYNAMODB_PORT = env.int("DYNAMODB_PORT", default=8765)  # DynamoDB Local's, when DYNAMODB_HOST is not set
 DYNAMODB_HOST = env.str("DYNAMODB_HOST", default=f"http://127.0.0.1:{DYNAMODB_PORT}") or None
