@@ -14,7 +14,7 @@ from project.models import IdempotencyRecord
 from project.testing.harness import WAIT_SECONDS, wait_for
 from social.models import Comment
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 
 @pytest.fixture(autouse=True)

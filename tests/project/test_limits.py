@@ -8,6 +8,8 @@ from project import limits
 from project.clock import ManualClock, clock_override
 from project.models import LimitCounter
 
+pytestmark = pytest.mark.usefixtures("aws_read_lag")
+
 
 @pytest.fixture(autouse=True)
 def limits_on(settings):
@@ -55,7 +57,7 @@ def test_several_rules_hold_at_once_in_one_item(manual_clock):
     assert limits.limit_hit(name="t", subject="a", rules=rules).allowed
     refused = limits.limit_hit(name="t", subject="a", rules=rules)
     assert not refused.allowed and refused.retry_after == pytest.approx(3540)  # the hour's end
-    assert LimitCounter.count.attr_name and len(list(LimitCounter.scan())) == 1
+    assert LimitCounter.count.attr_name and len(list(LimitCounter.scan(consistent_read=True))) == 1
 
 
 def test_a_refusal_is_remembered_without_writing_again(manual_clock, monkeypatch):
@@ -72,7 +74,7 @@ def test_concurrent_hits_never_pass_the_limit():
     with ThreadPoolExecutor(8) as pool:
         decisions = list(pool.map(lambda _: limits.limit_hit(name="t", subject="a", rules="25/hour"), range(60)))
     assert sum(d.allowed for d in decisions) == 25
-    assert LimitCounter.get(next(iter(LimitCounter.scan())).key).count == 25
+    assert LimitCounter.get(next(iter(LimitCounter.scan(consistent_read=True))).key, consistent_read=True).count == 25
 
 
 def test_concurrent_hits_with_two_rules_at_a_window_roll(manual_clock):
@@ -110,7 +112,7 @@ def test_forget_takes_back_hits(manual_clock):
 def test_lifted_limits_write_nothing(settings, manual_clock):
     settings.RATE_LIMITS_ENABLED = False
     assert all(limits.limit_hit(name="t", subject="a", rules="1/min").allowed for _ in range(5))
-    assert list(LimitCounter.scan()) == []
+    assert list(LimitCounter.scan(consistent_read=True)) == []
     assert not all(limits.limit_hit(name="t", subject="a", rules="1/min", liftable=False).allowed for _ in range(2))
 
 

@@ -14,7 +14,7 @@ from project.clock import ManualClock, clock_override
 from project.limits import limits_forget_memory
 from social.counters import VIEWS, counter_key, counter_value
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]
 
 
 @pytest.fixture(autouse=True)

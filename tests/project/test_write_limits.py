@@ -24,7 +24,7 @@ from project.errors import RateLimited
 from project.limits import limits_forget_memory
 from social.models import Comment, Like
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]
 
 PASSWORD = "pw-Secret-123"
 
@@ -63,7 +63,7 @@ def _like_rows(comment_id: str) -> list[str]:
 
 
 def _comments_by(user) -> list[Comment]:
-    return [comment for comment in Comment.scan() if comment.author_id == str(user.pk)]
+    return [comment for comment in Comment.scan(consistent_read=True) if comment.author_id == str(user.pk)]
 
 
 def test_comments_over_the_limit_answer_429_with_retry_after_and_write_nothing(api, old_user, limit):
