@@ -1,5 +1,6 @@
-# `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, then the
-#               Procfile under honcho: gunicorn on 127.0.0.1:8000 (DEBUG=False) and the five workers
+# `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, then supervisord
+#               (deploy/supervisord.conf): gunicorn on 127.0.0.1:8000 (DEBUG=False), the five workers and
+#               the session clean-up, each started again when it dies
 # `make dev`  : the same with Django's development server (autoreload, DEBUG=True)
 # `make test` : install (Chromium and PostgreSQL from Debian too), lint, run the whole suite (browser
 #               tests included) on its own in-memory DynamoDB Local and throwaway PostgreSQL server
@@ -14,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 install: $(VENV)/.installed node_modules/.installed
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-runtime.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt

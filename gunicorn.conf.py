@@ -1,4 +1,4 @@
-"""gunicorn's configuration: `gunicorn -c gunicorn.conf.py project.wsgi` (the Procfile's `web`).
+"""gunicorn's configuration: `gunicorn -c gunicorn.conf.py` (the `web` program of deploy/supervisord.conf).
 
 Every value is a setting read from the environment (and `.env`, like Django's settings):
 
@@ -19,6 +19,13 @@ Every value is a setting read from the environment (and `.env`, like Django's se
 The application is loaded once in the master (`preload_app`) and each worker serves a
 warm-up request to itself before it accepts connections (project.serving.warm_up), so
 a fresh worker does not serve its first seconds slowly.
+
+Under supervisord, gunicorn's own lines (and its access log) start with `web | `, like
+every line the programs write (project.logs.process_prefix). When the master is killed,
+its workers notice their parent changed within a second and exit, letting go of the
+port; the new master supervisord starts tries to bind it for 5 s (gunicorn's own
+retries), and is started again if that was not enough. No SO_REUSEPORT: with it, a
+second `make run` (another checkout) would share the port silently instead of failing.
 """
 
 import multiprocessing
@@ -26,6 +33,9 @@ import os
 from pathlib import Path
 
 import environ
+from gunicorn.glogging import Logger
+
+from project.logs import process_prefix
 
 env = environ.Env()
 environ.Env.read_env(env.str("ENV_FILE", default=str(Path(__file__).resolve().parent / ".env")), overwrite=False)
@@ -49,6 +59,14 @@ control_socket_disable = True
 accesslog = env.str("WEB_ACCESS_LOG", default="-") or None
 errorlog = "-"
 proc_name = "dynamo-social"
+
+
+class ProcessNamedLogger(Logger):
+    error_fmt = process_prefix() + Logger.error_fmt
+    access_fmt = process_prefix() + Logger.access_fmt
+
+
+logger_class = ProcessNamedLogger
 
 
 def post_worker_init(worker):

@@ -1,5 +1,5 @@
-"""Load held: the app served as `make run` serves it (gunicorn and the five workers under
-honcho, the Procfile) on its own DynamoDB Local and ports, driven by Locust.
+"""Load held: the app served as `make run` serves it (gunicorn and the background workers
+under supervisord, deploy/supervisord.conf) on its own DynamoDB Local and ports, driven by Locust.
 
     .venv/bin/python bench/load.py [--stage-seconds 35] [--outage]
 
@@ -111,6 +111,7 @@ def environment(emulator: Emulator, folder: Path, port: int) -> dict:
         database_url=f"sqlite:///{folder / 'db.sqlite3'}",
         HOST="127.0.0.1",
         PORT=str(port),
+        RUN_DIR=str(folder),  # supervisord's control socket
         LOG_LEVEL="WARNING",
     )
 
@@ -328,10 +329,10 @@ def main() -> int:
     print(f"DynamoDB Local {emulator.host}; app http://127.0.0.1:{port}; files in {folder}", flush=True)
     data = prepare_data(folder)
     manager = subprocess.Popen(
-        [str(BIN / "honcho"), "-e", "/dev/null", "--no-colour", "start", "-p", str(port)],
+        [str(BIN / "supervisord"), "-c", "deploy/supervisord.conf"],
         cwd=ROOT,
         env=env,
-        stdout=open(folder / "honcho.log", "w"),  # noqa: SIM115
+        stdout=open(folder / "supervisord.log", "w"),  # noqa: SIM115
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
@@ -364,7 +365,7 @@ def main() -> int:
             lines += [f"   {line}" for line in checks(data)]
             print("\n".join(lines), flush=True)
     finally:
-        # honcho starts each process in a session of its own: note them all before it stops.
+        # Every process, noted before supervisord stops them: whatever outlives it is killed.
         started = descendants(manager.pid)
         manager.send_signal(signal.SIGTERM)
         try:
@@ -373,7 +374,7 @@ def main() -> int:
             manager.kill()
         for pid in started:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)  # whatever outlived honcho's own SIGTERM and SIGKILL
+                os.kill(pid, signal.SIGKILL)  # whatever outlived supervisord's own SIGTERM and SIGKILL
         dynamo_local.stop(emulator.process)
     return 0
 

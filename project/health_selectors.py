@@ -10,7 +10,7 @@ from django.conf import settings
 from project.clock import clock
 from project.models import WorkerHeartbeat
 
-# The polling workers, each a management command run with --loop (the Procfile's workers).
+# The polling workers, each a management command run with --loop (programs of deploy/supervisord.conf).
 WORKERS = (
     "fold_like_events",
     "aggregate_counters",

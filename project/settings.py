@@ -13,6 +13,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from project.logs import process_prefix
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -338,7 +340,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "project.logs.RequestIdFilter"}},
     "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
+        "text": {"format": process_prefix() + "%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s"},
         "json": {"()": "project.logs.JsonFormatter"},
     },
     "handlers": {

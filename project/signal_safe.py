@@ -7,13 +7,13 @@ non-reentrant lock, held for a few bytecodes on the way in and out of every wait
 `stop.set()` called from the handler then waits for that same lock forever: the
 process hangs with its stop message logged, until a process manager kills it. Rare
 (a loop that waits 0.2 s between passes sits in that window a small fraction of the
-time), but a supervisor sends signals at every deploy.
+time), but a process manager sends signals at every deploy.
 
 `set_soon(event)` hands the `set()` to a short-lived thread, which takes the lock
 once the main thread lets go of it, a moment after the handler returns. Whatever else
-the handler must do (log, or signal a child) goes in `then`, run by that thread too:
-a log line written from inside a handler can also meet the main thread in the middle
-of writing to the same stream. No Django here: the supervisor imports it.
+the handler must do (log) goes in `before`, run by that thread too: a log line written
+from inside a handler can also meet the main thread in the middle of writing to the
+same stream.
 """
 
 from __future__ import annotations

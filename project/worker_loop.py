@@ -43,8 +43,8 @@ def stop_on_signals(logger: logging.Logger, *, finishing: str, restore: bool = T
     (the current batch, counter, event) and exits cleanly; `event.wait(seconds)` is
     an idle sleep that a signal cuts short. The previous handlers come back on exit,
     unless `restore` is False: a process about to exit keeps these, so a second signal
-    (a terminal's Ctrl-C reaches every process of the group, and the supervisor passes
-    its own on) cannot kill it on its way out.
+    (Ctrl-C pressed again, a terminal's SIGINT and a process manager's SIGTERM, a stop
+    signal sent to the process and its group) cannot kill it on its way out.
     """
     stop = threading.Event()
     received: list[int] = []
@@ -92,7 +92,7 @@ def worker_loop(
     answer (connection refused, timeouts, 5xx, throttling: `project.errors.is_transient`),
     or when `keep_going_on(error)` is True, the error is logged and the next pass waits
     longer each time (doubling up to OUTAGE_BACKOFF_MAX seconds) until one succeeds; any
-    other error propagates (and the supervisor starts the command again).
+    other error propagates (and the process manager starts the command again).
 
     With a `heartbeat` (the commands' --loop mode), each completed pass is reported to it
     (a write at most every WORKER_HEARTBEAT_SECONDS; a failed pass writes none, so a worker

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # `make run` (scripts/run.sh) and `make dev` (scripts/run.sh dev):
 # DynamoDB Local (persistent, var/dynamodb) unless DYNAMODB_HOST points elsewhere,
-# migrations, tables, demo data on the first start, then the Procfile under honcho:
-# gunicorn and the five supervised workers. `dev` serves with Django's development
-# server instead (autoreload, DEBUG=True). Ctrl-C or SIGTERM stops everything, and
-# the DynamoDB Local this script started.
+# migrations, tables, demo data on the first start, then supervisord with
+# deploy/supervisord.conf: gunicorn, the five workers and the daily session clean-up, each
+# started again when it dies. supervisord runs in a session of its own; when it dies
+# (kill -9, the out-of-memory killer), the programs it left running are stopped and it is
+# started again. `dev` serves with Django's development server instead (autoreload,
+# DEBUG=True). Ctrl-C or SIGTERM stops everything, and the DynamoDB Local this script started.
 set -euo pipefail
+# supervisord writes each program's lines to this output through a file of its own (it opens
+# /dev/stdout): when the output is a file (`make run > log 2>&1`), everyone appends to it.
+if [ -f /dev/stdout ]; then exec >> /dev/stdout; fi
+if [ -f /dev/stderr ]; then exec 2>> /dev/stderr; fi
 cd "$(dirname "$0")/.."
 MODE=${1:-run}
 BIN=$(cd "${BIN:-.venv/bin}" && pwd)
-export PATH="$BIN:$PATH"  # the Procfile's `python` and `gunicorn` are the project's
+export PATH="$BIN:$PATH"  # supervisord's and its programs' `python` and `gunicorn` are the project's
 export HOST="${HOST:-127.0.0.1}" PORT="${PORT:-8000}"
 DYNAMODB_PORT="${DYNAMODB_PORT:-8765}"
-mkdir -p var
+export RUN_DIR="${RUN_DIR:-$PWD/var}"  # supervisord's control socket and pid file
+mkdir -p var "$RUN_DIR"
 
 if [ "$MODE" = dev ]; then
   # Development mode explicitly: the settings default to production (DEBUG=False).
@@ -31,11 +38,36 @@ fi
 
 dynamo_pid=""
 manager_pid=""
+orphaned=""  # the sessions of earlier supervisords (killed), whose programs were told to stop
+# The processes supervisord left behind when it died: its programs run on, orphaned, in its
+# session (supervisord puts each program in a process group of its own, not out of the
+# session). SIGTERM first, as supervisord would have sent (gunicorn finishes its requests,
+# a worker its unit of work), SIGKILL to what is left 25 s later.
+session_stop() {
+  local sid=$1 pids since=$SECONDS
+  pids=$(session_pids "$sid")
+  [ -n "$pids" ] || return 0
+  echo "Stopping what supervisord left running (pids $pids)"
+  kill -TERM $pids 2>/dev/null || true
+  for _ in $(seq 1 125); do
+    [ -n "$(session_pids "$sid")" ] || { echo "Stopped what supervisord left running in $((SECONDS - since)) s"; return 0; }
+    sleep 0.2
+  done
+  pids=$(session_pids "$sid")
+  echo "Killing what is still running 25 s after SIGTERM (pids $pids)"
+  kill -KILL $pids 2>/dev/null || true
+}
+# The live processes of a session (an exited one waiting to be reaped is not).
+session_pids() { { ps -o pid=,stat= -s "$1" || true; } | awk '$2 !~ /^Z/ { printf "%s ", $1 }'; }
 cleanup() {
-  if [ -n "$manager_pid" ] && kill -0 "$manager_pid" 2>/dev/null; then
-    kill -TERM "$manager_pid" 2>/dev/null || true
-    wait "$manager_pid" 2>/dev/null || true
+  if [ -n "$manager_pid" ]; then
+    if kill -0 "$manager_pid" 2>/dev/null; then
+      kill -TERM "$manager_pid" 2>/dev/null || true  # supervisord stops every program, then itself
+      wait "$manager_pid" 2>/dev/null || true
+    fi
+    session_stop "$manager_pid"
   fi
+  for sid in $orphaned; do session_stop "$sid"; done  # normally stopped long ago
   if [ -n "$dynamo_pid" ] && kill -0 "$dynamo_pid" 2>/dev/null; then
     echo "Stopping DynamoDB Local"
     kill "$dynamo_pid" 2>/dev/null || true
@@ -51,8 +83,8 @@ if [ -z "${DYNAMODB_HOST+set}" ]; then
   if answers; then
     echo "DynamoDB Local already answers on port $DYNAMODB_PORT; using it."
   else
-    # Its own session: Ctrl-C reaches the processes first, and this DynamoDB Local is
-    # stopped (by cleanup) only after they have finished their last unit of work.
+    # Its own session: Ctrl-C reaches this script only, and this DynamoDB Local is stopped
+    # (by cleanup) only after the programs have finished their last unit of work.
     setsid python -m project.dynamo_local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
     dynamo_pid=$!
     for _ in $(seq 1 600); do
@@ -76,18 +108,42 @@ fi
 python manage.py activity_tables
 python manage.py seed_demo --if-empty
 
-procfile=Procfile
+config=deploy/supervisord.conf
 if [ "$MODE" = dev ]; then
-  # The same workers, with the development server as `web`.
-  procfile=var/Procfile.dev
-  { echo "web: exec python manage.py runserver $HOST:$PORT"; grep -v '^web:' Procfile; } > "$procfile"
+  # The same programs, with the development server as `web`.
+  config=var/supervisord.dev.conf
+  sed -e 's|^command=gunicorn -c gunicorn.conf.py$|command=python manage.py runserver %(ENV_HOST)s:%(ENV_PORT)s|' \
+    -e "s|%(here)s/..|$PWD|" deploy/supervisord.conf > "$config"
+  grep -q '^command=python manage.py runserver' "$config" || { echo "No web program in deploy/supervisord.conf" >&2; exit 1; }
 else
   python manage.py collectstatic --no-input --verbosity 0
 fi
-# honcho kills what has not stopped 5 s after Ctrl-C: gunicorn finishes its requests within 4.
-export WEB_GRACEFUL_TIMEOUT="${WEB_GRACEFUL_TIMEOUT:-4}"
-echo "Serving on http://$HOST:$PORT (Ctrl-C to stop)"
-# -e /dev/null: the settings read .env themselves, and the environment set here wins.
-honcho -e /dev/null -f "$procfile" -d . start -p "$PORT" &
-manager_pid=$!
-wait "$manager_pid"
+echo "Serving on http://$HOST:$PORT (Ctrl-C to stop; RUN_DIR=$RUN_DIR supervisorctl -c $config status)"
+delay=1
+while :; do
+  started=$SECONDS
+  # A session of its own: Ctrl-C reaches this script only, which asks supervisord to stop
+  # its programs; and what supervisord leaves behind if it dies is found by its session.
+  setsid supervisord -c "$config" &
+  manager_pid=$!
+  status=0
+  wait "$manager_pid" || status=$?
+  # 0: it was asked to stop (supervisorctl shutdown, a signal it handled); 2: it refused its
+  # configuration. Anything else (killed by a signal, a crash): start it again.
+  if [ "$status" = 0 ] || [ "$status" = 2 ]; then
+    session_stop "$manager_pid"
+    manager_pid=""
+    exit "$status"
+  fi
+  if [ $((SECONDS - started)) -ge 60 ]; then delay=1; fi  # a crash loop backs off, a rare crash does not
+  echo "supervisord exited with status $status; starting it again in ${delay}s"
+  # Its programs run on without it: they stop while the new supervisord starts. For those
+  # seconds a worker may run twice, which every worker allows (each claims its work with a
+  # conditional write); the new gunicorn binds the port once the old one has let go of it
+  # (it retries for 5 s, and supervisord starts it again if that was not enough).
+  session_stop "$manager_pid" &
+  orphaned="$orphaned $manager_pid"
+  sleep "$delay" &
+  wait $!  # a signal stops the script during the pause (a foreground sleep would hold it)
+  delay=$((delay * 2 > 30 ? 30 : delay * 2))
+done

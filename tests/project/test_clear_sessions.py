@@ -21,6 +21,7 @@ def live_session() -> str:
     session = SessionStore()
     session["_auth_user_id"] = "7"
     session.create()  # expires SESSION_COOKIE_AGE from now
+    assert session.session_key
     return session.session_key
 
 
@@ -28,6 +29,7 @@ def expired_session(days_ago: float = 1) -> str:
     session = SessionStore()
     session["_auth_user_id"] = "8"
     session.create()
+    assert session.session_key
     Session.objects.filter(session_key=session.session_key).update(expire_date=timezone.now() - timedelta(days_ago))
     return session.session_key
 

@@ -1,7 +1,8 @@
-"""The polling workers stop promptly on SIGTERM, as a process manager asks (honcho kills 5 s later).
+"""The polling workers stop promptly on SIGTERM, as a process manager asks (each promises
+5 s; supervisord and the systemd units kill 10 s later).
 
-Each runs as `manage.py <name> --loop` in a process of its own, the way the Procfile runs
-it; the test signals it and checks it exits 0 with its "stopped" line. Deadlines are
+Each runs as `manage.py <name> --loop` in a process of its own, the way deploy/supervisord.conf
+runs it; the test signals it and checks it exits 0 with its "stopped" line. Deadlines are
 generous (a busy CI machine): what fails here is a worker that waits out its work instead
 of stopping, which takes far longer than any deadline below.
 """
@@ -132,8 +133,8 @@ def test_a_busy_aggregator_stops_on_sigterm_instead_of_waiting_for_flags_to_sett
 
 
 def test_a_worker_signalled_again_and_again_on_its_way_out_still_exits_cleanly(worker_env, tmp_path):
-    """Ctrl-C in a terminal reaches every process of the group and the supervisor passes its
-    own signal on: a worker gets several. Signals until it exits: none may kill it (status 0)."""
+    """A worker may get several signals (Ctrl-C pressed again, a terminal's SIGINT and a process
+    manager's SIGTERM). Signals until it exits: none may kill it (status 0)."""
     process, log = start(worker_env, "fold_like_events", tmp_path=tmp_path)
     try:
         wait_for(lambda: "fold_like_events: started" in log.read_text() or process.poll() is not None, what="start")
