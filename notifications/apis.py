@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from project.fresh import FRESH_BADGE, FRESH_LIKES
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
 from project.throttles import LiveThrottle
@@ -62,6 +63,14 @@ def _user_id(request) -> str:
 
 def _unread_count_response(request) -> Response:
     return Response({"unread_count": selectors.unread_count(user_id=_user_id(request))})
+
+
+def _read_response(request) -> Response:
+    """A mark-read's answer: the badge now, and the cookie that has this browser's next pages
+    and live polls read the badge exactly (their own change; project/fresh.py)."""
+    response = _unread_count_response(request)
+    FRESH_BADGE.remember(request, response, value=_user_id(request))
+    return response
 
 
 class NotificationListApi(APIView):
@@ -142,7 +151,7 @@ class NotificationReadApi(APIView):
             comment_ids=[str(comment_id) for comment_id in serializer.validated_data.get("comment_ids", [])],
             entry_ids=serializer.validated_data.get("entry_ids", []),
         )
-        return _unread_count_response(request)
+        return _read_response(request)
 
 
 class NotificationReadAllApi(APIView):
@@ -153,7 +162,7 @@ class NotificationReadAllApi(APIView):
     @extend_schema(request=None, responses={200: UnreadCountSerializer})
     def post(self, request):
         services.inbox_mark_all_read(user_id=_user_id(request))
-        return _unread_count_response(request)
+        return _read_response(request)
 
 
 LIVE_COMMENTS_MAX = 50
@@ -210,9 +219,14 @@ class LiveApi(APIView):
         comment_ids = serializer.validated_data.get("comments", [])
         unread = None
         if request.user.is_authenticated:
-            unread = selectors.unread_count(user_id=_user_id(request), consistent=False)
-        counts = social_selectors.like_counts(comment_ids=comment_ids) if comment_ids else {}
+            # Exact for a browser that just marked its notifications read (its own change).
+            own_read = _user_id(request) in FRESH_BADGE.names(request)
+            unread = selectors.unread_count(user_id=_user_id(request), consistent=own_read)
+        fresh = FRESH_LIKES.names(request)  # exact: what this browser just liked or unliked
+        counts = social_selectors.like_counts(comment_ids=comment_ids, fresh=fresh) if comment_ids else {}
         liked = {}
         if request.user.is_authenticated and comment_ids and serializer.validated_data["hearts"]:
-            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=_user_id(request), counts=counts)
+            liked = social_selectors.liked_by(
+                comment_ids=comment_ids, user_id=_user_id(request), counts=counts, fresh=fresh
+            )
         return Response({"unread_count": unread, "like_counts": counts, "liked": liked})

@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 from notifications import selectors, services
 from project.cursors import page_or_first
 from project.errors import ApplicationError
+from project.fresh import FRESH_BADGE
 
 
 @login_required
@@ -31,4 +32,6 @@ def inbox_read_all(request):
     else:
         if marked:
             messages.success(request, f"Marked {marked} notification{'s' if marked != 1 else ''} as read.")
-    return redirect("notifications")
+    response = redirect("notifications")
+    FRESH_BADGE.remember(request, response, value=str(request.user.pk))  # the next pages' badge reads it exactly
+    return response

@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.errors import PermissionDenied
+from project.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
 from project.security import client_ip
@@ -23,7 +24,6 @@ from project.serializers import NoBlankSerializer, StrictSerializer, page_query_
 from project.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
-from social.fresh_likes import fresh_likes, fresh_likes_remember
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -148,7 +148,10 @@ class CommentListCreateApi(APIView):
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = selectors.comment_timeline(
-            viewer_id=_viewer_id(request), fresh=fresh_likes(request), **query.validated_data
+            viewer_id=_viewer_id(request),
+            fresh=FRESH_LIKES.names(request),
+            written=FRESH_COMMENTS.names(request),
+            **query.validated_data,
         )
         return _page_response(request, page)
 
@@ -166,7 +169,9 @@ class CommentListCreateApi(APIView):
             parent_id=str(parent_id) if parent_id else None,
         )
         view = selectors.comment_views([comment], viewer_id=str(request.user.pk))[0]
-        return Response(CommentOutputSerializer(view).data, status=status.HTTP_201_CREATED)
+        response = Response(CommentOutputSerializer(view).data, status=status.HTTP_201_CREATED)
+        FRESH_COMMENTS.remember(request, response, value=comment.comment_id)  # the next list shows it
+        return response
 
 
 class CommentDetailApi(APIView):
@@ -188,12 +193,16 @@ class CommentDetailApi(APIView):
             comment_id=comment_id, author_id=str(request.user.pk), body=serializer.validated_data["body"]
         )
         view = selectors.comment_views([comment], viewer_id=str(request.user.pk))[0]
-        return Response(CommentOutputSerializer(view).data)
+        response = Response(CommentOutputSerializer(view).data)
+        FRESH_COMMENTS.remember(request, response, value=comment_id)  # the next list shows the new text
+        return response
 
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, comment_id: str):
         services.comment_delete(comment_id=comment_id, author_id=str(request.user.pk))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        response = Response(status=status.HTTP_204_NO_CONTENT)
+        FRESH_COMMENTS.remember(request, response, value=comment_id)  # the next list shows it gone
+        return response
 
 
 class CommentRepliesApi(APIView):
@@ -203,7 +212,11 @@ class CommentRepliesApi(APIView):
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = selectors.comment_replies(
-            comment_id=comment_id, viewer_id=_viewer_id(request), fresh=fresh_likes(request), **query.validated_data
+            comment_id=comment_id,
+            viewer_id=_viewer_id(request),
+            fresh=FRESH_LIKES.names(request),
+            written=FRESH_COMMENTS.names(request),
+            **query.validated_data,
         )
         return _page_response(request, page)
 
@@ -227,7 +240,7 @@ class CommentLikeApi(APIView):
 
     def _answer(self, request, comment_id: str, state) -> Response:
         response = Response(self.OutputSerializer(state).data)
-        fresh_likes_remember(request, response, comment_id=comment_id)  # the next page shows this count exactly
+        FRESH_LIKES.remember(request, response, value=comment_id)  # the next page shows this count exactly
         return response
 
 

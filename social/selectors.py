@@ -4,7 +4,7 @@ a Query, or a BatchGetItem."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -136,19 +136,26 @@ def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool 
     return comment_views([comment], viewer_id=viewer_id)[0]
 
 
-def like_counts(*, comment_ids: list[str]) -> dict[str, int]:
+def like_counts(*, comment_ids: list[str], fresh: Collection[str] = ()) -> dict[str, int]:
     """The like counts of these comments for a page that follows them (one eventually
-    consistent Query per comment: half the units of an exact read, at most a second late)."""
+    consistent Query per comment: half the units of an exact read, at most a second late),
+    exact for the `fresh` ones (those the viewer just liked or unliked)."""
     keys = {comment_id: counter_key(kind=LIKES, object_id=comment_id) for comment_id in comment_ids}
-    values = counter_values(keys=list(keys.values()), consistent=False)
+    exact = {keys[comment_id] for comment_id in fresh if comment_id in keys}
+    values = counter_values(keys=list(keys.values()), consistent=False, exact=exact)
     return {comment_id: values[key] for comment_id, key in keys.items()}
 
 
-def liked_by(*, comment_ids: list[str], user_id: str, counts: Mapping[str, int] | None = None) -> dict[str, bool]:
+def liked_by(
+    *, comment_ids: list[str], user_id: str, counts: Mapping[str, int] | None = None, fresh: Collection[str] = ()
+) -> dict[str, bool]:
     """Which of these comments the user likes, for a page that follows them (one eventually
-    consistent BatchGetItem: 0.5 RCU a comment, at most a second late). `counts`: their like
-    counts, read just before; comments counted 0 are not read (see `_liked_ids`)."""
-    liked = _liked_ids(comment_ids, user_id, consistent=False, counts=counts)
+    consistent BatchGetItem: 0.5 RCU a comment, at most a second late; strongly consistent
+    for the `fresh` ones, those the user just liked or unliked). `counts`: their like counts,
+    read just before; comments counted 0 are not read (see `_liked_ids`)."""
+    exact = [comment_id for comment_id in comment_ids if comment_id in fresh]
+    others = [comment_id for comment_id in comment_ids if comment_id not in fresh]
+    liked = _liked_ids(exact, user_id, counts=counts) | _liked_ids(others, user_id, consistent=False, counts=counts)
     return {comment_id: comment_id in liked for comment_id in comment_ids}
 
 
@@ -170,6 +177,36 @@ def clamp_limit(limit: int | None) -> int:
     if limit is None:
         return PAGE_SIZE
     return max(1, min(PAGE_SIZE_MAX, limit))
+
+
+# --- the viewer's own writes ------------------------------------------------
+
+
+def _written_get(comment_ids: Collection[str]) -> list[Comment]:
+    """The comments the viewer just posted, edited or deleted, as the table holds them now
+    (one strongly consistent BatchGetItem of at most FRESH_COMMENTS.most keys)."""
+    if not comment_ids:
+        return []
+    return list(Comment.batch_get(list(dict.fromkeys(comment_ids)), consistent_read=True))
+
+
+def _with_written(
+    found: list[Comment], own: list[Comment], *, listed: Callable[[Comment], bool], newest_first: bool
+) -> list[Comment]:
+    """A list read from an index, with the viewer's own just-written comments as they are now.
+
+    A GSI is updated asynchronously (on AWS usually well under a second after the write): a
+    comment posted a moment ago may not be listed yet, an edited one listed with its old
+    body, a deleted one still listed. The viewer's own are replaced by the table's copy, added
+    where they sort when `listed` (this list, this page's range) says they belong, and left
+    out when not; everyone else's changes show once the index has them.
+    """
+    if not own:
+        return found
+    mine = {comment.comment_id for comment in own}
+    merged = [comment for comment in found if comment.comment_id not in mine]
+    merged += [comment for comment in own if listed(comment)]
+    return sorted(merged, key=lambda comment: comment.sort_key, reverse=newest_first)
 
 
 # --- timeline -------------------------------------------------------------
@@ -225,10 +262,16 @@ def _newest_first(pages: dict[int, list[Comment]]) -> list[Comment]:
 
 
 def comment_timeline(
-    *, viewer_id: str | None, cursor: str | None = None, limit: int | None = None, fresh: Collection[str] = ()
+    *,
+    viewer_id: str | None,
+    cursor: str | None = None,
+    limit: int | None = None,
+    fresh: Collection[str] = (),
+    written: Collection[str] = (),
 ) -> CommentPage:
     """Newest first across every day, `limit` per page, cursor-paginated; counts exact only
-    for the `fresh` comments (see `comment_views`).
+    for the `fresh` comments (see `comment_views`), and the `written` ones (those the viewer
+    just posted, edited or deleted) read from the table, not the index (see `_with_written`).
 
     Each day's comments are spread over write shards (`<day>#<n>`) so no partition
     takes every new comment; a page queries the shards of as many days as it needs,
@@ -237,14 +280,21 @@ def comment_timeline(
     limit = clamp_limit(limit)
     position = cursor_fields(cursor, query="timeline", fields=TIMELINE_CURSOR) if cursor else None
     condition = TimelineDay.day <= position["day"] if position else None
+    own = _written_get(written)
+    wanted = limit + 1 + len(own)  # an own comment the index lists but the table no longer does
     found: list[Comment] = []
     for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
         before = position["before"] if position and day.day == position["day"] else None
-        found.extend(
-            _timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=limit + 1 - len(found))
-        )
-        if len(found) > limit:
+        found.extend(_timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=wanted - len(found)))
+        if len(found) >= wanted:
             break
+    bound = position["before"] if position else None
+    found = _with_written(
+        found,
+        own,
+        listed=lambda comment: bool(comment.timeline_key) and (bound is None or comment.sort_key < bound),
+        newest_first=True,
+    )
     page, more = found[:limit], len(found) > limit
     next_cursor = None
     if more:
@@ -262,13 +312,23 @@ def comment_replies(
     cursor: str | None = None,
     limit: int | None = None,
     fresh: Collection[str] = (),
+    written: Collection[str] = (),
 ) -> CommentPage:
     """Visible replies of a visible comment, oldest first, cursor-paginated; counts exact
-    only for the `fresh` comments (see `comment_views`)."""
+    only for the `fresh` comments (see `comment_views`), the `written` ones read from the
+    table (see `_with_written`)."""
     limit = clamp_limit(limit)
     position = cursor_fields(cursor, query=f"replies:{comment_id}", fields=REPLIES_CURSOR) if cursor else None
     condition = Comment.sort_key > position["after"] if position else None
-    found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1))
+    own = _written_get(written)
+    found = list(Comment.replies_index.query(comment_id, range_key_condition=condition, limit=limit + 1 + len(own)))
+    after = position["after"] if position else None
+    found = _with_written(
+        found,
+        own,
+        listed=lambda reply: reply.reply_to == comment_id and (after is None or reply.sort_key > after),
+        newest_first=False,
+    )
     page, more = found[:limit], len(found) > limit
     next_cursor = cursor_encode({"after": page[-1].sort_key}, query=f"replies:{comment_id}") if more else None
     return CommentPage(comment_views(page, viewer_id=viewer_id, fresh=fresh), next_cursor)

@@ -23,11 +23,11 @@ from actions.likes import like_add, like_remove
 from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound, RateLimited
+from project.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.security import client_ip
 from project.views import refused_page
 from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
-from social.fresh_likes import fresh_likes, fresh_likes_remember
 from social.models import User
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
@@ -125,16 +125,21 @@ def timeline(request):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
+                posted = comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
                 messages.success(request, "Posted.", extra_tags="posted")
-                return redirect("timeline")
+                response = redirect("timeline")
+                FRESH_COMMENTS.remember(request, response, value=posted.comment_id)  # listed on the page it lands on
+                return response
             except ApplicationError as error:
                 form.add_error("body", error.message)  # the form keeps the text for another try
                 refused = error
     page = page_or_first(
         request,
         lambda cursor: selectors.comment_timeline(
-            viewer_id=_viewer_id(request), cursor=cursor, fresh=fresh_likes(request)
+            viewer_id=_viewer_id(request),
+            cursor=cursor,
+            fresh=FRESH_LIKES.names(request),
+            written=FRESH_COMMENTS.names(request),
         ),
     )
     return refused_page(render(request, "social/timeline.html", {"form": form, "page": page}), refused)
@@ -178,7 +183,9 @@ def comment_edit(request, comment_id):
             form.add_error("body", error.message)
         else:
             messages.success(request, "Your comment was saved.")
-            return HttpResponseRedirect(_comment_back(comment))
+            response = HttpResponseRedirect(_comment_back(comment))
+            FRESH_COMMENTS.remember(request, response, value=comment_id)  # the lists show the new text
+            return response
     context = {"form": form, "comment": comment, "back": _comment_back(comment)}
     return refused_page(render(request, "social/comment_edit.html", context), refused)
 
@@ -210,9 +217,9 @@ def comment_delete(request, comment_id):
             context = {"comment": comment, "back": _comment_back(comment)}
             return refused_page(render(request, "social/comment_delete.html", context), error)
         messages.success(request, "Your comment was deleted.")
-        if comment.parent_id:
-            return redirect("comment", comment_id=comment.parent_id)
-        return redirect("timeline")
+        response = redirect("comment", comment_id=comment.parent_id) if comment.parent_id else redirect("timeline")
+        FRESH_COMMENTS.remember(request, response, value=comment_id)  # the lists it leaves show it gone
+        return response
     return render(request, "social/comment_delete.html", {"comment": comment, "back": _comment_back(comment)})
 
 
@@ -273,16 +280,24 @@ def comment_detail(request, comment_id):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id)
+                reply = comment_create(
+                    author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id
+                )
                 messages.success(request, "Your reply is posted.", extra_tags="posted")
-                return redirect("comment", comment_id=comment_id)
+                response = redirect("comment", comment_id=comment_id)
+                FRESH_COMMENTS.remember(request, response, value=reply.comment_id)  # listed on the page it lands on
+                return response
             except ApplicationError as error:
                 form.add_error("body", error.message)
                 refused = error
     replies = page_or_first(
         request,
         lambda cursor: selectors.comment_replies(
-            comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor, fresh=fresh_likes(request)
+            comment_id=comment_id,
+            viewer_id=_viewer_id(request),
+            cursor=cursor,
+            fresh=FRESH_LIKES.names(request),
+            written=FRESH_COMMENTS.names(request),
         ),
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
@@ -362,7 +377,7 @@ def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_d
     except ApplicationError as error:
         messages.error(request, error.message)
     response = HttpResponseRedirect(f"{back}#c-{comment_id}")
-    fresh_likes_remember(request, response, comment_id=comment_id)  # the page it lands on shows this count exactly
+    FRESH_LIKES.remember(request, response, value=comment_id)  # the page it lands on shows this count exactly
     return response
 
 

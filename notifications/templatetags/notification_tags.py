@@ -6,6 +6,7 @@ from django import template
 from django.urls import reverse
 
 from notifications.selectors import unread_count
+from project.fresh import FRESH_BADGE
 
 logger = logging.getLogger(__name__)
 register = template.Library()
@@ -15,14 +16,16 @@ register = template.Library()
 def unread_badge(context):
     """The badge of every page's header: eventually consistent (half the read units, at most
     about a second old, as the live poll's), except on the inbox page, where "mark all read"
-    lands and the person must see the badge at 0."""
+    lands, and for a browser that just marked its notifications read (`FRESH_BADGE`): the
+    person must see the badge at what they left it."""
     user = context.get("user")
     request = context.get("request")
     current = request is not None and request.path == reverse("notifications")
     count = None
     if user is not None and user.is_authenticated:
+        own_read = request is not None and str(user.pk) in FRESH_BADGE.names(request)
         try:
-            count = unread_count(user_id=str(user.pk), consistent=current)
+            count = unread_count(user_id=str(user.pk), consistent=current or own_read)
         except Exception:  # the page must render without its badge; the script fills it in later
             logger.warning("unread badge unavailable", exc_info=True)
     return {"unread_count": count, "current": current}

@@ -10,13 +10,14 @@ answered from a lagging view, and counts what it served stale (`LagStats`):
 
 - **Writes** (PutItem, UpdateItem, DeleteItem, TransactWriteItems, BatchWriteItem) go
   to DynamoDB Local as they are. Each item a successful write touches gets a random lag
-  (0..`max_lag` seconds, from a seeded `random.Random`: a single-threaded run is
-  reproducible) and becomes visible to lagging reads only once it has passed, in the
-  order the item was written (a later write of an item never shows before an earlier
-  one). The image before the write comes from the write itself (`ReturnValues=ALL_OLD`,
-  stripped from the answer unless the caller asked for it) or, for a transaction, a
-  batch write or a write asking for other return values, from a consistent
-  BatchGetItem/GetItem just before it.
+  (`min_lag`..`max_lag`, 0..2 s by default, skewed toward short ones as AWS's are: median
+  0.25 s, mean 0.5 s, one write in five over 1 s; from a seeded `random.Random`, so a
+  single-threaded run is reproducible) and becomes visible to lagging reads only once it
+  has passed, in the order the item was written (a later write of an item never shows
+  before an earlier one). The image before the write comes from the write itself
+  (`ReturnValues=ALL_OLD`, stripped from the answer unless the caller asked for it) or,
+  for a transaction, a batch write or a write asking for other return values, from a
+  consistent BatchGetItem just before it.
 - **Lagging reads**: every Query/Scan on a GSI (never consistent on AWS), and every
   GetItem, BatchGetItem (per table), Query and Scan (on the table or an LSI) without
   `ConsistentRead=True`. The real request runs; then each item with a write still inside
@@ -46,25 +47,32 @@ under it (docs/testing.md). It composes with `aws_conflict_model()` in either or
 
 from __future__ import annotations
 
-import json
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 from unittest import mock
 
 from botocore.client import BaseClient
 
-LAG_SECONDS_MAX = 2.0
+from project.testing.dynamo_items import (
+    Answer,
+    Call,
+    Image,
+    asked_names,
+    holds,
+    item_identity,
+    key_condition,
+    projected,
+    table_schema,
+    typed,
+    with_keys,
+)
 
-Image = dict[str, Any]  # an item as botocore carries it: {"name": {"S": "..."}, ...}
-Answer = dict[str, Any]
-Call = Callable[[BaseClient, str, dict[str, Any]], Answer]
+LAG_SECONDS_MAX = 2.0
 
 
 @dataclass
@@ -82,142 +90,6 @@ class LagStats:
     def served_stale(self) -> int:
         """Items served other than the emulator held them (older, missing or deleted since)."""
         return self.stale_items + self.hidden_items + self.resurrected_items
-
-
-# --- tables ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Keys:
-    hash: str
-    range: str | None
-
-    @property
-    def names(self) -> list[str]:
-        return [self.hash] if self.range is None else [self.hash, self.range]
-
-
-@dataclass(frozen=True)
-class _Index:
-    keys: _Keys
-    projection: str  # ALL, KEYS_ONLY, INCLUDE
-    include: frozenset[str]
-    is_global: bool
-
-
-@dataclass(frozen=True)
-class _Table:
-    keys: _Keys
-    indexes: dict[str, _Index]
-
-
-_schemas: dict[str, _Table] = {}  # by physical table name; tables keep their keys for the run
-
-
-def _keys(schema: list[dict[str, str]]) -> _Keys:
-    by_type = {element["KeyType"]: element["AttributeName"] for element in schema}
-    return _Keys(by_type["HASH"], by_type.get("RANGE"))
-
-
-def _schema(real: Call, client: BaseClient, table: str) -> _Table:
-    if table not in _schemas:
-        described = real(client, "DescribeTable", {"TableName": table})["Table"]
-        indexes = {}
-        for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-            for index in described.get(kind, []):
-                projection = index["Projection"]
-                indexes[index["IndexName"]] = _Index(
-                    _keys(index["KeySchema"]),
-                    projection["ProjectionType"],
-                    frozenset(projection.get("NonKeyAttributes", [])),
-                    kind == "GlobalSecondaryIndexes",
-                )
-        _schemas[table] = _Table(_keys(described["KeySchema"]), indexes)
-    return _schemas[table]
-
-
-def _item_id(table: str, key: Image) -> str:
-    return json.dumps([table, key], sort_keys=True, default=repr)
-
-
-# --- values and expressions ----------------------------------------------------
-
-
-def _typed(value: dict[str, Any]) -> Any:
-    """A key attribute's value in DynamoDB's order: strings and binaries by bytes, numbers by value."""
-    ((kind, raw),) = value.items()
-    if kind == "N":
-        return Decimal(raw)
-    if kind in ("S", "B"):
-        return raw
-    raise NotImplementedError(f"key attribute of type {kind}")
-
-
-_TOKENS = re.compile(r"\s*(<=|>=|<>|[=<>(),]|[#:]?[A-Za-z0-9_.\-]+)")
-
-# One predicate of a key condition: (attribute, operator, operands), ANDed together.
-Predicate = tuple[str, str, tuple[dict[str, Any], ...]]
-
-
-def _key_condition(expression: str, names: dict[str, str], values: dict[str, Any]) -> list[Predicate]:
-    """A Query's KeyConditionExpression as its predicates (hash key equality, one range key test)."""
-    tokens = [token for token in _TOKENS.findall(expression) if token not in ("(", ")", ",")]
-    predicates: list[Predicate] = []
-    position = 0
-    while position < len(tokens):
-        token = tokens[position]
-        if token.upper() == "AND":
-            position += 1
-        elif token.lower() == "begins_with":
-            name, prefix = tokens[position + 1 : position + 3]
-            predicates.append((names.get(name, name), "begins_with", (values[prefix],)))
-            position += 3
-        elif tokens[position + 1].upper() == "BETWEEN":  # name BETWEEN :low AND :high
-            low, high = values[tokens[position + 2]], values[tokens[position + 4]]
-            predicates.append((names.get(token, token), "BETWEEN", (low, high)))
-            position += 5
-        else:  # name <operator> :value
-            predicates.append((names.get(token, token), tokens[position + 1], (values[tokens[position + 2]],)))
-            position += 3
-    return predicates
-
-
-def _holds(predicates: list[Predicate], image: Image) -> bool:
-    return all(name in image and _test(_typed(image[name]), op, operands) for name, op, operands in predicates)
-
-
-def _test(value: Any, operator: str, operands: tuple[dict[str, Any], ...]) -> bool:
-    bounds = [_typed(operand) for operand in operands]
-    if operator == "BETWEEN":
-        return bool(bounds[0] <= value <= bounds[1])
-    if operator == "begins_with":
-        return bool(value.startswith(bounds[0]))
-    comparisons: dict[str, Callable[[Any, Any], bool]] = {
-        "=": lambda left, right: left == right,
-        "<": lambda left, right: left < right,
-        "<=": lambda left, right: left <= right,
-        ">": lambda left, right: left > right,
-        ">=": lambda left, right: left >= right,
-    }
-    return comparisons[operator](value, bounds[0])
-
-
-def _asked_names(params: dict[str, Any]) -> set[str] | None:
-    """The top-level attributes a request asks for (None: all it may see)."""
-    if "AttributesToGet" in params:
-        return set(params["AttributesToGet"])
-    expression = params.get("ProjectionExpression")
-    if not expression:
-        return None
-    names = params.get("ExpressionAttributeNames", {})
-    paths = [path.strip() for path in expression.split(",")]
-    if any("." in path or "[" in path for path in paths):
-        raise NotImplementedError("the read lag model projects top-level attributes only")
-    return {names.get(path, path) for path in paths}
-
-
-def _project(image: Image, names: set[str] | None) -> Image:
-    return dict(image) if names is None else {name: value for name, value in image.items() if name in names}
 
 
 # --- the model -----------------------------------------------------------------
@@ -252,24 +124,24 @@ class _LagModel:
         now = self.now()
         with self.lock:
             items = self.pending.setdefault(table, {})
-            item = items.setdefault(_item_id(table, key), _Pending(key))
+            item = items.setdefault(item_identity(table, key), _Pending(key))
             item.writes = [write for write in item.writes if write[0] > now]
             last = item.writes[-1][0] if item.writes else now
             item.writes.append((max(last, now + self.lag()), before))
             self.stats.writes += 1
 
     def key_names(self, client: BaseClient, table: str) -> list[str]:
-        return _schema(self.real, client, table).keys.names
+        return table_schema(self.real, client, table).keys.names
 
     def key_of(self, client: BaseClient, table: str, body: dict[str, Any]) -> Image:
         if "Key" in body:
             return dict(body["Key"])
-        names = _schema(self.real, client, table).keys.names
+        names = table_schema(self.real, client, table).keys.names
         return {name: body["Item"][name] for name in names}
 
     def consistent_images(self, client: BaseClient, keys: list[tuple[str, Image]]) -> dict[str, Image]:
         """The current images of these items (consistent BatchGetItem), by item id."""
-        wanted = {_item_id(table, key): (table, key) for table, key in keys}
+        wanted = {item_identity(table, key): (table, key) for table, key in keys}
         found: dict[str, Image] = {}
         todo = list(wanted.values())
         for start in range(0, len(todo), 100):
@@ -279,9 +151,9 @@ class _LagModel:
             while request:
                 answer = self.real(client, "BatchGetItem", {"RequestItems": request})
                 for table, images in answer.get("Responses", {}).items():
-                    names = _schema(self.real, client, table).keys.names
+                    names = table_schema(self.real, client, table).keys.names
                     for image in images:
-                        found[_item_id(table, {name: image[name] for name in names})] = image
+                        found[item_identity(table, {name: image[name] for name in names})] = image
                 request = answer.get("UnprocessedKeys") or {}
         return found
 
@@ -295,7 +167,7 @@ class _LagModel:
             if asked == "NONE":
                 answer = {name: value for name, value in answer.items() if name != "Attributes"}
         else:
-            before = self.consistent_images(client, [(table, key)]).get(_item_id(table, key))
+            before = self.consistent_images(client, [(table, key)]).get(item_identity(table, key))
             answer = self.real(client, operation, params)
         self.record(table, key, before)
         return answer
@@ -309,7 +181,7 @@ class _LagModel:
         before = self.consistent_images(client, written)
         answer = self.real(client, "TransactWriteItems", params)
         for table, key in written:
-            self.record(table, key, before.get(_item_id(table, key)))
+            self.record(table, key, before.get(item_identity(table, key)))
         return answer
 
     def batch_write(self, client: BaseClient, params: dict[str, Any]) -> Answer:
@@ -324,10 +196,10 @@ class _LagModel:
         written = keys(params["RequestItems"])
         before = self.consistent_images(client, written)
         answer = self.real(client, "BatchWriteItem", params)
-        left = {_item_id(table, key) for table, key in keys(answer.get("UnprocessedItems") or {})}
+        left = {item_identity(table, key) for table, key in keys(answer.get("UnprocessedItems") or {})}
         for table, key in written:
-            if _item_id(table, key) not in left:
-                self.record(table, key, before.get(_item_id(table, key)))
+            if item_identity(table, key) not in left:
+                self.record(table, key, before.get(item_identity(table, key)))
         return answer
 
     # --- reads
@@ -359,11 +231,11 @@ class _LagModel:
         if params.get("ConsistentRead"):
             return answer
         table = params["TableName"]
-        item = self.lagging(table).get(_item_id(table, params["Key"]))
+        item = self.lagging(table).get(item_identity(table, params["Key"]))
         if item is None:
             return answer
         before = item.writes[0][1]
-        shown = None if before is None else _project(before, _asked_names(params))
+        shown = None if before is None else projected(before, asked_names(params))
         counts: dict[str, int] = {}
         _tally(counts, answer.get("Item"), shown)
         self.served(table, counts)
@@ -384,7 +256,7 @@ class _LagModel:
         sent = {
             **params,
             "RequestItems": {
-                table: _with_keys(request, self.key_names(client, table)) if table in requests else request
+                table: with_keys(request, self.key_names(client, table)) if table in requests else request
                 for table, request in params["RequestItems"].items()
             },
         }
@@ -392,34 +264,34 @@ class _LagModel:
         responses = dict(answer.get("Responses", {}))
         for table, request in requests.items():
             pending = self.lagging(table)
-            names = _schema(self.real, client, table).keys.names
-            asked = _asked_names(request)
+            names = table_schema(self.real, client, table).keys.names
+            asked = asked_names(request)
             current = {
-                _item_id(table, {name: image[name] for name in names}): image for image in responses.get(table, [])
+                item_identity(table, {name: image[name] for name in names}): image for image in responses.get(table, [])
             }
             unprocessed = (answer.get("UnprocessedKeys") or {}).get(table, {}).get("Keys", [])
-            skipped = {_item_id(table, key) for key in unprocessed}
+            skipped = {item_identity(table, key) for key in unprocessed}
             counts: dict[str, int] = {}
             shown = []
             for key in request["Keys"]:
-                item_id = _item_id(table, key)
+                item_id = item_identity(table, key)
                 if item_id in skipped:
                     continue
                 image = current.get(item_id)
                 if item_id in pending:
                     before = pending[item_id].writes[0][1]
-                    old = None if before is None else _project(before, asked)
-                    _tally(counts, None if image is None else _project(image, asked), old)
+                    old = None if before is None else projected(before, asked)
+                    _tally(counts, None if image is None else projected(image, asked), old)
                     image = old
                 if image is not None:
-                    shown.append(_project(image, asked))
+                    shown.append(projected(image, asked))
             responses[table] = shown
             self.served(table, counts)
         return {**answer, "Responses": responses}
 
     def query(self, client: BaseClient, operation: str, params: dict[str, Any]) -> Answer:
         table = params["TableName"]
-        schema = _schema(self.real, client, table)
+        schema = table_schema(self.real, client, table)
         index = schema.indexes[params["IndexName"]] if "IndexName" in params else None
         if params.get("ConsistentRead") and not (index and index.is_global):
             return self.real(client, operation, params)
@@ -432,17 +304,17 @@ class _LagModel:
             return answer
         queried = index.keys if index else schema.keys
         key_names = list(dict.fromkeys([*queried.names, *schema.keys.names]))
-        answer = self.real(client, operation, _with_keys(params, key_names))
+        answer = self.real(client, operation, with_keys(params, key_names))
         pending = self.lagging(table)
         names = params.get("ExpressionAttributeNames", {})
         values = params.get("ExpressionAttributeValues", {})
-        condition = _key_condition(params["KeyConditionExpression"], names, values) if operation == "Query" else []
+        condition = key_condition(params["KeyConditionExpression"], names, values) if operation == "Query" else []
         order = [name for name in (queried.range, schema.keys.hash, schema.keys.range) if name and name != queried.hash]
         forward = params.get("ScanIndexForward", True)
         start, end = params.get("ExclusiveStartKey"), answer.get("LastEvaluatedKey")
 
         def position(image: Image) -> tuple[Any, ...]:
-            return tuple(_typed(image[name]) for name in order)
+            return tuple(typed(image[name]) for name in order)
 
         def in_page(image: Image) -> bool:
             if operation == "Scan":
@@ -456,26 +328,26 @@ class _LagModel:
             return (
                 image is not None
                 and all(name in image for name in queried.names)
-                and _holds(condition, image)
+                and holds(condition, image)
                 and in_page(image)
             )
 
         visible = None if index is None or index.projection == "ALL" else set(key_names)
         if index is not None and index.projection == "INCLUDE":
             visible = {*(visible or ()), *index.include}
-        asked = _asked_names(params)
+        asked = asked_names(params)
         if asked is not None:
             asked |= set(key_names)  # cut to what was asked once the page is known
 
         def shown(image: Image) -> Image:
-            return _project(_project(image, visible), asked)
+            return projected(projected(image, visible), asked)
 
         filtered = "FilterExpression" in params
         counts: dict[str, int] = {}
         items: list[Image] = []
         seen = set()
         for image in answer["Items"]:
-            item_id = _item_id(table, {name: image[name] for name in schema.keys.names})
+            item_id = item_identity(table, {name: image[name] for name in schema.keys.names})
             seen.add(item_id)
             if item_id not in pending:
                 items.append(image)
@@ -508,27 +380,10 @@ class _LagModel:
         if limit is not None and len(items) > limit:
             items = items[:limit]
             answer["LastEvaluatedKey"] = {name: items[-1][name] for name in key_names}
-        cut = _asked_names(params)
-        answer.update(Items=[_project(image, cut) for image in items], Count=len(items))
+        cut = asked_names(params)
+        answer.update(Items=[projected(image, cut) for image in items], Count=len(items))
         self.served(table, counts)
         return answer
-
-
-def _with_keys(params: dict[str, Any], key_names: list[str]) -> dict[str, Any]:
-    """`params` asking for the key attributes too (the model tells items apart by their keys)."""
-    asked = _asked_names(params)
-    if asked is None or set(key_names) <= asked:
-        return params
-    if "AttributesToGet" in params:
-        return {**params, "AttributesToGet": sorted(asked | set(key_names))}
-    names = dict(params.get("ExpressionAttributeNames", {}))
-    extra = []
-    for number, name in enumerate(key_names):
-        if name not in asked:
-            names[f"#lag_key{number}"] = name
-            extra.append(f"#lag_key{number}")
-    expression = ", ".join([params["ProjectionExpression"], *extra])
-    return {**params, "ProjectionExpression": expression, "ExpressionAttributeNames": names}
 
 
 def _tally(counts: dict[str, int], current: Image | None, served: Image | None) -> None:

@@ -8,10 +8,12 @@ import pytest
 from botocore.client import BaseClient
 
 from actions.comments import comment_create
+from project.fresh import FRESH_LIKES
 from social.counters import LIKES, counter_key
-from social.fresh_likes import COOKIE, FRESH_MAX
 
 pytestmark = pytest.mark.django_db
+
+COOKIE, FRESH_MAX = FRESH_LIKES.name, FRESH_LIKES.most
 
 
 @pytest.fixture
