@@ -313,7 +313,12 @@ class ProfileCommentsApi(APIView):
         person = selectors.profile_get(username=username)
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = selectors.profile_comments(author_id=person.id, viewer_id=_viewer_id(request), **query.validated_data)
+        page = selectors.profile_comments(
+            author_id=person.id,
+            viewer_id=_viewer_id(request),
+            written=FRESH_COMMENTS.names(request),
+            **query.validated_data,
+        )
         return _page_response(request, page)
 
 

@@ -362,14 +362,20 @@ def profile_get(*, username: str) -> Profile:
 
 
 def profile_comments(
-    *, author_id: str, viewer_id: str | None, cursor: str | None = None, limit: int | None = None
+    *,
+    author_id: str,
+    viewer_id: str | None,
+    cursor: str | None = None,
+    limit: int | None = None,
+    written: Collection[str] = (),
 ) -> CommentPage:
     """An author's visible comments and replies, newest first, cursor-paginated.
 
     From the `author` index (keys only, every comment of the author in one partition),
     then one consistent BatchGetItem for the items; hidden and deleted ones are skipped
     and the walk goes on until the page is full, so a page is never short while more
-    exist. The cursor is signed for this author's list and names the last key read.
+    exist. The cursor is signed for this author's list and names the last key read. The
+    viewer's own `written` comments the index does not list yet are added (`_with_written`).
     """
     limit = clamp_limit(limit)
     query = f"author:{author_id}"
@@ -398,6 +404,20 @@ def profile_comments(
             if len(found) > limit:
                 break
         before = last_read
+    bound = position["before"] if position else None
+    floor = None if exhausted else last_read  # older ones are on a later page
+    found = _with_written(
+        found,
+        _written_get(written),
+        listed=lambda comment: (
+            comment.author_id == author_id
+            and not comment.hidden
+            and not comment.deleted_at
+            and (bound is None or comment.sort_key < bound)
+            and (floor is None or comment.sort_key >= floor)
+        ),
+        newest_first=True,
+    )
     page, more = found[:limit], len(found) > limit
     next_cursor = cursor_encode({"before": page[-1].sort_key}, query=query) if more else None
     return CommentPage(comment_views(page, viewer_id=viewer_id), next_cursor)

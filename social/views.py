@@ -241,7 +241,9 @@ def profile(request, username):
         return redirect("profile", username=person.username)
     page = page_or_first(
         request,
-        lambda cursor: selectors.profile_comments(author_id=person.id, viewer_id=_viewer_id(request), cursor=cursor),
+        lambda cursor: selectors.profile_comments(
+            author_id=person.id, viewer_id=_viewer_id(request), cursor=cursor, written=FRESH_COMMENTS.names(request)
+        ),
     )
     return render(request, "social/profile.html", {"person": person, "page": page})
 

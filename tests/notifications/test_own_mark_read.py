@@ -10,6 +10,7 @@ import pytest
 
 from actions.comments import comment_create
 from notifications import selectors
+from project.testing.aws_read_lag import aws_read_lag_model
 from project.testing.harness import wait_for
 from tests.notifications.helpers import fold, like, uid
 
@@ -17,6 +18,14 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag"),
 ]
+
+
+@pytest.fixture
+def aws_read_lag():
+    """Every write lags 1 to 2 s here (the suite's default floor is 0.1 s): a page that missed the
+    person's own write cannot pass by a lag that ran out before it was read."""
+    with aws_read_lag_model(min_lag=1.0) as stats:
+        yield stats
 
 
 def badge_of(html: str) -> str:
