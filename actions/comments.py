@@ -10,7 +10,7 @@ from notifications.feed.services import FeedAppendResult, feed_append, feed_outb
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
 from social.models import Comment
-from social.services import comment_new, comment_put
+from social.services import comment_new, comment_put, comment_replied_mark
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +85,8 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
 
     transact(build, what="comment_create")
     logger.info("comment %s posted by user %s", comment.comment_id, author_id)
+    if parent is not None:
+        comment_replied_mark(parent=parent)  # never raises: a delete then asks the replies index
     if notification:
         notification.send()  # never raises: what it cannot do, process_feed_retries does
     return comment

@@ -430,6 +430,7 @@ def counter_like_overrides_copy() -> tuple[int, int]:
     or until this copies the override. One Scan of `counter_totals` (one item per counter:
     an operator's one-off, never on a request path) and one conditional UpdateItem per
     override found (`_comment_like_shards_raise`: never lowers what a comment carries).
+    The Scan is strongly consistent, so an override set a moment before is copied too.
     Idempotent (dies half way: run it again); concurrent with growth: the larger count
     stays. Returns (found, written).
     """
@@ -437,6 +438,7 @@ def counter_like_overrides_copy() -> tuple[int, int]:
     for total in CounterTotal.scan(
         filter_condition=(CounterTotal.kind == LIKES) & CounterTotal.shards.exists(),
         attributes_to_get=["counter_key", "object_id", "shards"],
+        consistent_read=True,
     ):
         found += 1
         written += _comment_like_shards_raise(comment_id=total.object_id, shards=int(total.shards))

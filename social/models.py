@@ -89,6 +89,10 @@ class Comment(Model):
     # set (social.counters); absent: LIKE_COUNTER_SHARDS. A like reads the comment anyway,
     # so it learns the count with no read of its own.
     like_shards = NumberAttribute(null=True)
+    # Set right after its first reply commits: a delete keeps a comment with replies listed,
+    # and the replies index (a GSI, updated asynchronously on AWS) may not list a reply less
+    # than a second old, while this item is read consistently.
+    has_replies = BooleanAttribute(null=True)
 
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()

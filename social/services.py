@@ -16,13 +16,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.db import transaction as db_transaction
-from pynamodb.exceptions import PutError
+from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.errors import ApplicationError, NotFound, PermissionDenied
 from project.limits import account_limit_enforce, address_subject, limit_enforce, limit_rules, once_per_window
-from project.transactions import transact
+from project.transactions import transact, write_retrying
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -227,6 +227,34 @@ def comment_put(transaction: TransactWrite, *, comment: Comment) -> None:
     )
 
 
+def comment_replied_mark(*, parent: Comment) -> None:
+    """Record on `parent` that it has a reply (`has_replies`), once: after a reply committed.
+
+    One conditional UpdateItem at a comment's first reply only (the parent was just read
+    consistently; a later reply finds the flag and writes nothing), so the replies of a
+    popular comment do not all write its item. Best effort, never failing the reply: a
+    concurrent first reply finds it set (condition failed), and a write that fails or a
+    process that dies first leaves the delete to the replies index alone (see
+    `comment_delete`). Cost: the parent's size in KB in write units, twice (its `timeline`
+    or `replies` index entry carries every attribute), once per comment ever replied to.
+    """
+    if parent.has_replies:
+        return
+    try:
+        write_retrying(
+            lambda: parent.update(
+                actions=[Comment.has_replies.set(True)],
+                condition=Comment.comment_id.exists() & Comment.has_replies.does_not_exist(),
+            ),
+            what="comment_replied_mark",
+        )
+    except UpdateError as error:
+        if error.cause_response_code != "ConditionalCheckFailedException":
+            logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.cause_response_code)
+    except ApplicationError as error:  # Conflict: refusals persisted
+        logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.message)
+
+
 def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment:
     """The comment if it exists and is neither hidden nor deleted, else NotFound (or a 400 on `field`)."""
     comment = comment_find(comment_id=comment_id)
@@ -350,14 +378,17 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
     One transaction with its `delete` activity line, on the condition of `comment_edit`.
     Twice: the second finds it deleted and answers 404. Concurrently with an edit:
     whichever first; the edit after it fails. With a reply that lands after the reply
-    check: the reply is kept and hangs under the tombstone at the comment's page (its
+    check (the comment's `has_replies`, read consistently, set right after a first reply
+    commits): the reply is kept and hangs under the tombstone at the comment's page (its
     thread is not lost, only the timeline no longer lists it). With a like: the like row
     and count stay (the count is no longer shown); the fold notifies nobody of it.
     Dies half way: nothing was written.
     """
     comment = _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
-    has_replies = any(True for _ in Comment.replies_index.query(comment_id, limit=1))
+    # The flag, read consistently with the comment; the index too, for a reply whose flag
+    # write failed (a GSI may not list a reply less than a second old yet).
+    has_replies = bool(comment.has_replies) or any(True for _ in Comment.replies_index.query(comment_id, limit=1))
     actions: list[Action] = [Comment.body.set(""), Comment.deleted_at.set(clock.now_iso())]
     if not has_replies:  # nothing hangs under it: it leaves the timeline or its parent's replies
         if comment.timeline_key:

@@ -199,7 +199,12 @@ def activity_of_user(
             continue
         model = activity_model(month)
         condition = model.at_key < before if before else None
-        for item in model.query(user_id, condition, scan_index_forward=False, limit=limit + 1 - len(found)):
+        # Strongly consistent: it is the person's own list, and the action they just took (a
+        # comment's line is in its transaction) must be on it (1 RCU a page of 20 small lines).
+        items = model.query(
+            user_id, condition, scan_index_forward=False, limit=limit + 1 - len(found), consistent_read=True
+        )
+        for item in items:
             found.append((month, item))
         if len(found) > limit:
             break

@@ -11,7 +11,7 @@ from social.activity import services as activity
 from social.activity.models import ActivityDaily, ActivityDay
 from social.activity.month_tables import activity_table_drop, activity_table_months, activity_tables_forget
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2026, 11, 18, 12, 0, tzinfo=TOKYO).timestamp()

@@ -12,13 +12,15 @@ from actions.comments import comment_create
 from actions.likes import like_add
 from notifications.feed.selectors import REMOVED_REPLY
 from project.errors import Conflict, NotFound, PermissionDenied
-from social import aggregation, counters, ranking, selectors, services
+from project.testing.harness import wait_for
+from social import counters, ranking, selectors, services
 from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_exists
 from social.counters import LIKES
 from social.models import Comment, Like
+from tests.social.helpers import aggregate
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]
 
 MISSING = "00000000-0000-0000-0000-000000000000"
 
@@ -33,6 +35,24 @@ def stored(comment) -> Comment:
 
 def timeline_ids() -> list[str]:
     return [view.id for view in selectors.comment_timeline(viewer_id=None).results]
+
+
+def timeline_shown() -> list[tuple[str, bool, str]]:
+    return [(view.id, view.deleted, view.body) for view in selectors.comment_timeline(viewer_id=None).results]
+
+
+def ranked() -> list[str]:
+    return [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)]
+
+
+def page_showing(client, url: str, text: str) -> str:
+    """The page once it shows `text` (what someone else wrote a moment ago: lists trail by about a second)."""
+
+    def shown():
+        html = client.get(url).content.decode()
+        return html if text in html else None
+
+    return wait_for(shown, what=f"{url} showing {text!r}")
 
 
 def reply_ids(parent) -> list[str]:
@@ -86,16 +106,16 @@ def test_a_deleted_comment_with_replies_stays_as_deleted_and_keeps_its_thread(al
     comment = post(alice, "Start of a thread")
     reply = post(bob, "An answer", parent=comment)
     services.comment_delete(comment_id=comment.comment_id, author_id=str(alice.pk))
-    [view] = selectors.comment_timeline(viewer_id=None).results
-    assert view.id == comment.comment_id and view.deleted and view.body == ""
-    assert reply_ids(comment) == [reply.comment_id]
+    # Listed from indexes AWS updates within about a second (the reply a moment ago too).
+    wait_for(lambda: timeline_shown() == [(comment.comment_id, True, "")], what="the tombstone on the timeline")
+    wait_for(lambda: reply_ids(comment) == [reply.comment_id], what="the reply under it")
 
 
 def test_a_deleted_reply_leaves_its_parents_replies(alice, bob):
     comment = post(alice)
     first, second = post(bob, "first", parent=comment), post(bob, "second", parent=comment)
     services.comment_delete(comment_id=first.comment_id, author_id=str(bob.pk))
-    assert reply_ids(comment) == [second.comment_id]
+    wait_for(lambda: reply_ids(comment) == [second.comment_id], what="the deleted reply gone from the replies")
 
 
 def test_a_deleted_comment_takes_no_edit_like_or_reply_and_a_second_delete_is_404(alice, bob):
@@ -139,10 +159,10 @@ def test_a_deleted_comment_leaves_the_ranking(alice, bob, settings):
     like_add(comment_id=kept.comment_id, user_id=str(bob.pk))
     like_add(comment_id=gone.comment_id, user_id=str(bob.pk))
     like_add(comment_id=gone.comment_id, user_id="9")
-    aggregation.counters_aggregate_pending(due_only=False)
-    assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [gone.comment_id, kept.comment_id]
+    aggregate(due_only=False)
+    wait_for(lambda: ranked() == [gone.comment_id, kept.comment_id], what="both in the ranking")
     services.comment_delete(comment_id=gone.comment_id, author_id=str(alice.pk))
-    assert [r.comment.id for r in ranking.ranking_top(kind=LIKES, limit=10)] == [kept.comment_id]
+    assert ranked() == [kept.comment_id]  # at once: the ranking reads its comments consistently
     staff_view = ranking.ranking_top(kind=LIKES, limit=10, include_hidden=True)
     assert [r.comment.id for r in staff_view] == [kept.comment_id]
     counters.counters_forget_caches()
@@ -152,8 +172,12 @@ def test_the_reply_notification_of_a_deleted_reply_says_removed(alice, bob, api)
     comment = post(alice)
     reply = post(bob, "Something I regret", parent=comment)
     services.comment_delete(comment_id=reply.comment_id, author_id=str(bob.pk))
-    [entry] = api.as_user(alice).get("/api/feed/").json()["results"]
-    assert entry["body"] == REMOVED_REPLY and entry["removed"] is True
+    # Someone else's delete: the feed's texts are read eventually consistently (about a second).
+    [entry] = wait_for(
+        lambda: [e for e in api.as_user(alice).get("/api/feed/").json()["results"] if e["removed"]],
+        what="the reply shown as removed",
+    )
+    assert entry["body"] == REMOVED_REPLY
     assert "Something I regret" not in str(entry)
 
 
@@ -250,8 +274,11 @@ def test_api_delete_then_read_shows_a_tombstone_and_a_second_delete_is_404(alice
     assert as_alice.delete(f"/api/comments/{comment.comment_id}/").status_code == 204
     shown = api.get(f"/api/comments/{comment.comment_id}/").json()
     assert shown["deleted"] is True and shown["body"] == ""
-    assert [c["deleted"] for c in api.get("/api/comments/").json()["results"]] == [True]
-    assert len(api.get(f"/api/comments/{comment.comment_id}/replies/").json()["results"]) == 1
+    assert [c["deleted"] for c in api.get("/api/comments/").json()["results"]] == [True]  # the author's own delete
+    wait_for(  # Bob's reply of a moment ago: its index lists it within about a second
+        lambda: len(api.get(f"/api/comments/{comment.comment_id}/replies/").json()["results"]) == 1,
+        what="the reply listed",
+    )
     assert as_alice.delete(f"/api/comments/{comment.comment_id}/").status_code == 404
     assert api.as_user(bob).put(f"/api/comments/{comment.comment_id}/like/").status_code == 404
 
@@ -262,7 +289,8 @@ def test_api_delete_then_read_shows_a_tombstone_and_a_second_delete_is_404(alice
 def test_the_author_sees_edit_and_delete_links_and_others_do_not(alice, bob, client):
     comment = post(alice)
     client.force_login(alice)
-    assert f"/c/{comment.comment_id}/edit/" in client.get("/").content.decode()
+    edit_link = f"/c/{comment.comment_id}/edit/"
+    wait_for(lambda: edit_link in client.get("/").content.decode(), what="the comment listed with its links")
     client.force_login(bob)
     page = client.get("/").content.decode()
     assert f"/c/{comment.comment_id}/edit/" not in page and f"/c/{comment.comment_id}/delete/" not in page
@@ -290,7 +318,8 @@ def test_edit_and_delete_forms_work_without_javascript_and_need_csrf(alice, bob)
     assert confirm.status_code == 200 and "Delete your comment?" in confirm.content.decode()
     gone = browser.post(f"/c/{reply.comment_id}/delete/", {"csrfmiddlewaretoken": token})
     assert gone.status_code == 302 and gone["Location"] == f"/c/{comment.comment_id}/"
-    assert reply_ids(comment) == []
+    assert "my reply" not in browser.get(gone["Location"]).content.decode()  # the page it lands on, at once
+    wait_for(lambda: reply_ids(comment) == [], what="the reply gone for everyone")
     assert browser.get(f"/c/{reply.comment_id}/edit/").status_code == 404
 
 
@@ -299,14 +328,14 @@ def test_a_deleted_comment_page_keeps_its_replies_and_takes_no_reply(alice, bob,
     post(bob, "Bob's answer", parent=comment)
     services.comment_delete(comment_id=comment.comment_id, author_id=str(alice.pk))
     client.force_login(bob)
-    page = client.get(f"/c/{comment.comment_id}/").content.decode()
-    assert "deleted" in page and "Bob&#x27;s answer" in page
+    page = page_showing(client, f"/c/{comment.comment_id}/", "Bob&#x27;s answer")  # listed within about a second
+    assert "deleted" in page
     assert "The original words" not in page
     assert 'class="card post-form"' not in page
     like = client.post(f"/c/{comment.comment_id}/like/", {"action": "like", "next": "/"})
     assert like.status_code == 302
     assert "deleted by its author" in client.get(like["Location"]).content.decode()
-    assert list(Like.query(comment.comment_id)) == []
+    assert list(Like.query(comment.comment_id, consistent_read=True)) == []
 
 
 # --- concurrency ----------------------------------------------------------------------
