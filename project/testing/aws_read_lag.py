@@ -1,4 +1,4 @@
-"""A model of AWS's read lag on DynamoDB Local (tests and benchmarks).
+"""A model of AWS's read lag on DynamoDB Local (tests).
 
 DynamoDB Local answers every read from its one current copy. On AWS a global secondary
 index is updated asynchronously (usually well under a second, sometimes longer), and an
