@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -201,6 +202,17 @@ def stack(dynamodb):
     reader = threading.Thread(target=lambda: running.lines.extend(iter(runner.stdout.readline, "")), daemon=True)
     reader.start()
     try:
+        try:
+            wait_for(lambda: runner.poll() is not None or running.serving(), what="the site ready")
+            assert runner.poll() is None, f"scripts/run.sh exited with {runner.returncode}"
+            wait_for(running.every_program_running_once, what="every program running")
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n--- the stack's last lines:\n{running.output()}") from None
+        for user in ("author", "liker"):
+            username = f"{user}{uuid.uuid4().hex[:8]}"
+            running.api("POST", "/api/users/", body={"username": username, "password": "a-long-passw0rd"})
+            token = running.api("POST", "/api/auth/token/", body={"username": username, "password": "a-long-passw0rd"})
+            running.tokens[user] = token["token"]
         yield running
     finally:
         leftovers = [pid for pids in running.programs().values() for pid in pids]
@@ -215,6 +227,7 @@ def stack(dynamodb):
                 pass
         reader.join(10)
         postgres_database_drop(database_url)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def recovered(stack: Stack, what: str, condition, started: float) -> float:
@@ -230,9 +243,6 @@ def recovered(stack: Stack, what: str, condition, started: float) -> float:
 
 def test_make_run_serves_and_runs_every_program_with_its_name_on_its_lines(stack):
     try:
-        wait_for(lambda: stack.runner.poll() is not None or stack.serving(), what="the site ready")
-        assert stack.runner.poll() is None
-        wait_for(stack.every_program_running_once, what="every program running")
         for name in BACKGROUND:
             wait_for(lambda name=name: stack.count(f"{name}: started"), what=f"{name} in its loop")
             assert any(line.startswith(f"{name} ") and f"{name}: started" in line for line in stack.lines), name
@@ -251,12 +261,6 @@ def test_make_run_serves_and_runs_every_program_with_its_name_on_its_lines(stack
     assert status.returncode == 0, status.stdout + status.stderr
     assert sorted(line.split()[0] for line in status.stdout.splitlines()) == sorted(f"site:{p}" for p in PROGRAMS)
     assert all(" RUNNING " in line for line in status.stdout.splitlines()), status.stdout
-
-    for user in ("author", "liker"):
-        username = f"{user}{uuid.uuid4().hex[:8]}"
-        stack.api("POST", "/api/users/", body={"username": username, "password": "a-long-passw0rd"})
-        token = stack.api("POST", "/api/auth/token/", body={"username": username, "password": "a-long-passw0rd"})
-        stack.tokens[user] = token["token"]
     stack.like_a_new_comment()
     wait_for(stack.every_like_folded, what="the first like folded")
 
