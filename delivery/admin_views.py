@@ -16,6 +16,7 @@ from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DR
 from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
+from project.fresh import FRESH_DELIVERIES
 from project.views import refused_page
 
 USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
@@ -116,7 +117,8 @@ class DeliveryAdmin(DynamoAdmin):
         ]
 
     def list_view(self, request):
-        page = page_or_first(request, lambda cursor: selectors.delivery_list(cursor=cursor, limit=50))
+        written = FRESH_DELIVERIES.names(request)
+        page = page_or_first(request, lambda cursor: selectors.delivery_list(cursor=cursor, limit=50, written=written))
         rows = [selectors.delivery_progress(delivery=delivery) for delivery in page.results]
         context = {
             "title": "Deliveries",
@@ -152,7 +154,9 @@ class DeliveryAdmin(DynamoAdmin):
                 messages.success(
                     request, f"Delivery created{note}. The dispatcher prepares and sends it in the background."
                 )
-                return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
+                response = HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
+                FRESH_DELIVERIES.remember(request, response, value=delivery.delivery_id)  # listed at once
+                return response
         context = {
             "title": "New delivery",
             "form": form,

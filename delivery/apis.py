@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
+from project.fresh import FRESH_DELIVERIES
 from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
@@ -117,7 +118,7 @@ class DeliveryListCreateApi(APIView):
     def get(self, request):
         query = _PageQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        page = selectors.delivery_list(**query.validated_data)
+        page = selectors.delivery_list(**query.validated_data, written=FRESH_DELIVERIES.names(request))
         return Response(
             {"results": [_output(delivery, live=False) for delivery in page.results], "next": page.next_cursor}
         )
@@ -143,7 +144,9 @@ class DeliveryListCreateApi(APIView):
         except services.UnknownUsernames as error:
             body = {"detail": error.message, "code": "unknown_usernames", "audience": [error.message]}
             return Response(body | {"unknown_usernames": error.unknown}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(_output(delivery, live=False), status=status.HTTP_201_CREATED)
+        response = Response(_output(delivery, live=False), status=status.HTTP_201_CREATED)
+        FRESH_DELIVERIES.remember(request, response, value=delivery.delivery_id)  # the next list shows it
+        return response
 
 
 _PageQuery = page_query_serializer(size_max=selectors.PAGE_SIZE_MAX, name="_PageQuery")

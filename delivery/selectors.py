@@ -8,6 +8,7 @@ strongly consistently (the helpers below, used by the write modules too).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -134,15 +135,17 @@ def _start_key(cursor: str) -> dict[str, dict[str, str]]:
     }
 
 
-def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> DeliveryPage:
+def delivery_list(
+    *, limit: int | None = None, cursor: str | None = None, written: Collection[str] = ()
+) -> DeliveryPage:
     """Deliveries newest first, cursor-paginated (a staff page and API).
 
     The order comes from the `by_created` GSI, which trails writes (AWS updates an index
     asynchronously: usually well under a second), while staff land here right after creating,
     preparing or cancelling one. So the page's deliveries are read again strongly consistently
-    (one BatchGetItem: the statuses and counts shown are current), and unfinished deliveries
-    the index may not list yet are added from the dispatch queue, which holds every unfinished
-    delivery from the moment it is created (one consistent Query of its one partition).
+    (one BatchGetItem: the statuses and counts shown are current), together with the
+    `written` ones (those this browser just created, project/fresh.py), which are added where
+    they sort when the index does not list them yet.
     """
     limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))
     position = cursor_fields(cursor, query="deliveries", fields=DELIVERIES_CURSOR) if cursor else None
@@ -153,18 +156,27 @@ def delivery_list(*, limit: int | None = None, cursor: str | None = None) -> Del
         last_evaluated_key=_start_key(cursor) if cursor else None,
     )
     indexed = list(query)
-    listed = [delivery.delivery_id for delivery in indexed]
+    listed = {delivery.delivery_id for delivery in indexed}
     more = bool(query.last_evaluated_key) and len(listed) == limit
-    # The page covers (newest first) what is older than the cursor and, when more follow,
-    # no older than its last listed delivery: a queued delivery outside that is on another page.
+    # The page covers (newest first) what is older than the cursor and, when more follow, no
+    # older than its last listed delivery: one of the browser's own outside that is on another page.
     after = (position["created_at"], position["delivery_id"]) if position else None
     ends = (indexed[-1].created_at, indexed[-1].delivery_id) if more else None
-    for entry in DeliveryQueueEntry.query(QUEUE, consistent_read=True):
-        at = (entry.created_at, entry.delivery_id)
-        if entry.delivery_id not in listed and (after is None or at < after) and (ends is None or at > ends):
-            listed.append(entry.delivery_id)
-    found = Delivery.batch_get(listed, consistent_read=True) if listed else []
-    results = sorted(found, key=lambda delivery: (delivery.created_at, delivery.delivery_id), reverse=True)
+    wanted = [*listed, *(delivery_id for delivery_id in written if delivery_id not in listed)]
+    found = Delivery.batch_get(wanted, consistent_read=True) if wanted else []
+    results = sorted(
+        (
+            delivery
+            for delivery in found
+            if delivery.delivery_id in listed
+            or (
+                (after is None or (delivery.created_at, delivery.delivery_id) < after)
+                and (ends is None or (delivery.created_at, delivery.delivery_id) > ends)
+            )
+        ),
+        key=lambda delivery: (delivery.created_at, delivery.delivery_id),
+        reverse=True,
+    )
     if len(results) > limit:
         results, more = results[:limit], True
     last_shown = results[-1] if more and results else None

@@ -11,6 +11,7 @@ A forged cookie only makes its own pages read at most `most` items exactly.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -55,3 +56,5 @@ FRESH_LIKES = FreshCookie("fresh_likes", _is_uuid)
 FRESH_COMMENTS = FreshCookie("fresh_comments", _is_uuid)
 # The user whose notifications this browser marked read: their badge is read exactly.
 FRESH_BADGE = FreshCookie("fresh_badge", str.isdigit, most=1)
+# Deliveries this browser (staff) created: the deliveries list reads them from the table.
+FRESH_DELIVERIES = FreshCookie("fresh_deliveries", lambda value: re.fullmatch(r"[0-9a-f]{32}", value) is not None)

@@ -84,3 +84,16 @@ def test_a_like_shows_liked_with_its_count_on_the_list_and_in_the_live_poll(clie
     assert rest.put(f"/api/comments/{comment}/like/").json() == {"like_count": 1, "liked": True}
     live = rest.get(f"/api/live/?comments={comment}&hearts=1").json()
     assert (live["like_counts"], live["liked"]) == ({comment: 1}, {comment: True})
+
+
+def test_staff_see_a_delivery_they_created_in_the_list_at_once(api, client, make_user):
+    staff = make_user("boss", is_staff=True)
+    rest = api.as_user(staff)
+    message = {"title": "Closed Friday", "body": "The clinic is closed.", "audience": {"all": True}}
+    created = rest.post("/api/deliveries/", message, format="json").json()
+    assert [item["id"] for item in rest.get("/api/deliveries/").json()["results"]] == [created["id"]]
+    client.force_login(staff)
+    form = {"title": "Open Saturday", "body": "Come by.", "url": "", "audience": "all"}
+    assert client.post("/admin/dynamo/deliveries/new/", form).status_code == 302
+    listing = client.get("/admin/dynamo/deliveries/").content.decode()
+    assert "Open Saturday" in listing
