@@ -408,8 +408,8 @@ def test_edits_likes_replies_and_a_delete_racing_lose_nothing_and_never_resurrec
     item = stored(comment)
     assert item.deleted_at and item.body == ""  # no edit after the delete brought it back
     assert edits == list(range(1, 13)) and refused == list(range(13, 25))
-    # Every reply that answered is there, under the tombstone.
-    assert set(reply_ids(comment)) == set(replies)
+    # Every reply that answered is there, under the tombstone (listed within about a second).
+    wait_for(lambda: set(reply_ids(comment)) == set(replies), what="every reply under the tombstone")
     # Every like row is counted.
     rows = list(Like.query(comment.comment_id, consistent_read=True))
     assert counters.counter_value(key=counters.counter_key(kind=LIKES, object_id=comment.comment_id)) == len(rows)
