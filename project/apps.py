@@ -6,7 +6,14 @@ class ProjectConfig(AppConfig):
     verbose_name = "Project"
 
     def ready(self) -> None:
+        from django.conf import settings
+        from django.db.models.signals import post_save
+
         from project import checks  # noqa: F401  (registers the system checks of the limits)
+        from project.api_tokens import password_saved_revoke_tokens
         from project.metrics import metrics_install
 
         metrics_install()
+        post_save.connect(
+            password_saved_revoke_tokens, sender=settings.AUTH_USER_MODEL, dispatch_uid="password_saved_revoke_tokens"
+        )

@@ -295,10 +295,13 @@ if METRICS_TOKEN or METRICS_ALLOWED_IPS:
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
 
 # --- API ------------------------------------------------------------------
+# Days an API token works after its log-in (then 401 token_expired; the next log-in issues
+# a new one); 0: tokens never expire. A new password revokes them at once in any case.
+API_TOKEN_MAX_AGE_DAYS = env.int("API_TOKEN_MAX_AGE_DAYS", default=30)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous API call then gets 401 with WWW-Authenticate.
-        "rest_framework.authentication.TokenAuthentication",
+        "project.api_tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

@@ -9,12 +9,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
+from project.api_tokens import api_token_issue, api_token_revoke
 from project.errors import PermissionDenied
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
@@ -116,10 +118,17 @@ class UserCreateApi(APIView):
 
 
 class TokenCreateApi(APIView):
-    """Exchange a username and password for an API token (`Authorization: Token <token>`)."""
+    """Log in for an API token (`Authorization: Token <token>`), or log this client out (DELETE).
 
-    permission_classes = [AllowAny]
+    A token works until API_TOKEN_MAX_AGE_DAYS after it was issued, until its client
+    deletes it, or until the account's password changes, whichever comes first; a log-in
+    then issues a new one.
+    """
+
     throttle_classes = [AnonThrottle]
+
+    def get_permissions(self):
+        return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
 
     @extend_schema(
         request=AuthTokenSerializer,
@@ -134,8 +143,15 @@ class TokenCreateApi(APIView):
             raise refusal
         if not valid:
             raise serializers.ValidationError(serializer.errors)
-        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        token = api_token_issue(user=serializer.validated_data["user"])
         return Response({"token": token.key})
+
+    @extend_schema(operation_id="token_delete", request=None, responses={204: None})
+    def delete(self, request):
+        if not isinstance(request.auth, Token):  # a browser session: it has no token to delete
+            raise NotAuthenticated("Log out needs the token to delete (`Authorization: Token <token>`).")
+        api_token_revoke(key=request.auth.key)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CommentListCreateApi(APIView):
