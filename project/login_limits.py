@@ -2,7 +2,8 @@
 
 Every log-in over HTTP (the log-in page, the admin log-in, POST /api/auth/token/) goes
 through `login_attempt_begin` before the password is checked and `login_attempt_end`
-after (project.security.LimitedModelBackend). Accounts are named case-insensitively
+after (project.security.LimitedModelBackend), and so does the current password typed on
+the password-change page (project.security.password_check_limited). Accounts are named case-insensitively
 (`Bob` and `bob` are one account's counts); addresses by project.limits.address_subject
 (IPv6 by /64).
 

@@ -1,4 +1,5 @@
-"""Production safety: the client's address, the Content-Security-Policy header, limited log-ins."""
+"""Production safety: the client's address, the Content-Security-Policy header, limited log-ins
+and password checks."""
 
 from __future__ import annotations
 
@@ -99,6 +100,22 @@ class LimitedModelBackend(ModelBackend):
 
         model = get_user_model()
         return model._default_manager.filter(**{f"{model.USERNAME_FIELD}__iexact": username}).first()
+
+
+def password_check_limited(user: AbstractBaseUser, password: str, *, address: str) -> bool:
+    """`user.check_password` inside the log-in limits, for a logged-in person retyping theirs.
+
+    A wrong password counts as a failed log-in of the account from `address` (the same
+    budget and the same owner's notice); a right one clears that address's failures as a
+    log-in does. Once the budget is spent it raises LockedOut without checking, so a
+    stolen session is no oracle for the password.
+    """
+    from project.login_limits import login_attempt_begin, login_attempt_end
+
+    attempt = login_attempt_begin(username=user.get_username(), address=address)
+    succeeded = user.check_password(password)
+    login_attempt_end(attempt, user_id=str(user.pk), succeeded=succeeded)
+    return succeeded
 
 
 class LoginRefusalMiddleware:

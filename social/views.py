@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import PasswordChangeForm, UserCreationForm
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.validators import MaxLengthValidator
 from django.db import IntegrityError, transaction
@@ -16,15 +16,16 @@ from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project import drafts
 from project.cursors import page_or_first
-from project.errors import ApplicationError, NotFound, RateLimited
+from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
-from project.security import client_ip
+from project.security import client_ip, password_check_limited
 from project.views import refused_page
 from social import counters, ranking, selectors, services
 from social.activity.services import activity_record
@@ -200,6 +201,39 @@ class PasswordResetView(auth_views.PasswordResetView):
             form.add_error(None, error.message)
             return refused_page(self.form_invalid(form), error)
         return super().form_valid(form)
+
+
+class LimitedPasswordChangeForm(PasswordChangeForm):
+    """Django's change form, its current password checked inside the log-in limits."""
+
+    def __init__(self, user, *args, address: str, **kwargs):
+        super().__init__(user, *args, **kwargs)
+        self.address = address
+        self.refusal: LockedOut | None = None
+
+    @sensitive_variables("old_password")
+    def clean_old_password(self):
+        old_password = self.cleaned_data["old_password"]
+        try:
+            correct = password_check_limited(self.user, old_password, address=self.address)
+        except LockedOut as refusal:
+            self.refusal = refusal
+            raise forms.ValidationError(refusal.message, code=refusal.code) from None
+        if not correct:
+            raise forms.ValidationError(self.error_messages["password_incorrect"], code="password_incorrect")
+        return old_password
+
+
+class PasswordChangeView(auth_views.PasswordChangeView):
+    """Django's change view: a wrong current password is a failed log-in; past the limit, 429."""
+
+    form_class = LimitedPasswordChangeForm
+
+    def get_form_kwargs(self):
+        return {**super().get_form_kwargs(), "address": client_ip(self.request)}
+
+    def form_invalid(self, form):
+        return refused_page(super().form_invalid(form), form.refusal)
 
 
 @login_required
