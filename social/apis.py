@@ -36,7 +36,7 @@ class AuthorSerializer(serializers.Serializer):
 
 class CommentOutputSerializer(serializers.Serializer):
     id = serializers.CharField()
-    author = AuthorSerializer()
+    author = AuthorSerializer(allow_null=True, help_text="Null for a deleted comment: its author is not named.")
     body = serializers.CharField()
     parent_id = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
@@ -44,8 +44,15 @@ class CommentOutputSerializer(serializers.Serializer):
     liked = serializers.BooleanField()
     edited_at = serializers.DateTimeField(allow_null=True, help_text="When its author last edited it, or null.")
     deleted = serializers.BooleanField(
-        help_text="Its author deleted it: `body` is empty; it is listed only where replies hang under it."
+        help_text="Its author deleted it: `body` is empty and `author` null; listed only where replies hang under it."
     )
+
+    def to_representation(self, instance):
+        shown = super().to_representation(instance)
+        if shown["deleted"]:
+            # As on the pages ("Deleted comment"): deleting a comment takes one's name off it too.
+            shown["author"] = None
+        return shown
 
 
 class CommentPageSerializer(serializers.Serializer):

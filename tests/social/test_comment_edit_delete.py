@@ -283,6 +283,19 @@ def test_api_delete_then_read_shows_a_tombstone_and_a_second_delete_is_404(alice
     assert api.as_user(bob).put(f"/api/comments/{comment.comment_id}/like/").status_code == 404
 
 
+def test_api_a_deleted_comment_does_not_name_its_author(alice, bob, api):
+    comment = post(alice, "Goodbye")
+    post(bob, "reply", parent=comment)
+    as_alice = api.as_user(alice)
+    assert as_alice.delete(f"/api/comments/{comment.comment_id}/").status_code == 204
+    listed = as_alice.get("/api/comments/")  # the author's own delete: listed at once
+    assert [(c["id"], c["author"]) for c in listed.json()["results"]] == [(comment.comment_id, None)]
+    anonymous = Client().get(f"/api/comments/{comment.comment_id}/")
+    shown = anonymous.json()
+    assert shown["deleted"] is True and shown["author"] is None and shown["body"] == ""
+    assert "alice" not in anonymous.content.decode().lower() and "alice" not in listed.content.decode().lower()
+
+
 # --- pages ----------------------------------------------------------------------------
 
 
