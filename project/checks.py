@@ -1,5 +1,6 @@
 """System checks of the limit settings: a malformed LIMIT_* or API_THROTTLE_* stops start-up,
-named, instead of answering 500 to the first request it limits."""
+named, instead of answering 500 to the first request it limits; so does a negative
+API_TOKEN_MAX_AGE_DAYS, instead of silently never expiring a token."""
 
 from __future__ import annotations
 
@@ -38,3 +39,11 @@ def limit_settings_errors() -> list[str]:
 @register()
 def limit_settings_check(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[CheckMessage]:
     return [Error(message, id="project.E001") for message in limit_settings_errors()]
+
+
+@register()
+def api_token_settings_check(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[CheckMessage]:
+    days = settings.API_TOKEN_MAX_AGE_DAYS
+    if isinstance(days, int) and days >= 0:
+        return []
+    return [Error(f"API_TOKEN_MAX_AGE_DAYS={days!r}: a whole number of days, 0 for never.", id="project.E002")]

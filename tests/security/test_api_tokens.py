@@ -138,3 +138,13 @@ def test_tokens_never_expire_with_a_max_age_of_0(alice, settings):
     Token.objects.filter(key=token).update(created=timezone.now() - timedelta(days=3650))
     assert me(token).status_code == 200
     assert log_in() == token
+
+
+def test_a_negative_max_age_stops_manage_py(settings):
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    call_command("check")
+    settings.API_TOKEN_MAX_AGE_DAYS = -1
+    with pytest.raises(SystemCheckError, match="API_TOKEN_MAX_AGE_DAYS"):
+        call_command("check")
