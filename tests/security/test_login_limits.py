@@ -10,7 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from notifications.feed.selectors import feed_read
-from project.clock import ManualClock, clock_override
 from project.errors import LockedOut
 from project.login_limits import login_attempt_begin
 
@@ -20,21 +19,9 @@ PASSWORD = "pw-Secret-123"
 PATHS = ["/api/auth/token/", "/accounts/login/", "/admin/login/"]
 
 
-@pytest.fixture
-def limits(settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
-    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 8
-    settings.LOGIN_ACCOUNT_FREE_FAILURES = 4
-    settings.LOGIN_FRESH_ADDRESS_FAILURES = 1
-    settings.LOGIN_NOTICE_FAILURES = 3
-    return settings
-
-
 @pytest.fixture(autouse=True)
-def manual_clock():
-    """Time moves only when a test moves it: no window ends mid-test."""
-    with clock_override(ManualClock(1_800_000_000.0)) as moved:
-        yield moved
+def _clock_stands_still(manual_clock):
+    """Every test here on the manual clock: no window ends mid-test."""
 
 
 def attempt(api, path, username, password, address):

@@ -6,7 +6,6 @@ import pytest
 from django.test import Client
 
 from notifications.feed.selectors import feed_read
-from project.clock import ManualClock, clock_override
 
 pytestmark = pytest.mark.django_db
 
@@ -15,21 +14,9 @@ NEW_PASSWORD = "a-fresh-Passw0rd"
 ADDRESS = "10.7.0.1"
 
 
-@pytest.fixture
-def limits(settings):
-    settings.LOGIN_FAILURE_LIMIT = 3
-    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 8
-    settings.LOGIN_ACCOUNT_FREE_FAILURES = 4
-    settings.LOGIN_FRESH_ADDRESS_FAILURES = 1
-    settings.LOGIN_NOTICE_FAILURES = 3
-    return settings
-
-
 @pytest.fixture(autouse=True)
-def manual_clock():
-    """Time moves only when a test moves it: no window ends mid-test."""
-    with clock_override(ManualClock(1_800_000_000.0)) as moved:
-        yield moved
+def _clock_stands_still(manual_clock):
+    """Every test here on the manual clock: no window ends mid-test."""
 
 
 @pytest.fixture
