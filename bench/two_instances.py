@@ -18,7 +18,6 @@ read the ratios more than the rates.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import random
 import statistics
@@ -31,13 +30,11 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-import requests
-
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from project import dynamo_local  # noqa: E402
 from project.testing.harness import wait_for  # noqa: E402
-from project.testing.instances import BIN, Instance, instance_start, shared_environment, site_prepare  # noqa: E402
+from project.testing.instances import BIN, Balancer, Instance, instance_start, shared_environment, site_prepare  # noqa: E402
 from project.testing.postgres import postgres_database_drop, postgres_database_url  # noqa: E402
 
 ACCOUNTS_SCRIPT = """
@@ -53,43 +50,6 @@ boss = User.objects.create_superuser("boss", "boss@example.com", "bench-Two-inst
 print(json.dumps({"people": [Token.objects.create(user=u).key for u in people],
                   "staff": Token.objects.create(user=boss).key}))
 """
-
-
-class Balancer:
-    """Each request to the next instance that is up; refused, dropped or shed requests go again elsewhere."""
-
-    def __init__(self, instances: list[Instance]):
-        self.instances = instances
-        self.turn = itertools.count()
-        self.failed_over: Counter[str] = Counter()
-        self.down_until: dict[str, float] = {}
-        self.lock = threading.Lock()
-
-    def request(self, method: str, path: str, *, token: str, key: str | None = None, **kwargs):
-        headers = {"Authorization": f"Token {token}"}
-        if key:
-            headers["Idempotency-Key"] = key
-        with self.lock:
-            first = next(self.turn)
-        for attempt in itertools.count():
-            instance = self.instances[(first + attempt) % len(self.instances)]
-            if self.down_until.get(instance.name, 0.0) > time.monotonic() and attempt < len(self.instances):
-                continue  # as a load balancer's health check: not sent to for a while after it refused
-            try:
-                answer = requests.request(method, instance.url + path, headers=headers, timeout=30, **kwargs)
-            except requests.ConnectionError:
-                self.failed_over["connection"] += 1
-                self.down_until[instance.name] = time.monotonic() + 5.0
-                time.sleep(0.05)
-                continue
-            if answer.status_code == 503 or (
-                answer.status_code == 409 and answer.json().get("code") == "idempotency_in_progress"
-            ):
-                self.failed_over[str(answer.status_code)] += 1
-                time.sleep(float(answer.headers.get("Retry-After", "1")))
-                continue
-            return answer
-        raise AssertionError("unreachable")
 
 
 class Person:

@@ -11,14 +11,20 @@ bench/two_instances.py; no Django needed here (the instances have their own).
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import requests
 
 from project.testing.harness import alive, descendants, http_status, served_environment, wait_for
 
@@ -142,3 +148,60 @@ def seconds_until(condition: Callable[[], object], *, what: str, seconds: float)
     started = time.monotonic()
     wait_for(condition, what=what, seconds=seconds)
     return time.monotonic() - started
+
+
+class Balancer:
+    """What a load balancer in front of the instances does, for a client's requests: each
+    request to the next instance that is up; one refused or dropped (a dead instance: not
+    tried again for a few seconds, as a health check would take it out), shed (503), or
+    meeting an `Idempotency-Key` still held by a request that died with its instance (409
+    `idempotency_in_progress`, taken over after IDEMPOTENCY_LEASE_SECONDS) goes again to
+    the other, with the same key. `failed_over` counts those by cause."""
+
+    def __init__(self, instances: list[Instance], *, seconds: float = 180.0) -> None:
+        self.instances = instances
+        self.seconds = seconds
+        self.turn = itertools.count()
+        self.failed_over: Counter[str] = Counter()
+        self.down_until: dict[str, float] = {}
+        self.lock = threading.Lock()
+
+    def request(
+        self, method: str, path: str, *, token: str | None = None, key: str | None = None, **kwargs: Any
+    ) -> requests.Response:
+        headers = dict(kwargs.pop("headers", {}))
+        if token:
+            headers["Authorization"] = f"Token {token}"
+        if key:
+            headers["Idempotency-Key"] = key
+        with self.lock:
+            first = next(self.turn)
+        deadline = time.monotonic() + self.seconds
+        last: object = None
+        for attempt in itertools.count():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{method} {path}: no instance answered within {self.seconds:.0f}s ({last})")
+            instance = self.instances[(first + attempt) % len(self.instances)]
+            if self.down_until.get(instance.name, 0.0) > time.monotonic() and attempt < len(self.instances):
+                continue
+            try:
+                answer = requests.request(method, instance.url + path, headers=headers, timeout=30, **kwargs)
+            except requests.ConnectionError as error:
+                last = error
+                self._failed_over("connection")
+                self.down_until[instance.name] = time.monotonic() + 5.0
+                time.sleep(0.05)
+                continue
+            if answer.status_code == 503 or (
+                answer.status_code == 409 and answer.json().get("code") == "idempotency_in_progress"
+            ):
+                last = answer.text
+                self._failed_over(str(answer.status_code))
+                time.sleep(float(answer.headers.get("Retry-After", "1")))
+                continue
+            return answer
+        raise AssertionError("unreachable")
+
+    def _failed_over(self, cause: str) -> None:
+        with self.lock:
+            self.failed_over[cause] += 1

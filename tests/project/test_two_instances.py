@@ -4,14 +4,13 @@ table prefix of their own). A person is the same person on both; likes, replies,
 deliveries are exact across both; and when one instance dies whole (every process SIGKILLed
 at once, mid-load), the other serves everyone and nothing is lost.
 
-The client in front plays the load balancer: each request goes to the next instance that is
-up; a request whose connection was refused or dropped, or that was shed (503), goes again to
-the other one, with the same Idempotency-Key when it creates something.
+The client in front plays the load balancer (project/testing/instances.py `Balancer`): each
+request to the next instance that is up; one refused, dropped or shed goes again to the other,
+with the same Idempotency-Key when it creates something.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import subprocess
 import threading
@@ -24,7 +23,15 @@ import requests
 
 from project.dynamo_local import free_port
 from project.testing.harness import in_threads, wait_for
-from project.testing.instances import BIN, ROOT, Instance, instance_start, shared_environment, site_prepare
+from project.testing.instances import (
+    BIN,
+    ROOT,
+    Balancer,
+    Instance,
+    instance_start,
+    shared_environment,
+    site_prepare,
+)
 from project.testing.postgres import postgres_database_drop, postgres_database_url
 
 pytestmark = pytest.mark.slow
@@ -35,45 +42,12 @@ CROWD = 300  # more recipients of the delivery, so that the instance dies while 
 POSTER_COMMENTS_A_DAY = 4
 
 
-class Site:
-    """The instances of one site and a client that balances between the ones that are up."""
+class Site(Balancer):
+    """The instances of one site, a client balancing between the ones that are up, and `manage`."""
 
     def __init__(self, instances: list[Instance], environment: dict[str, str]):
-        self.instances = instances
+        super().__init__(instances)
         self.environment = environment
-        self.turn = itertools.count()
-        self.lock = threading.Lock()
-
-    def request(self, method: str, path: str, *, auth: str | None = None, key: str | None = None, **kwargs):
-        headers = dict(kwargs.pop("headers", {}))
-        if auth:
-            headers["Authorization"] = f"Token {auth}"
-        if key:
-            headers["Idempotency-Key"] = key
-        with self.lock:
-            first = next(self.turn)
-        last_error: object = None
-        deadline = time.monotonic() + 180
-        for attempt in itertools.count():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{method} {path}: no instance answered ({last_error})")
-            instance = self.instances[(first + attempt) % len(self.instances)]
-            try:
-                answer = requests.request(method, instance.url + path, headers=headers, timeout=30, **kwargs)
-            except requests.ConnectionError as error:  # refused (dead) or dropped mid-request: the other one
-                last_error = error
-                time.sleep(0.05)
-                continue
-            if answer.status_code == 503 or (
-                # The same key still claimed by a request that was running on the dead instance:
-                # taken over once IDEMPOTENCY_LEASE_SECONDS have passed.
-                answer.status_code == 409 and answer.json().get("code") == "idempotency_in_progress"
-            ):
-                last_error = answer.text
-                time.sleep(float(answer.headers.get("Retry-After", "1")))
-                continue
-            return answer
-        raise AssertionError("unreachable")
 
     def manage(self, *arguments: str, **environment: str) -> str:
         done = subprocess.run(
@@ -187,7 +161,7 @@ def like_count(site: Site, comment_id: str) -> int:
 def replies_of(site: Site, comment_id: str, token: str) -> list[dict]:
     found, cursor = [], ""
     while True:
-        page = site.request("GET", f"/api/comments/{comment_id}/replies/?cursor={cursor}", auth=token).json()
+        page = site.request("GET", f"/api/comments/{comment_id}/replies/?cursor={cursor}", token=token).json()
         found += page["results"]
         if not page["next"]:
             return found
@@ -195,13 +169,13 @@ def replies_of(site: Site, comment_id: str, token: str) -> list[dict]:
 
 
 def messages_of(site: Site, token: str, delivery_id: str) -> int:
-    answer = site.request("GET", "/api/feed/", auth=token)
+    answer = site.request("GET", "/api/feed/", token=token)
     assert answer.status_code == 200, answer.text
     return sum(1 for entry in answer.json()["results"] if entry["delivery_id"] == delivery_id)
 
 
 def like_notification(site: Site, token: str, comment_id: str) -> dict | None:
-    inbox = site.request("GET", "/api/notifications/", auth=token).json()["results"]
+    inbox = site.request("GET", "/api/notifications/", token=token).json()["results"]
     return next((entry for entry in inbox if entry["kind"] == "like" and entry["comment_id"] == comment_id), None)
 
 
@@ -218,7 +192,7 @@ def delivery_sent(site: Site, staff_token: str) -> str:
     answer = site.request(
         "POST",
         "/api/deliveries/",
-        auth=staff_token,
+        token=staff_token,
         key=uuid.uuid4().hex,
         json={"title": "Maintenance tonight", "body": "The site pauses at 22:00.", "audience": {"all": True}},
     )
@@ -227,7 +201,7 @@ def delivery_sent(site: Site, staff_token: str) -> str:
 
 
 def delivery_of(site: Site, staff_token: str, delivery_id: str) -> dict:
-    return site.request("GET", f"/api/deliveries/{delivery_id}/", auth=staff_token).json()
+    return site.request("GET", f"/api/deliveries/{delivery_id}/", token=staff_token).json()
 
 
 def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_one_dying(site):
@@ -247,15 +221,15 @@ def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_o
     author = tokens[0]
 
     # Likes and replies from everyone at once, spread over both instances.
-    comment = site.request("POST", "/api/comments/", auth=author, key=uuid.uuid4().hex, json={"body": "Hello"}).json()
+    comment = site.request("POST", "/api/comments/", token=author, key=uuid.uuid4().hex, json={"body": "Hello"}).json()
 
     def like_and_reply(number: int) -> None:
-        liked = site.request("PUT", f"/api/comments/{comment['id']}/like/", auth=tokens[number])
+        liked = site.request("PUT", f"/api/comments/{comment['id']}/like/", token=tokens[number])
         assert liked.status_code == 200, liked.text
         replied = site.request(
             "POST",
             "/api/comments/",
-            auth=tokens[number],
+            token=tokens[number],
             key=uuid.uuid4().hex,
             json={"body": f"Reply {number}", "parent_id": comment["id"]},
         )
@@ -278,7 +252,7 @@ def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_o
     window_before = int(time.time() // 86400)
     statuses = [
         site.request(
-            "POST", "/api/comments/", auth=poster, key=uuid.uuid4().hex, json={"body": f"Post {n}"}
+            "POST", "/api/comments/", token=poster, key=uuid.uuid4().hex, json={"body": f"Post {n}"}
         ).status_code
         for n in range(2 * POSTER_COMMENTS_A_DAY)
     ]
@@ -288,7 +262,7 @@ def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_o
 
     # One instance dies whole while people like, reply and a delivery is on its way.
     others = [
-        site.request("POST", "/api/comments/", auth=t, key=uuid.uuid4().hex, json={"body": "More"}).json()["id"]
+        site.request("POST", "/api/comments/", token=t, key=uuid.uuid4().hex, json={"body": "More"}).json()["id"]
         for t in tokens[2:6]
     ]
     site.manage("shell", "-c", CROWD_CREATE)
@@ -298,13 +272,13 @@ def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_o
 
     def load(number: int) -> None:
         for other in others:
-            liked = site.request("PUT", f"/api/comments/{other}/like/", auth=tokens[number])
+            liked = site.request("PUT", f"/api/comments/{other}/like/", token=tokens[number])
             assert liked.status_code == 200, liked.text
             done_requests.append(1)
         replied = site.request(
             "POST",
             "/api/comments/",
-            auth=tokens[number],
+            token=tokens[number],
             key=f"last-{number}",
             json={"body": "Still here", "parent_id": others[0]},
         )
@@ -351,7 +325,7 @@ def test_likes_replies_limits_and_deliveries_are_exact_across_both_and_survive_o
         wait_for(
             lambda token=token: any(
                 entry["kind"] == "like" and entry["actor_count"] == PEOPLE - 1
-                for entry in survivor.request("GET", "/api/notifications/", auth=token).json()["results"]
+                for entry in survivor.request("GET", "/api/notifications/", token=token).json()["results"]
             ),
             what="every liker in the notification of a comment liked while an instance died",
             seconds=120,
