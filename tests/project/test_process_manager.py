@@ -251,16 +251,26 @@ def test_make_run_serves_and_runs_every_program_with_its_name_on_its_lines(stack
         raise AssertionError(f"{error}\n--- the stack's last lines:\n{stack.output()}") from None
     assert http_status(stack.url("/")) == 200
     assert http_status(stack.url("/static/project/site.css")) == 200  # WhiteNoise, collectstatic ran
-    status = subprocess.run(
-        [str(BIN / "supervisorctl"), "-c", "deploy/supervisord.conf", "status"],
-        cwd=ROOT,
-        env=stack.env,
-        capture_output=True,
-        text=True,
+
+    def status() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BIN / "supervisorctl"), "-c", "deploy/supervisord.conf", "status"],
+            cwd=ROOT,
+            env=stack.env,
+            capture_output=True,
+            text=True,
+        )
+
+    # STARTING until a program has stayed up `startsecs` (10 s), however soon it serves.
+    shown = wait_for(
+        lambda: (
+            (answer := status()).returncode == 0
+            and all(" RUNNING " in line for line in answer.stdout.splitlines())
+            and answer
+        ),
+        what="every program RUNNING in supervisorctl status",
     )
-    assert status.returncode == 0, status.stdout + status.stderr
-    assert sorted(line.split()[0] for line in status.stdout.splitlines()) == sorted(f"site:{p}" for p in PROGRAMS)
-    assert all(" RUNNING " in line for line in status.stdout.splitlines()), status.stdout
+    assert sorted(line.split()[0] for line in shown.stdout.splitlines()) == sorted(f"site:{p}" for p in PROGRAMS)
     stack.like_a_new_comment()
     wait_for(stack.every_like_folded, what="the first like folded")
 
