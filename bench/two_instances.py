@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from project import dynamo_local  # noqa: E402
-from project.testing.harness import wait_for  # noqa: E402
-from project.testing.instances import BIN, Balancer, Instance, instance_start, shared_environment, site_prepare  # noqa: E402
+from project.testing.harness import served_environment, wait_for  # noqa: E402
+from project.testing.instances import BIN, Balancer, Instance, instance_start, site_prepare  # noqa: E402
 from project.testing.postgres import postgres_database_drop, postgres_database_url  # noqa: E402
 
 ACCOUNTS_SCRIPT = """
@@ -109,7 +109,7 @@ def main() -> int:
     folder = Path(tempfile.mkdtemp(prefix="bench-two-"))
     emulator = dynamo_local.start(port=(dynamo_port := dynamo_local.free_port()))
     database_url = postgres_database_url("bench_two_instances")
-    environment = shared_environment(
+    environment = served_environment(
         dynamodb_host=f"http://127.0.0.1:{dynamo_port}",
         table_prefix="two_",
         database_url=database_url,

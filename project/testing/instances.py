@@ -19,25 +19,17 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import requests
 
-from project.testing.harness import alive, descendants, http_status, served_environment, wait_for
+from project.testing.harness import alive, descendants, http_status, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 CONFIG = ROOT / "deploy" / "supervisord.conf"
-
-
-def shared_environment(*, dynamodb_host: str, table_prefix: str, database_url: str, **settings: str) -> dict[str, str]:
-    """What every instance of one site has in common (the served environment, one secret key)."""
-    return served_environment(
-        dynamodb_host=dynamodb_host, table_prefix=table_prefix, database_url=database_url, **settings
-    )
 
 
 def site_prepare(environment: dict[str, str]) -> None:
@@ -141,13 +133,6 @@ def instance_start(name: str, *, environment: dict[str, str], port: int, folder:
         instance.stop()
         raise
     return instance
-
-
-def seconds_until(condition: Callable[[], object], *, what: str, seconds: float) -> float:
-    """How long until `condition()` holds (polled), for the figures of a recovery."""
-    started = time.monotonic()
-    wait_for(condition, what=what, seconds=seconds)
-    return time.monotonic() - started
 
 
 class Balancer:

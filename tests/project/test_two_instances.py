@@ -22,14 +22,13 @@ import pytest
 import requests
 
 from project.dynamo_local import free_port
-from project.testing.harness import in_threads, wait_for
+from project.testing.harness import in_threads, served_environment, wait_for
 from project.testing.instances import (
     BIN,
     ROOT,
     Balancer,
     Instance,
     instance_start,
-    shared_environment,
     site_prepare,
 )
 from project.testing.postgres import postgres_database_drop, postgres_database_url
@@ -66,7 +65,7 @@ class Site(Balancer):
 def site(dynamodb, tmp_path_factory):
     name = f"two_{uuid.uuid4().hex[:8]}"
     database_url = postgres_database_url(name)
-    environment = shared_environment(
+    environment = served_environment(
         dynamodb_host=dynamodb,
         table_prefix=f"{name}_",
         database_url=database_url,
