@@ -61,9 +61,26 @@ errorlog = "-"
 proc_name = "dynamo-social"
 
 
+# The combined log format without `%(u)s`: gunicorn fills it from a Basic-auth header,
+# which this site never uses, so any client could write what it likes there (newlines
+# included: fake log lines). The request line and headers cannot hold a line break.
+access_log_format = '%(h)s %(l)s - %(t)s "%(r)s" %(s)s %(b)s "%(f)s" "%(a)s"'
+
+
+def _printable(value):
+    """A log atom with every control character written as an escape (`\\x0a`), so no
+    client-chosen text can start a line of its own."""
+    if isinstance(value, str) and not value.isprintable():
+        return "".join(char if char.isprintable() else f"\\x{ord(char):02x}" for char in value)
+    return value
+
+
 class ProcessNamedLogger(Logger):
     error_fmt = process_prefix() + Logger.error_fmt
     access_fmt = process_prefix() + Logger.access_fmt
+
+    def atoms(self, resp, req, environ, request_time):
+        return {name: _printable(value) for name, value in super().atoms(resp, req, environ, request_time).items()}
 
 
 logger_class = ProcessNamedLogger

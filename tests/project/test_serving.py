@@ -137,3 +137,38 @@ def test_the_memoised_user_agent_sanitiser_builds_the_same_header(monkeypatch):
     monkeypatch.setattr(useragent, "sanitize_user_agent_string_component", memoised.__wrapped__)
     assert creator.to_string() == header
     assert "Botocore/" in header
+
+
+def test_no_client_can_write_a_line_of_its_own_into_the_access_log(monkeypatch, tmp_path):
+    """A Basic-auth user name (gunicorn's `%(u)s`) or a control character in a header is
+    never written raw: one request, one access-log line."""
+    import base64
+    import datetime
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    monkeypatch.setenv("ENV_FILE", "/dev/null")
+    module = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    config = Config()
+    config.set("accesslog", str(tmp_path / "access.log"))
+    config.set("access_log_format", module["access_log_format"])
+    log = module["ProcessNamedLogger"](config)
+    forged = '\n10.0.0.1 - admin [01/Jan/2026:00:00:00 +0000] "POST /admin/ HTTP/1.1" 200 0'
+    basic = base64.b64encode(f"{forged}:password".encode()).decode()
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": "/",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "203.0.113.9",
+        "HTTP_AUTHORIZATION": f"Basic {basic}",
+        "HTTP_USER_AGENT": "agent\rwith\x1bcontrols",
+    }
+    request = SimpleNamespace(headers=[("AUTHORIZATION", f"Basic {basic}")], path="/", query="")
+    response = SimpleNamespace(status="200 OK", sent=2, headers=[], response_length=2)
+    log.access(response, request, environ, datetime.timedelta(milliseconds=5))
+    for handler in log.access_log.handlers:
+        handler.flush()
+    lines = (tmp_path / "access.log").read_text().splitlines()
+    assert len(lines) == 1 and "admin" not in lines[0]
+    assert "agent\\x0dwith\\x1bcontrols" in lines[0]
