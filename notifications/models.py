@@ -238,3 +238,41 @@ class FeedRetry(Model):
     created_at = UnicodeAttribute()
 
     by_due = FeedRetryDueIndex()
+
+
+# --- e-mail (notifications/mail/) ---------------------------------------------
+
+
+class MailQueueDueIndex(LocalSecondaryIndex):
+    """A shard's mails by due time: the sender queries `due_at <= now` (no Scan)."""
+
+    class Meta:
+        index_name = "by_due"
+        projection = AllProjection()
+
+    shard = UnicodeAttribute(hash_key=True)
+    due_at = NumberAttribute(range_key=True)
+
+
+class MailQueue(Model):
+    """A notification e-mail waiting for its due time (notifications/mail/queue.py).
+
+    Put in the same transaction as the feed entry (or the broadcast target's delete) it
+    is about, so "entry written" and "mail scheduled" commit together; deleted by the
+    sender once the mail's ledger line (`Send`) says what happened. `due_at` is also the
+    lease of the sender working on it.
+    """
+
+    Meta = table_meta("mail_queue")
+
+    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1", from a hash of the user id
+    mail_id = UnicodeAttribute(range_key=True)  # <user_id>#<source>
+    user_id = UnicodeAttribute()
+    kind = UnicodeAttribute()  # like, reply, mention, message
+    source = UnicodeAttribute()  # the feed event id (like:<comment>:<seq>, delivery:<id>, ...)
+    entry_id = UnicodeAttribute(default="")  # the feed entry (or like:<comment_id>) to find unread
+    due_at = NumberAttribute()  # epoch milliseconds
+    attempts = NumberAttribute(default=0)
+    created_at = NumberAttribute()  # epoch milliseconds
+
+    by_due = MailQueueDueIndex()
