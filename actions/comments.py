@@ -10,6 +10,7 @@ from notifications.feed.services import FeedAppendResult, feed_append, feed_outb
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
 from social.models import Comment
+from social.selectors import comment_thread_id
 from social.services import comment_new, comment_put, comment_replied_mark
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     Over the author's `comment` (or `reply`) limit: RateLimited, nothing written.
     """
     comment, parent = comment_new(author_id=author_id, body=body, parent_id=parent_id)
+    if parent is not None:
+        comment.thread_id = comment_thread_id(parent)
     account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
 
     # A reply tells the parent's author through their feed (never the replier themself).

@@ -8,7 +8,7 @@ Django user's pk as a string.
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models.functions import Lower
-from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute
+from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute, UnicodeSetAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -93,6 +93,14 @@ class Comment(Model):
     # and the replies index (a GSI, updated asynchronously on AWS) may not list a reply less
     # than a second old, while this item is read consistently.
     has_replies = BooleanAttribute(null=True)
+    # A reply's conversation: the id of the top-level comment it hangs under, copied from its
+    # parent when it is posted (`social.selectors.comment_thread_id`), so a reply's mutes and
+    # watchers are found without walking up the chain. Absent on a top-level comment (its own
+    # id is its thread: nothing to store in it or in the timeline index that projects it).
+    thread_id = UnicodeAttribute(null=True)
+    # The people this comment's @mentions already notified: an edit notifies only the others
+    # (actions.comments). Absent until a mention notifies someone (a set can't be empty).
+    mentioned_ids = UnicodeSetAttribute(null=True)
 
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()

@@ -129,6 +129,21 @@ def comment_find(*, comment_id: str) -> Comment | None:
         return None
 
 
+def comment_thread_id(comment: Comment) -> str:
+    """The id of the conversation `comment` belongs to: the top-level comment it hangs under.
+
+    A top-level comment is its own thread; a reply posted since threads existed stores its
+    root's id (`thread_id`, copied from its parent with this function when it is posted). A
+    reply from before has none, and its parent stands in for the root. That is exact for a
+    direct reply to a top-level comment; for an older reply to a reply it names an inner
+    comment, and the replies posted under it since inherit that id, so one old sub-thread
+    is muted and watched on its own, consistently, rather than by walking up the chain (a
+    consistent read per level on every reply). Nobody watched or muted anything before
+    threads existed, so no state is lost.
+    """
+    return comment.thread_id or comment.parent_id or comment.comment_id
+
+
 def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool = False) -> CommentView:
     comment = comment_find(comment_id=comment_id)
     if comment is None or (comment.hidden and not include_hidden):
