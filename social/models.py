@@ -17,6 +17,9 @@ from project.dynamo import table_meta
 
 class User(AbstractUser):
     display_name = models.CharField(max_length=50, blank=True)
+    # The address in `email` was proven by a link sent to it (notifications/mail/verification.py);
+    # notification e-mail goes only to verified addresses. Changing the address clears it.
+    email_verified = models.BooleanField(default=False)
 
     class Meta(AbstractUser.Meta):
         # "Alice" and "alice" are one name: the database refuses the second, so two
