@@ -40,12 +40,12 @@ class DeliveryForm(forms.Form):
     usernames = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "cols": 40, "data-audience": AUDIENCE_USERNAMES}),
-        help_text="One username per line (or separated by commas or spaces).",
+        help_text="Separated by line breaks, commas, semicolons or spaces; any letter case, as at log-in.",
     )
     usernames_file = forms.FileField(
         required=False,
         label="…or a file of usernames",
-        help_text="Plain text or CSV, one username per line.",
+        help_text="Plain text or CSV, names separated as above (a first line “username” is skipped).",
         widget=forms.ClearableFileInput(attrs={"data-audience": AUDIENCE_USERNAMES}),
     )
     ignore_unknown = forms.BooleanField(
@@ -95,12 +95,10 @@ class DeliveryForm(forms.Form):
 
 
 def _split_names(text: str) -> list[str]:
-    """Usernames from pasted text or a CSV/plain file: the first column of each line, or words."""
-    names = []
-    for line in text.splitlines():
-        first = line.split(",")[0].strip()
-        names += first.split()
-    return [name for name in names if name.lower() != "username"]  # a CSV header
+    """Usernames from pasted text or an uploaded file, separated as the API's are
+    (services.usernames_split); a CSV's "username" header, its first word, is skipped."""
+    names = services.usernames_split(text)
+    return names[1:] if names and names[0].lower() == "username" else names
 
 
 class DeliveryAdmin(DynamoAdmin):

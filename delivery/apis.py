@@ -24,7 +24,11 @@ class AudienceSerializer(StrictSerializer):
     all = serializers.BooleanField(required=False)
     group = serializers.CharField(required=False, max_length=150)
     usernames = serializers.ListField(
-        child=serializers.CharField(max_length=150, allow_blank=True), required=False, max_length=USERNAMES_MAX
+        child=serializers.CharField(max_length=150, allow_blank=True),
+        required=False,
+        max_length=USERNAMES_MAX,
+        help_text="Names in any letter case (as at log-in); an item may hold several, separated by commas, "
+        "semicolons or whitespace. Unknown names are reported as given.",
     )
     ignore_unknown = serializers.BooleanField(
         required=False, default=False, help_text="With usernames: send to the known ones and report the rest."

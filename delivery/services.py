@@ -34,6 +34,7 @@ conditions only (never on ClientRequestToken's 10-minute window):
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models.functions import Lower
 from pynamodb.exceptions import UpdateError
 
 from delivery.models import (
@@ -146,21 +148,48 @@ class UnknownUsernames(ApplicationError):
         self.unknown = unknown
 
 
+USERNAME_SEPARATORS = re.compile(r"[,;\s]+")
+
+
+def usernames_split(text: str) -> list[str]:
+    """The names in one piece of text: commas, semicolons and any whitespace (line breaks
+    included) separate them, as the staff form's help text says; a leading @ is dropped."""
+    return [name.lstrip("@") for name in USERNAME_SEPARATORS.split(text) if name.lstrip("@")]
+
+
 def clean_usernames(raw: list[str] | tuple[str, ...]) -> list[str]:
-    """Strip, drop blanks and duplicates, sort (so resolving and chunking are deterministic)."""
-    return sorted({name.strip().lstrip("@") for name in raw if name and name.strip().lstrip("@")})
+    """Every name in `raw` (each item may hold several, see usernames_split), once per
+    person: names equal but for letter case are one (log-in ignores case too), the first
+    spelling kept. Sorted, so resolving and chunking are deterministic."""
+    names: dict[str, str] = {}
+    for item in raw:
+        for name in usernames_split(item or ""):
+            names.setdefault(name.lower(), name)
+    return sorted(names.values(), key=str.lower)
 
 
 def _resolve_usernames(names: list[str]) -> Iterator[tuple[list[str], list[str]]]:
-    """(user ids, unknown names) per slice of at most one chunk of names."""
+    """(user ids, unknown names as typed) per slice of at most one chunk of names.
+
+    Matched in any letter case, as log-in matches them (project/security.py: `iexact`).
+    Sign-up refuses a name taken in another case, so one name is one account; were there
+    two, the oldest account (lowest id) is taken, deterministically.
+    """
     User = get_user_model()
     size = chunk_size()
     for start in range(0, len(names), size):
         batch = names[start : start + size]
-        found = dict(
-            User.objects.filter(username__in=batch, is_active=True).values_list("username", "pk").order_by("pk")
+        accounts = (
+            User.objects.annotate(username_lower=Lower("username"))
+            .filter(username_lower__in={name.lower() for name in batch}, is_active=True)
+            .values_list("username_lower", "pk")
+            .order_by("pk")
         )
-        yield [str(found[name]) for name in batch if name in found], [name for name in batch if name not in found]
+        found: dict[str, int] = {}
+        for username_lower, pk in accounts:
+            found.setdefault(username_lower, pk)
+        ids = [str(found[name.lower()]) for name in batch if name.lower() in found]
+        yield ids, [name for name in batch if name.lower() not in found]
 
 
 def delivery_create(
