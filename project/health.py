@@ -4,21 +4,28 @@ every table and index is there and ACTIVE, migrations are applied).
 Both are answered by `HealthMiddleware`, first in MIDDLEWARE: before the HTTPS redirect,
 the host check, sessions and load shedding, so a load balancer or an orchestrator can
 probe a process by its address over plain HTTP, and a busy process still says it is
-alive. /readyz answers 200 `{"status": "ready", "checks": {...}}` or 503 with
-`Retry-After` and `"failing": [names]`; each check's entry says what is wrong.
+alive. /readyz answers 200 `{"status": "ready"}` or 503 with `Retry-After` and
+`"failing": [names]`. What exactly is wrong (a host, a table, an index) is for the
+operator, not for strangers: it goes to the log (a warning when the answer changes) and
+`python manage.py check_ready` prints it.
 
-Cheap enough to poll every second: the DynamoDB check is one ListTables call tried
-once with short timeouts (never cached: an outage shows at once); the table and
-migration checks are remembered for READYZ_CACHE_SECONDS in this process once they
-pass (a passing check is per-process health, not shared state).
+Cheap whoever polls it, and never a lever on DynamoDB: a process computes readiness at
+most once every READYZ_MIN_INTERVAL seconds (1), one request at a time; requests meanwhile
+get the last answer. So a flood of /readyz from the internet costs each process at most
+one ListTables a second (AWS limits that control-plane call per account) and never takes
+the instance out of its load balancer. The DynamoDB check is one ListTables call tried once
+with short timeouts (an outage shows within that second); the table and migration checks
+are remembered for READYZ_CACHE_SECONDS in this process once they pass (a passing check
+is per-process health, not shared state).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -31,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from django.http import HttpRequest, HttpResponse
+
+logger = logging.getLogger(__name__)
 
 HEALTH_PATHS = ("/healthz", "/readyz")
 NOT_CHECKED = "not checked (DynamoDB does not answer)"
@@ -129,6 +138,45 @@ def readiness_check() -> Readiness:
     return readiness
 
 
+class _Latest:
+    """This process's last readiness, computed by one request at a time at most once every
+    READYZ_MIN_INTERVAL seconds; the others answer what it found."""
+
+    def __init__(self) -> None:
+        self._computing = threading.Lock()
+        self._readiness: Readiness | None = None
+        self._at = 0.0
+
+    def _fresh(self) -> Readiness | None:
+        if self._readiness is not None and time.monotonic() - self._at < settings.READYZ_MIN_INTERVAL:
+            return self._readiness
+        return None
+
+    def get(self) -> Readiness:
+        if fresh := self._fresh():
+            return fresh
+        before = self._readiness
+        if not self._computing.acquire(blocking=before is None):
+            return cast(Readiness, before)  # another request is computing it: the last answer meanwhile
+        try:
+            if fresh := self._fresh():  # computed while this request waited for the first answer
+                return fresh
+            readiness = readiness_check()
+            if readiness.checks != (before.checks if before else None) and not (before is None and readiness.ready):
+                log = logger.info if readiness.ready else logger.warning
+                log("readiness: %s", "ready" if readiness.ready else readiness.checks)
+            self._readiness, self._at = readiness, time.monotonic()
+            return readiness
+        finally:
+            self._computing.release()
+
+    def forget(self) -> None:
+        self._readiness = None
+
+
+latest = _Latest()
+
+
 def _answer(body: dict[str, Any], status: int) -> JsonResponse:
     response = JsonResponse(body, status=status)
     response["Cache-Control"] = "no-store"
@@ -147,7 +195,7 @@ class HealthMiddleware:
             return self.get_response(request)
         if path == "/healthz":
             return _answer({"status": "ok"}, 200)
-        readiness = readiness_check()
+        readiness = latest.get()
         if readiness.ready:
-            return _answer({"status": "ready", "checks": readiness.checks}, 200)
-        return _answer({"status": "unavailable", "failing": readiness.failing, "checks": readiness.checks}, 503)
+            return _answer({"status": "ready"}, 200)
+        return _answer({"status": "unavailable", "failing": readiness.failing}, 503)

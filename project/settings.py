@@ -50,6 +50,8 @@ if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).i
 WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
 # How long /readyz trusts its last table check, in this process (seconds).
 READYZ_CACHE_SECONDS = env.float("READYZ_CACHE_SECONDS", default=10.0)
+# How often a process computes /readyz at most (seconds); requests meanwhile get its last answer.
+READYZ_MIN_INTERVAL = env.float("READYZ_MIN_INTERVAL", default=1.0)
 
 INSTALLED_APPS = [
     "project.admin_site.ProjectAdminConfig",

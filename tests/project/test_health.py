@@ -1,20 +1,27 @@
 """/healthz and /readyz: what a load balancer and an orchestrator probe."""
 
 import contextlib
+import io
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.test import RequestFactory
 
 from project import dynamo, health
 from project.dynamo_local import free_port
+from project.testing.harness import in_threads
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def fresh_checks():
+def fresh_checks(settings):
+    settings.READYZ_MIN_INTERVAL = 0  # every request computes readiness, unless a test says otherwise
     health.remembered.forget()
+    health.latest.forget()
     yield
     health.remembered.forget()
+    health.latest.forget()
 
 
 @contextlib.contextmanager
@@ -38,7 +45,8 @@ def test_healthz_answers_for_any_host_without_touching_dynamodb(client):
 def test_readyz_is_ready_when_every_table_index_and_migration_is_there(client):
     answer = client.get("/readyz", HTTP_HOST="10.1.2.3")
     assert answer.status_code == 200, answer.content
-    assert answer.json() == {"status": "ready", "checks": {"dynamodb": "ok", "tables": "ok", "migrations": "ok"}}
+    assert answer.json() == {"status": "ready"}
+    assert health.readiness_check().checks == {"dynamodb": "ok", "tables": "ok", "migrations": "ok"}
 
 
 def test_readyz_names_dynamodb_when_it_does_not_answer(client):
@@ -46,20 +54,22 @@ def test_readyz_names_dynamodb_when_it_does_not_answer(client):
         answer = client.get("/readyz")
     assert answer.status_code == 503
     assert answer["Retry-After"]
-    body = answer.json()
-    assert body["failing"] == ["dynamodb", "tables"]
-    assert body["checks"]["dynamodb"].startswith("no answer from http://127.0.0.1:")
-    assert body["checks"]["migrations"] == "ok"
+    assert answer.json() == {"status": "unavailable", "failing": ["dynamodb", "tables"]}  # no host for strangers
+    with pointed_at(f"http://127.0.0.1:{free_port()}"):
+        checks = health.readiness_check().checks
+    assert checks["dynamodb"].startswith("no answer from http://127.0.0.1:")
+    assert checks["migrations"] == "ok"
 
 
 def test_readyz_names_the_missing_tables(client):
     with pointed_at(dynamo.endpoint().host, prefix="absent_"):
         answer = client.get("/readyz")
     assert answer.status_code == 503
-    body = answer.json()
-    assert body["failing"] == ["tables"]
-    assert "absent_likes missing" in body["checks"]["tables"]
-    assert body["checks"]["tables"].endswith("(run create_tables)")
+    assert answer.json() == {"status": "unavailable", "failing": ["tables"]}
+    with pointed_at(dynamo.endpoint().host, prefix="absent_"):
+        checks = health.readiness_check().checks
+    assert "absent_likes missing" in checks["tables"]
+    assert checks["tables"].endswith("(run create_tables)")
 
 
 def test_readyz_names_a_missing_index(client, monkeypatch):
@@ -72,16 +82,14 @@ def test_readyz_names_a_missing_index(client, monkeypatch):
         return indexes
 
     monkeypatch.setattr(dynamo, "_declared_indexes", with_an_extra_index)
-    body = client.get("/readyz").json()
-    assert body["failing"] == ["tables"]
-    assert "comments index by_mood missing" in body["checks"]["tables"]
+    assert client.get("/readyz").json()["failing"] == ["tables"]
+    assert "comments index by_mood missing" in health.readiness_check().checks["tables"]
 
 
 def test_readyz_names_unapplied_migrations(client, monkeypatch):
     monkeypatch.setattr(health.MigrationExecutor, "migration_plan", lambda self, targets: [("social", "0099_x")])
-    body = client.get("/readyz").json()
-    assert body["failing"] == ["migrations"]
-    assert body["checks"]["migrations"] == "1 migration(s) not applied (run migrate)"
+    assert client.get("/readyz").json()["failing"] == ["migrations"]
+    assert health.readiness_check().checks["migrations"] == "1 migration(s) not applied (run migrate)"
 
 
 def test_a_passing_table_check_is_remembered_briefly_but_dynamodb_is_asked_every_time(client, monkeypatch):
@@ -111,3 +119,26 @@ def test_health_answers_even_when_the_process_is_saturated(client, settings):
         assert client.get("/api/comments/").status_code == 503
     finally:
         in_flight.count = 0
+
+
+def test_a_flood_of_readyz_asks_dynamodb_at_most_once_per_interval(settings, monkeypatch):
+    """Strangers polling /readyz cannot spend the account's control-plane calls (ListTables
+    is limited per account on AWS) nor make the instance look unready by throttling it."""
+    settings.READYZ_MIN_INTERVAL = 3600
+    calls = []
+    real = health._dynamodb_answers
+    monkeypatch.setattr(health, "_dynamodb_answers", lambda: calls.append(1) or real())
+    monkeypatch.setattr(health, "_migrations_applied", lambda: "ok")  # no database in the threads
+    probe = health.HealthMiddleware(lambda request: None)
+    answers = in_threads(lambda index: [probe(RequestFactory().get("/readyz")).status_code for _ in range(5)], 8)
+    assert [status for statuses in answers for status in statuses] == [200] * 40
+    assert len(calls) == 1
+
+
+def test_check_ready_prints_what_is_wrong_for_the_operator():
+    with pointed_at(dynamo.endpoint().host, prefix="absent_"), pytest.raises(CommandError, match="not ready: tables"):
+        out = io.StringIO()
+        try:
+            call_command("check_ready", stdout=out)
+        finally:
+            assert "absent_likes missing" in out.getvalue() and "dynamodb: ok" in out.getvalue()
