@@ -9,7 +9,13 @@ from pynamodb.attributes import (
     UnicodeAttribute,
     VersionAttribute,
 )
-from pynamodb.indexes import AllProjection, KeysOnlyProjection, LocalSecondaryIndex
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    IncludeProjection,
+    KeysOnlyProjection,
+    LocalSecondaryIndex,
+)
 from pynamodb.models import Model
 
 from notifications.feed.encoding import EventDigestsAttribute, FeedEntry, FeedRecordsAttribute
@@ -276,3 +282,75 @@ class MailQueue(Model):
     created_at = NumberAttribute()  # epoch milliseconds
 
     by_due = MailQueueDueIndex()
+
+
+# --- preferences and threads (notifications/preferences/) ------------------------
+
+
+class DigestReadersIndex(GlobalSecondaryIndex):
+    """People who chose a digest, by `<daily|weekly>#<n>` (sparse: only while the digest is on).
+
+    Four partitions per period (`n` = crc32 of the user id % 4), so one period's readers are
+    spread and the digest sender Queries them in parallel.
+    """
+
+    class Meta:
+        index_name = "digest"
+        projection = KeysOnlyProjection()
+
+    digest_key = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute(range_key=True)
+
+
+class Preferences(Model):
+    """What reaches one person (notifications/preferences/): a flag per kind and channel, the digest.
+
+    A flag that is absent is the default (inbox on, e-mail off), so a person who never chose
+    has no item at all. Each flag is its own attribute, so a change is an UpdateItem that SETs
+    only the flags sent: two changes of different flags never undo each other.
+    """
+
+    Meta = table_meta("preferences")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    like_inbox = BooleanAttribute(null=True)
+    like_email = BooleanAttribute(null=True)
+    reply_inbox = BooleanAttribute(null=True)
+    reply_email = BooleanAttribute(null=True)
+    mention_inbox = BooleanAttribute(null=True)
+    mention_email = BooleanAttribute(null=True)
+    message_inbox = BooleanAttribute(null=True)  # never stored false: staff messages always reach the inbox
+    message_email = BooleanAttribute(null=True)
+    digest = UnicodeAttribute(null=True)  # off, daily, weekly; absent = off
+    digest_key = UnicodeAttribute(null=True)  # present exactly while `digest` is daily or weekly
+    updated_at = NumberAttribute(null=True)  # epoch milliseconds
+
+    by_digest = DigestReadersIndex()
+
+
+class ThreadSubscriptionsByUserIndex(GlobalSecondaryIndex):
+    """A person's muted and watched threads (the settings page's lists)."""
+
+    class Meta:
+        index_name = "by_user"
+        projection = IncludeProjection(["state", "at"])
+
+    user_id = UnicodeAttribute(hash_key=True)
+    thread_id = UnicodeAttribute(range_key=True)
+
+
+class ThreadSubscription(Model):
+    """One person's state in one thread: `watch` or `mute`, one item, so the two exclude each other.
+
+    PK the thread: a reply's fan-out reads every watcher and muter of its thread with one
+    consistent Query. No item = neither (the default).
+    """
+
+    Meta = table_meta("thread_subscriptions")
+
+    thread_id = UnicodeAttribute(hash_key=True)  # the root comment's id
+    user_id = UnicodeAttribute(range_key=True)
+    state = UnicodeAttribute()  # watch, mute
+    at = NumberAttribute()  # epoch milliseconds of the last change
+
+    by_user = ThreadSubscriptionsByUserIndex()

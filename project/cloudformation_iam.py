@@ -95,6 +95,20 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "idempotency": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
         # The admin System page and /metrics read the heartbeats.
         "worker_heartbeats": ("Query",),
+        # Preferences: the settings page and API (GetItem, UpdateItem), a reply's fan-out
+        # (BatchGetItem), account deletion (DeleteItem).
+        "preferences": ("GetItem", "BatchGetItem", "UpdateItem", "DeleteItem"),
+        # Mute and watch (Put, conditional Delete), a reply's watchers (Query) and watch
+        # (conditional Put), the settings lists (by_user index, then BatchGetItem).
+        "thread_subscriptions": (
+            "GetItem",
+            "BatchGetItem",
+            "Query",
+            INDEX_QUERY,
+            "PutItem",
+            "DeleteItem",
+            "BatchWriteItem",
+        ),
         # Log lines (in a transaction, PutItem, BatchWriteItem), /me/activity (Query), the
         # month's table looked up before its first write and on the admin Activity page.
         ACTIVITY_MONTHS: ("DescribeTable", "Query", "PutItem", "BatchWriteItem"),
@@ -124,6 +138,11 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "delivery_chunks": ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"),
         "delivery_targets": ("BatchGetItem", "PutItem", "DeleteItem"),
         "delivery_queue": ("Query", "DeleteItem"),
+        # Preferences read per batch (the fold, the feed retries, dispatch), by the mail
+        # sender at send time, and the digest's readers (the sparse digest index).
+        "preferences": ("GetItem", "BatchGetItem", INDEX_QUERY),
+        # Muted threads (the fold), watchers of a thread (a retried reply's fan-out).
+        "thread_subscriptions": ("GetItem", "BatchGetItem", "Query", "PutItem"),
         # rollup_activity (by_day Query, and the hourly life cycle); the fold's and the
         # dispatcher's log lines (BatchWriteItem).
         ACTIVITY_MONTHS: (*ACTIVITY_LIFE_CYCLE, "BatchWriteItem"),

@@ -1,0 +1,2 @@
+"""What reaches a person: notification preferences per kind and channel, the digest, and the
+threads they muted or watched (docs/architecture.md "Preferences and threads")."""

@@ -1,0 +1,161 @@
+"""Reads of preferences and thread states (writes: notifications/preferences/services.py).
+
+Cost on AWS: one person's preferences are one GetItem (0.5 read unit eventually consistent,
+1 strongly), **billed whether or not the item exists**: a person who never changed anything
+has no item, and reading that absence costs the same as reading an item. Many people's
+preferences are one BatchGetItem per 100 people (the fan-out of a reply, a fold batch, a
+broadcast chunk), never a read per event. A thread's watchers and muters are one strongly
+consistent Query of its partition (1 unit per 4 KB: about 100 people per unit).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pynamodb.exceptions import DoesNotExist
+
+from notifications.models import Preferences, ThreadSubscription
+
+KINDS = ("like", "reply", "mention", "message")
+CHANNELS = ("inbox", "email")
+DIGESTS = ("off", "daily", "weekly")
+THREAD_STATES = ("watch", "mute")
+DEFAULT_CHANNELS = {"inbox": True, "email": False}
+DIGEST_PARTITIONS = 4  # partitions of the `digest` index per period, Queried one each
+# Staff messages always reach the inbox: the flag exists in the contract but cannot be turned off.
+ALWAYS_ON = {("message", "inbox")}
+
+
+def _defaults(channel: str) -> dict[str, bool]:
+    return dict.fromkeys(KINDS, DEFAULT_CHANNELS[channel])
+
+
+@dataclass(frozen=True)
+class NotifyPreferences:
+    """One person's choices; `NotifyPreferences()` is the defaults (inbox on, e-mail off, no digest)."""
+
+    inbox: dict[str, bool] = field(default_factory=lambda: _defaults("inbox"))
+    email: dict[str, bool] = field(default_factory=lambda: _defaults("email"))
+    digest: str = "off"
+
+    def wants(self, kind: str, channel: str) -> bool:
+        """Whether a notification of `kind` (a watched-thread reply is `reply`) goes to `channel`."""
+        if (kind, channel) in ALWAYS_ON:
+            return True
+        flags = self.inbox if channel == "inbox" else self.email
+        return flags.get(kind, DEFAULT_CHANNELS[channel])
+
+    def as_json(self) -> dict[str, Any]:
+        """The API contract's shape: `{"kinds": {kind: {"inbox": .., "email": ..}}, "digest": ..}`."""
+        return {
+            "kinds": {kind: {channel: self.wants(kind, channel) for channel in CHANNELS} for kind in KINDS},
+            "digest": self.digest,
+        }
+
+
+def preferences_attribute(kind: str, channel: str) -> str:
+    """The `preferences` item's attribute holding one flag (`like_email`)."""
+    return f"{kind}_{channel}"
+
+
+def preferences_from_item(item: Preferences | None) -> NotifyPreferences:
+    """The preferences an item stands for; an absent item or flag is the default."""
+    if item is None:
+        return NotifyPreferences()
+    flags: dict[str, dict[str, bool]] = {channel: {} for channel in CHANNELS}
+    for kind in KINDS:
+        for channel in CHANNELS:
+            stored = getattr(item, preferences_attribute(kind, channel))
+            flags[channel][kind] = DEFAULT_CHANNELS[channel] if stored is None else bool(stored)
+            if (kind, channel) in ALWAYS_ON:
+                flags[channel][kind] = True
+    digest = item.digest if item.digest in DIGESTS else "off"
+    return NotifyPreferences(inbox=flags["inbox"], email=flags["email"], digest=digest)
+
+
+def preferences_get(*, user_id: str, consistent: bool = False) -> NotifyPreferences:
+    """One person's preferences: one GetItem (billed even when there is no item: the defaults).
+
+    `consistent=True` where the read decides a write or shows the person their own change
+    (the settings page after saving, the mail sender at send time).
+    """
+    try:
+        return preferences_from_item(Preferences.get(user_id, consistent_read=consistent))
+    except DoesNotExist:
+        return NotifyPreferences()
+
+
+def preferences_get_many(*, user_ids: Iterable[str], consistent: bool = True) -> dict[str, NotifyPreferences]:
+    """Several people's preferences by user id: one BatchGetItem per 100 (PynamoDB retries
+    unprocessed keys), absent items = defaults.
+
+    Strongly consistent by default: a fan-out decides whom to notify from it, and a person
+    who turned a kind off a moment ago must not be notified from a replica that has not seen it.
+    """
+    wanted = list(dict.fromkeys(user_ids))
+    if not wanted:
+        return {}
+    found = {item.user_id: item for item in Preferences.batch_get(wanted, consistent_read=consistent)}
+    return {user_id: preferences_from_item(found.get(user_id)) for user_id in wanted}
+
+
+def digest_key(*, user_id: str, digest: str) -> str | None:
+    """The `digest` index's partition of a digest reader (`daily#3`); None while the digest is off."""
+    if digest == "off":
+        return None
+    return f"{digest}#{zlib.crc32(user_id.encode()) % DIGEST_PARTITIONS}"
+
+
+def digest_readers(*, digest: str) -> Iterator[str]:
+    """The user ids of everyone who chose the `daily` or `weekly` digest: one Query per partition
+    of the sparse, keys-only `digest` index (eventually consistent: a choice made a second ago
+    may be missed by a digest run at that very moment; the sender checks each reader's
+    preferences again, strongly, before sending)."""
+    for partition in range(DIGEST_PARTITIONS):
+        for entry in Preferences.by_digest.query(f"{digest}#{partition}"):
+            yield entry.user_id
+
+
+def thread_states(*, thread_id: str) -> dict[str, str]:
+    """Everyone who watches or muted a thread: user id -> `watch` | `mute`, one consistent Query
+    (paged by PynamoDB past 1 MB)."""
+    return {
+        item.user_id: item.state
+        for item in ThreadSubscription.query(thread_id, consistent_read=True, attributes_to_get=["user_id", "state"])
+    }
+
+
+def thread_state(*, thread_id: str, user_id: str) -> str | None:
+    """One person's state in a thread (`watch`, `mute`, or None): one consistent GetItem."""
+    try:
+        return ThreadSubscription.get(thread_id, user_id, consistent_read=True).state
+    except DoesNotExist:
+        return None
+
+
+@dataclass(frozen=True)
+class ThreadSubscriptionView:
+    thread_id: str
+    state: str
+    at: int  # epoch milliseconds
+
+
+def thread_subscriptions_of(*, user_id: str, limit: int = 100) -> list[ThreadSubscriptionView]:
+    """A person's muted and watched threads, most recently changed first (the settings page).
+
+    The `by_user` index gives the keys (eventually consistent: a thread muted a second ago
+    may show a moment later); each listed item is then read back strongly from the table
+    (BatchGetItem), so a thread the person just unmuted or switched never shows its old state.
+    """
+    keys = [
+        (entry.thread_id, entry.user_id)
+        for entry in ThreadSubscription.by_user.query(user_id, limit=limit, attributes_to_get=["thread_id", "user_id"])
+    ]
+    if not keys:
+        return []
+    items = ThreadSubscription.batch_get(keys, consistent_read=True)
+    views = [ThreadSubscriptionView(thread_id=item.thread_id, state=item.state, at=int(item.at)) for item in items]
+    return sorted(views, key=lambda view: view.at, reverse=True)

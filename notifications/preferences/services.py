@@ -1,0 +1,180 @@
+"""Writes of preferences and thread states (reads: notifications/preferences/selectors.py).
+
+Every write here is a single-item write, atomic by itself; none needs a transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.exceptions import DeleteError, PutError
+
+from notifications.models import Preferences, ThreadSubscription
+from notifications.preferences.selectors import (
+    ALWAYS_ON,
+    CHANNELS,
+    DIGESTS,
+    KINDS,
+    NotifyPreferences,
+    digest_key,
+    preferences_attribute,
+    preferences_from_item,
+    preferences_get,
+    thread_state,
+)
+from project.clock import clock
+from project.errors import ApplicationError
+
+CONDITION_FAILED = "ConditionalCheckFailedException"
+
+
+def preferences_patch_parse(patch: Any) -> dict[str, Any]:
+    """The `preferences` attributes a PATCH body sets (`{"like_email": True, "digest": "daily"}`).
+
+    The body is any part of `GET /api/me/preferences/`'s answer; anything else is an
+    ApplicationError naming the field (`kinds.like.email`), so nothing is written.
+    """
+    if not isinstance(patch, dict):
+        raise ApplicationError("Send a JSON object: any part of the preferences.", field="non_field_errors")
+    changes: dict[str, Any] = {}
+    for key, value in patch.items():
+        if key == "kinds":
+            changes |= _kinds_parse(value)
+        elif key == "digest":
+            if not isinstance(value, str) or value not in DIGESTS:
+                raise ApplicationError(f"Choose one of: {', '.join(DIGESTS)}.", field="digest")
+            changes["digest"] = value
+        else:
+            raise ApplicationError("Unknown field: the preferences have `kinds` and `digest`.", field=str(key))
+    return changes
+
+
+def _kinds_parse(kinds: Any) -> dict[str, bool]:
+    if not isinstance(kinds, dict):
+        raise ApplicationError("Send an object of kinds.", field="kinds")
+    changes: dict[str, bool] = {}
+    for kind, channels in kinds.items():
+        if kind not in KINDS:
+            raise ApplicationError(f"Unknown kind: choose from {', '.join(KINDS)}.", field=f"kinds.{kind}")
+        if not isinstance(channels, dict):
+            raise ApplicationError("Send an object of channels.", field=f"kinds.{kind}")
+        for channel, on in channels.items():
+            name = f"kinds.{kind}.{channel}"
+            if channel not in CHANNELS:
+                raise ApplicationError(f"Unknown channel: choose from {', '.join(CHANNELS)}.", field=name)
+            if not isinstance(on, bool):
+                raise ApplicationError("Must be true or false.", field=name)
+            if (kind, channel) in ALWAYS_ON and not on:
+                raise ApplicationError("Staff messages always reach the inbox.", field=name)
+            changes[preferences_attribute(kind, channel)] = on
+    return changes
+
+
+def preferences_update(*, user_id: str, patch: Any) -> NotifyPreferences:
+    """Apply any part of the preferences (`patch`, as the API takes it) and answer the whole new state.
+
+    One UpdateItem that SETs only the flags sent (and, with the digest, the sparse
+    `digest_key` that lists the person in the `digest` index, or REMOVEs it for `off`), with
+    ReturnValues ALL_NEW: 1 write unit, no read first. It needs no condition: each SET is an
+    absolute value, not derived from a read, so there is nothing stale to guard.
+    Runs twice: the same values again. Two concurrent PATCHes of different fields: both
+    land (neither rewrites the other's attribute; a read-modify-put would lose one); of
+    the same field: the later one stands, as if sent one after the other. Dies half way:
+    the UpdateItem applied as a whole or not at all. An empty patch writes nothing and
+    answers the stored state (one strongly consistent GetItem).
+    """
+    changes = preferences_patch_parse(patch)
+    if not changes:
+        return preferences_get(user_id=user_id, consistent=True)
+    actions = []
+    for name, value in changes.items():
+        actions.append(getattr(Preferences, name).set(value))
+    if "digest" in changes:
+        key = digest_key(user_id=user_id, digest=changes["digest"])
+        actions.append(Preferences.digest_key.set(key) if key else Preferences.digest_key.remove())
+    actions.append(Preferences.updated_at.set(clock.now_ms()))
+    item = Preferences(user_id)
+    item.update(actions=actions)
+    return preferences_from_item(item)
+
+
+def preferences_delete(*, user_id: str) -> None:
+    """Forget a person's preferences (account deletion): one DeleteItem, idempotent."""
+    Preferences(user_id).delete()
+
+
+# --- threads --------------------------------------------------------------------
+#
+# One item per person and thread holds their one state, `watch` or `mute`: muting a
+# watched thread replaces the watch and watching a muted one unmutes it, with no
+# read first and no way for two concurrent clicks to leave both. Of two concurrent
+# changes the later write stands (each is a single-item write).
+
+
+def _thread_put(*, user_id: str, thread_id: str, state: str) -> str:
+    ThreadSubscription(thread_id, user_id, state=state, at=clock.now_ms()).save()
+    return state
+
+
+def _thread_delete_if(*, user_id: str, thread_id: str, state: str) -> str | None:
+    """Delete the person's item on condition it holds `state`; answers the state after it."""
+    try:
+        ThreadSubscription(thread_id, user_id).delete(condition=ThreadSubscription.state == state)
+    except DeleteError as error:
+        if error.cause_response_code != CONDITION_FAILED:
+            raise
+        # No item, or the other state (unmute on a watched thread): nothing to undo.
+        return thread_state(thread_id=thread_id, user_id=user_id)
+    return None
+
+
+def thread_mute(*, user_id: str, thread_id: str) -> str:
+    """No more notifications from the thread: one PutItem (1 write unit, plus the `by_user` index's).
+
+    Replaces a watch. Twice: the same item again. Dies half way: the put is whole or absent.
+    """
+    return _thread_put(user_id=user_id, thread_id=thread_id, state="mute")
+
+
+def thread_unmute(*, user_id: str, thread_id: str) -> str | None:
+    """Undo a mute: one DeleteItem on condition the item says `mute`, so an unmute racing a
+    watch never removes the watch. Twice, or on a thread not muted: no change (answers the
+    state, read once consistently)."""
+    return _thread_delete_if(user_id=user_id, thread_id=thread_id, state="mute")
+
+
+def thread_watch(*, user_id: str, thread_id: str) -> str:
+    """Every reply in the thread notifies the person: one PutItem; watching a muted thread unmutes
+    it. Twice: the same item again. Dies half way: the put is whole or absent."""
+    return _thread_put(user_id=user_id, thread_id=thread_id, state="watch")
+
+
+def thread_unwatch(*, user_id: str, thread_id: str) -> str | None:
+    """Stop watching: one DeleteItem on condition the item says `watch` (a concurrent mute stays).
+    Twice, or on a thread not watched: no change."""
+    return _thread_delete_if(user_id=user_id, thread_id=thread_id, state="watch")
+
+
+def thread_watch_if_unset(*, user_id: str, thread_id: str) -> None:
+    """Replying watches the thread, unless the person muted or already watches it: one PutItem on
+    condition there is no item (a failed condition is the answer "already set", not an error).
+
+    Twice: the second finds the item and writes nothing. Racing a mute: whichever comes
+    second wins only if it is the mute (the mute is an unconditional put; this put fails
+    once the mute is there), so a reply never undoes a mute. Dies half way: whole or absent;
+    the reply stands without the watch, which is a convenience, not a promise.
+    """
+    try:
+        ThreadSubscription(thread_id, user_id, state="watch", at=clock.now_ms()).save(
+            condition=ThreadSubscription.user_id.does_not_exist()
+        )
+    except PutError as error:
+        if error.cause_response_code != CONDITION_FAILED:
+            raise
+
+
+def thread_subscriptions_delete(*, user_id: str, thread_ids: list[str]) -> None:
+    """Forget a person's thread states (account deletion): BatchWriteItem deletes, idempotent."""
+    with ThreadSubscription.batch_write() as batch:
+        for thread_id in thread_ids:
+            batch.delete(ThreadSubscription(thread_id, user_id))
