@@ -106,7 +106,10 @@ else
 fi
 # This and next month's activity log tables exist before anyone writes.
 python manage.py activity_tables
-python manage.py seed_demo --if-empty
+# Demo people and a staff account only on request: each gets a random password, printed here.
+if [ "${SEED_DEMO:-false}" = true ]; then
+  python manage.py seed_demo --if-empty
+fi
 
 config=deploy/supervisord.conf
 if [ "$MODE" = dev ]; then

@@ -1,4 +1,5 @@
 import random
+import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,7 +16,6 @@ DEMO_USERS = [
     ("carol", "Carol Suzuki"),
     ("dave", "Dave Ito"),
 ]
-DEMO_PASSWORD = "demo-pass-2026"
 DEMO_COMMENTS = [
     "Has anyone tried the new influenza guidelines in a busy outpatient clinic?",
     "Night shift tip: prepare tomorrow's handover notes before 3 a.m., not after.",
@@ -27,8 +27,10 @@ DEMO_COMMENTS = [
 
 class Command(BaseCommand):
     help = (
-        "Create demo users (printed with their password), comments, replies and likes so a newcomer "
-        "sees a living timeline. With --if-empty, do nothing when the timeline already has comments."
+        "Create demo users, comments, replies and likes so a newcomer sees a living timeline, and a staff "
+        "account `admin`. Each account created gets a random password, printed once here (never a published "
+        "one: a site that is reachable must not have a known log-in). make run runs this only with "
+        "SEED_DEMO=true. With --if-empty, do nothing when the timeline already has comments."
     )
 
     def add_arguments(self, parser):
@@ -39,19 +41,18 @@ class Command(BaseCommand):
             self.stdout.write("Timeline has comments already; no demo data added.")
             return
         User = get_user_model()
-        users = []
-        for username, display_name in DEMO_USERS:
-            user, created = User.objects.get_or_create(username=username, defaults={"display_name": display_name})
+        passwords = {}  # of the accounts created now; an existing account keeps its own
+
+        def account(username, **defaults):
+            user, created = User.objects.get_or_create(username=username, defaults=defaults)
             if created:
-                user.set_password(DEMO_PASSWORD)
+                passwords[username] = secrets.token_urlsafe(12)
+                user.set_password(passwords[username])
                 user.save()
-            users.append(user)
-        staff, created = User.objects.get_or_create(
-            username="admin", defaults={"display_name": "Site Admin", "is_staff": True, "is_superuser": True}
-        )
-        if created:
-            staff.set_password(DEMO_PASSWORD)
-            staff.save()
+            return user
+
+        users = [account(username, display_name=display_name) for username, display_name in DEMO_USERS]
+        staff = account("admin", display_name="Site Admin", is_staff=True, is_superuser=True)
         # The operator writes the demo on the demo people's behalf, faster than any person may:
         # the per-account write limits are for people, not for this command.
         with override_settings(RATE_LIMITS_ENABLED=False):
@@ -60,7 +61,8 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"Demo data ready. Log in at {login} with:"))
         for user in [*users, staff]:
             role = " (staff, /admin/)" if user.is_staff else ""
-            self.stdout.write(f"  {user.username} / {DEMO_PASSWORD}{role}")
+            password = passwords.get(user.username, "(existing account: its own password)")
+            self.stdout.write(f"  {user.username} / {password}{role}")
 
     def _write_demo(self, users):
         rng = random.Random(2026)
