@@ -25,6 +25,7 @@ from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
+from project.limits import address_subject
 from project.security import client_ip, password_check_limited
 from project.views import refused_page
 from social import counters, ranking, selectors, services
@@ -338,7 +339,9 @@ def comment_detail(request, comment_id):
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
     if request.method == "GET":
-        viewer = f"user:{request.user.pk}" if request.user.is_authenticated else f"address:{client_ip(request)}"
+        # An anonymous viewer is its address, an IPv6 one its /64 (one subscriber), as every limit counts.
+        anonymous = f"address:{address_subject(client_ip(request))}"
+        viewer = f"user:{request.user.pk}" if request.user.is_authenticated else anonymous
         counted = services.comment_view_record(comment_id=comment_id, viewer=viewer)
         # Logged when counted: once per viewer per comment per hour, like the view count.
         if counted and request.user.is_authenticated:

@@ -142,6 +142,16 @@ def test_comment_page_counts_views_and_popular_page_ranks_them(author, client):
     assert [r["total"] for r in api_answer["results"]] == [3, 1]
 
 
+def test_an_anonymous_ipv6_viewer_is_one_viewer_for_its_whole_64(author, client):
+    """One IPv6 subscriber holds a /64 (2^64 addresses): counted by address, it could inflate a
+    count (and write one limits item) per address; counted by /64, as every limit is, it is one."""
+    comment = comment_create(author_id=str(author.pk), body="Seen from one home")
+    for host in range(1, 6):
+        client.get(f"/c/{comment.comment_id}/", REMOTE_ADDR=f"2001:db8:1:2::{host:x}")
+    client.get(f"/c/{comment.comment_id}/", REMOTE_ADDR="2001:db8:1:3::1")  # another /64: another viewer
+    assert counters.counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 2
+
+
 def test_missing_or_hidden_comment_page_counts_no_view(author, client):
     comment = comment_create(author_id=str(author.pk), body="soon hidden")
     services.comment_set_hidden(comment_id=comment.comment_id, hidden=True)
