@@ -2,6 +2,7 @@ from django.urls import path
 
 from notifications import apis
 from notifications.feed import apis as feed_apis
+from notifications.preferences import apis as preferences_apis
 
 urlpatterns = [
     path("notifications/", apis.NotificationListApi.as_view(), name="api-notifications"),
@@ -14,4 +15,7 @@ urlpatterns = [
     path("notifications/read-all/", apis.NotificationReadAllApi.as_view(), name="api-notifications-read-all"),
     path("live/", apis.LiveApi.as_view(), name="api-live"),
     path("feed/", feed_apis.FeedListApi.as_view(), name="api-feed"),
+    path("me/preferences/", preferences_apis.PreferencesApi.as_view(), name="api-preferences"),
+    path("comments/<str:comment_id>/mute/", preferences_apis.CommentMuteApi.as_view(), name="api-comment-mute"),
+    path("comments/<str:comment_id>/watch/", preferences_apis.CommentWatchApi.as_view(), name="api-comment-watch"),
 ]

@@ -208,6 +208,8 @@ RATE_LIMITS = {
         # Reset mails asked for, per address and per e-mail address (no mail-bombing anyone).
         ("password_reset", "5/hour,20/day", ""),
         ("delivery", "10/hour,50/day", "3/hour,10/day"),
+        # Notification preferences saved, threads muted, unmuted, watched or unwatched.
+        ("preferences", "60/min,600/hour,3000/day", "20/min,200/hour,600/day"),
         # Texts and likes kept through a log-in for people not logged in, per address: each
         # kept one is a database session row, which strangers must not be able to pile up.
         ("anonymous_keep", "20/hour,100/day", ""),

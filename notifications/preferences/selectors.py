@@ -18,6 +18,8 @@ from typing import Any
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.models import Preferences, ThreadSubscription
+from project.errors import NotFound
+from social.selectors import comment_find, comment_thread_id
 
 KINDS = ("like", "reply", "mention", "message")
 CHANNELS = ("inbox", "email")
@@ -117,6 +119,15 @@ def digest_readers(*, digest: str) -> Iterator[str]:
     for partition in range(DIGEST_PARTITIONS):
         for entry in Preferences.by_digest.query(f"{digest}#{partition}"):
             yield entry.user_id
+
+
+def comment_thread_find(*, comment_id: str) -> str:
+    """The thread of a comment one may mute or watch (one consistent GetItem of the comment);
+    NotFound (404) for an unknown, hidden or deleted comment, as its page answers."""
+    comment = comment_find(comment_id=comment_id)
+    if comment is None or comment.hidden or comment.deleted_at:
+        raise NotFound("No such comment.")
+    return comment_thread_id(comment)
 
 
 def thread_states(*, thread_id: str) -> dict[str, str]:

@@ -24,6 +24,9 @@ from notifications.preferences.selectors import (
 )
 from project.clock import clock
 from project.errors import ApplicationError
+from project.limits import account_limit_enforce
+
+LIMIT = "preferences"  # settings.RATE_LIMITS: saves, mutes and watches per account (not a reply's watch)
 
 CONDITION_FAILED = "ConditionalCheckFailedException"
 
@@ -86,6 +89,7 @@ def preferences_update(*, user_id: str, patch: Any) -> NotifyPreferences:
     changes = preferences_patch_parse(patch)
     if not changes:
         return preferences_get(user_id=user_id, consistent=True)
+    account_limit_enforce(name=LIMIT, user_id=user_id)  # RateLimited (429): nothing written
     actions = []
     for name, value in changes.items():
         actions.append(getattr(Preferences, name).set(value))
@@ -112,12 +116,14 @@ def preferences_delete(*, user_id: str) -> None:
 
 
 def _thread_put(*, user_id: str, thread_id: str, state: str) -> str:
+    account_limit_enforce(name=LIMIT, user_id=user_id)  # RateLimited (429): nothing written
     ThreadSubscription(thread_id, user_id, state=state, at=clock.now_ms()).save()
     return state
 
 
 def _thread_delete_if(*, user_id: str, thread_id: str, state: str) -> str | None:
     """Delete the person's item on condition it holds `state`; answers the state after it."""
+    account_limit_enforce(name=LIMIT, user_id=user_id)
     try:
         ThreadSubscription(thread_id, user_id).delete(condition=ThreadSubscription.state == state)
     except DeleteError as error:
