@@ -36,7 +36,10 @@ class NotificationSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         help_text='Feed entries: "comment" (replies to one comment), "person" (one person\'s replies '
-        "across your comments), null (a message).",
+        'across your comments), "thread" (replies in a thread you watch), null (a message, a mention).',
+    )
+    body = serializers.CharField(
+        required=False, allow_blank=True, help_text="Feed entries: a staff message's whole text (others: empty)."
     )
     actors = ActorSerializer(many=True, help_text="The actors the text names (the first likers).")
     actor_count = serializers.IntegerField()
@@ -50,6 +53,7 @@ class NotificationSerializer(serializers.Serializer):
             data.pop("entry_id")
             data.pop("url")
             data.pop("grouped_by")
+            data.pop("body")
         return data
 
 

@@ -68,7 +68,8 @@ class Notification:
     listed_count: int = 0  # likes: liker ids kept (at most LIKE_NOTIFICATION_LIKERS_MAX of actor_count)
     read_at: datetime | None = None
     expires_at: datetime | None = None
-    excerpt: str = ""
+    excerpt: str = ""  # the comment's text, cut at EXCERPT_LENGTH
+    body: str = ""  # a staff message's whole text (never cut: there is nowhere else to read it)
     entry_id: str | None = None  # feed entries: the id `entry_ids` takes
     removed: bool = False  # likes: the comment was hidden or deleted since
     grouped_by: str | None = None  # feed entries: "comment", "person" (feed_selectors.FeedEntryView)
@@ -297,7 +298,8 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
             url=view.url,
             actors=tuple(Actor(actor.id, actor.display_name) for actor in view.actors[:2]),
             actor_count=view.actor_count,
-            excerpt=_excerpt(view.body),
+            excerpt="" if view.kind == "message" else _excerpt(view.body),
+            body=view.body if view.kind == "message" else "",
             entry_id=view.id,
             read_at=view.read_at,
             grouped_by=view.grouped_by,
