@@ -1,95 +1,111 @@
-"""Posting a comment: social's comment and, for a reply, the parent author's feed entry."""
+"""Posting and editing a comment: social's comment and who hears of it (notifications.fanout).
+
+A reply tells its parent's author ("Bob replied to your comment"), the people it @mentions
+("Bob mentioned you") and the thread's watchers ("Bob replied in a thread you watch"), one
+entry per person; a top-level comment or an edit tells the people it newly mentions. The
+promise to tell them is one `feed_retry` item in the comment's own transaction, however many
+people it reaches, expanded right after the commit and, whatever the request did not finish,
+by `process_feed_retries`: the comment never fails for its notifications, and none is lost
+if the process dies once the comment committed.
+"""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-from notifications.feed.events import FeedEvent
-from notifications.feed.services import FeedAppendResult, feed_append, feed_outbox_add
+from notifications.fanout import FanOut, fanout_outbox_add, fanout_send
+from project.clock import clock
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
+from social import services as social_services
+from social.mentions import mention_names, mentions_to_notify
 from social.models import Comment
-from social.selectors import comment_thread_id
+from social.selectors import comment_find, comment_thread_id
 from social.services import comment_new, comment_put, comment_replied_mark
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class ReplyNotification:
-    """The feed event telling a comment's author about a reply, written through an outbox.
-
-    `add_outbox_to(transaction)` joins the reply's own transaction, so the reply and the
-    promise to notify commit together; `send()` then applies the event and deletes the
-    outbox item. If `send()` fails or the process dies before
-    it, `process_feed_retries` applies the event later: the reply never fails for it.
-    """
-
-    user_id: str  # the parent comment's author
-    event: FeedEvent
-
-    def add_outbox_to(self, transaction: LabelledTransactWrite) -> None:
-        feed_outbox_add(transaction, user_id=self.user_id, event=self.event)
-
-    def send(self) -> FeedAppendResult | None:
-        try:
-            return feed_append(user_id=self.user_id, event=self.event, outbox=True)
-        except Exception:  # the reply is already posted; the outbox item keeps the event
-            logger.exception("reply notification %s left to process_feed_retries", self.event.event_id)
-            return None
-
-
-def feed_reply_notification(
-    *, reply_id: str, replier_id: str, parent_id: str, parent_author_id: str, created_at: str
-) -> ReplyNotification | None:
-    """The notification for a reply to `parent_id`, or None for a reply to one's own comment."""
-    if replier_id == parent_author_id:
+def comment_fanout(*, comment: Comment, parent: Comment | None, mention_ids: list[str]) -> FanOut | None:
+    """What posting `comment` promises to notify; None for a top-level comment mentioning nobody."""
+    if parent is None and not mention_ids:
         return None
-    event = FeedEvent(
-        event_id=f"reply:{reply_id}",
-        kind="reply",
-        actor_id=replier_id,
-        rollup_key=f"reply#{parent_id}",
-        object_id=reply_id,  # the entry shows the reply's text, read when the feed is shown
-        created_at=created_at,
+    return FanOut(
+        comment_id=comment.comment_id,
+        actor_id=comment.author_id,
+        thread_id=comment_thread_id(comment),
+        created_at=comment.created_at,
+        parent_id=parent.comment_id if parent else None,
+        parent_author_id=parent.author_id if parent else None,
+        mention_ids=mention_ids,
+        watchers=parent is not None,
     )
-    return ReplyNotification(user_id=parent_author_id, event=event)
 
 
 def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -> Comment:
     """Post a comment (or a reply to `parent_id`).
 
-    Twice: two comments (each call mints its own id). Dies half way: at worst a
-    day marker without comments, which the timeline skips. A reply and the feed
-    notification of the parent's author commit together through the feed's outbox.
+    Twice: two comments (each call mints its own id). Dies half way: at worst a day marker
+    without comments, which the timeline skips; once the comment committed, its fan-out item
+    makes `process_feed_retries` notify whoever the request did not (notifications.fanout).
     Over the author's `comment` (or `reply`) limit: RateLimited, nothing written.
     """
     comment, parent = comment_new(author_id=author_id, body=body, parent_id=parent_id)
+    account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
     if parent is not None:
         comment.thread_id = comment_thread_id(parent)
-    account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
-
-    # A reply tells the parent's author through their feed (never the replier themself).
-    notification = None
-    if parent is not None:
-        notification = feed_reply_notification(
-            reply_id=comment.comment_id,
-            replier_id=author_id,
-            parent_id=parent.comment_id,
-            parent_author_id=parent.author_id,
-            created_at=comment.created_at,
-        )
+    mention_ids = mentions_to_notify(author_id=author_id, body=comment.body)
+    if mention_ids:
+        comment.mentioned_ids = set(mention_ids)
+    fanout = comment_fanout(comment=comment, parent=parent, mention_ids=mention_ids)
 
     def build(transaction: LabelledTransactWrite) -> None:
         comment_put(transaction, comment=comment)
-        if notification:
-            notification.add_outbox_to(transaction)
+        if fanout is not None:
+            fanout_outbox_add(transaction, fanout=fanout)
 
     transact(build, what="comment_create")
     logger.info("comment %s posted by user %s", comment.comment_id, author_id)
     if parent is not None:
         comment_replied_mark(parent=parent)  # never raises: a delete then asks the replies index
-    if notification:
-        notification.send()  # never raises: what it cannot do, process_feed_retries does
+    if fanout is not None:
+        fanout_send(fanout)  # never raises: what it cannot do, process_feed_retries does
     return comment
+
+
+def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
+    """Edit the author's own comment (social.services.comment_edit); people its new body
+    @mentions who were not mentioned before are notified, as a new comment's are.
+
+    The mentioned ids join the comment's `mentioned_ids` and the fan-out item joins the feed
+    retry table in the edit's own transaction, so an edit notifies each person at most once
+    and, once committed, surely (the drainer finishes what the request does not). Two edits
+    at once may both name a new person: both fan-outs carry the same event id for them
+    (`mention:<comment id>`), which their feed applies once. A body without "@" reads nothing more.
+    """
+    fanout = None
+    mention_ids: list[str] = []
+    if mention_names(body):
+        current = comment_find(comment_id=comment_id)  # what it mentioned already (and its thread)
+        if current is not None and current.author_id == author_id:
+            already = set(current.mentioned_ids or ())
+            mention_ids = mentions_to_notify(author_id=author_id, body=body, already=already)
+            if mention_ids:
+                fanout = FanOut(
+                    comment_id=comment_id,
+                    actor_id=author_id,
+                    thread_id=comment_thread_id(current),
+                    created_at=clock.now_iso(),
+                    mention_ids=mention_ids,
+                    key=f"edit{clock.now_ns()}",
+                )
+    edited = social_services.comment_edit(
+        comment_id=comment_id,
+        author_id=author_id,
+        body=body,
+        mentioned_add=mention_ids,
+        also=(lambda transaction: fanout_outbox_add(transaction, fanout=fanout)) if fanout else None,
+    )
+    if fanout is not None:
+        fanout_send(fanout)
+    return edited

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
@@ -16,6 +16,7 @@ from project.clock import parse_iso
 from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.errors import NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
+from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
@@ -42,6 +43,8 @@ class CommentView:
     hidden: bool = False
     edited_at: datetime | None = None
     deleted: bool = False  # its author deleted it: a tombstone, body ""
+    # Lower-case name -> username of the people its body @mentions (pages link them; social.mentions).
+    mention_usernames: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,7 @@ def comment_views(
         [cid for cid in ids if cid not in exact_ids], viewer_id, consistent=False, counts=counted
     )
     authors = authors_by_id([comment.author_id for comment in comments])
+    mentions = mention_usernames(comment.body for comment in comments if not comment.deleted_at)
     return [
         CommentView(
             id=comment.comment_id,
@@ -115,6 +119,7 @@ def comment_views(
             hidden=bool(comment.hidden),
             edited_at=parse_iso(comment.edited_at) if comment.edited_at else None,
             deleted=bool(comment.deleted_at),
+            mention_usernames=mentions,
         )
         for comment in comments
     ]

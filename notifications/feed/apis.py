@@ -34,11 +34,11 @@ class FeedEntryOutputSerializer(serializers.Serializer):
     removed = serializers.BooleanField(help_text="What the entry pointed at was hidden or deleted since.")
     event_count = serializers.IntegerField(help_text="Events rolled into the entry (replies, for a reply entry).")
     grouped_by = serializers.ChoiceField(
-        choices=["comment", "person"],
+        choices=["comment", "person", "thread"],
         allow_null=True,
         help_text='"comment": replies to one of your comments; "person": one person\'s further replies '
         "across your comments, rolled into one entry once they have FEED_REPLIES_PER_PERSON unread entries; "
-        "null: a single event (a message).",
+        '"thread": replies in a thread you watch (`kind` "reply"); null: a single event (a message, a mention).',
     )
 
 

@@ -27,6 +27,15 @@ FEED_ACTOR_ID_MAX_CHARS = 24
 FEED_RETRY_SHARDS = 4  # partitions of the `feed_retry` table (see `feed_retry_key`)
 
 
+# Feed kinds whose preference kind has another name (notifications.preferences.selectors.KINDS).
+THREAD_KIND = "thread"  # a reply in a thread the person watches
+MENTION_KIND = "mention"
+PREFERENCE_KINDS = {THREAD_KIND: "reply"}
+# `feed_retry` items whose retry id starts so are a comment's fan-out (notifications/fanout.py),
+# expanded into one event per person, not one event.
+FANOUT_PREFIX = "fanout#"
+
+
 class FeedEventTooLarge(ApplicationError):
     """A feed event whose text or ids exceed the bounds above (a 400 on `field`)."""
 
@@ -45,6 +54,10 @@ class FeedEvent:
     delivery_id: str | None = None
     created_at: str | None = None  # ISO; now when None
     object_id: str | None = None  # what the entry shows: a reply's comment id (the text is read from it)
+    # The person wants this kind by e-mail too (decided at fan-out from their preferences): the
+    # feed write that applies it also schedules the mail (notifications.mail.queue), in its
+    # own transaction. Serialised with the event, so it survives `feed_retry`.
+    notify_email: bool = False
 
     def __post_init__(self):
         for name in ("event_id", "kind"):
@@ -79,6 +92,11 @@ class FeedEvent:
     def source_id(self) -> str | None:
         """The id the entry's text is read from when shown: the reply, or the delivery."""
         return self.object_id or self.delivery_id
+
+    @property
+    def preference_kind(self) -> str:
+        """The kind people choose for in their preferences: a watched thread's reply is a "reply"."""
+        return PREFERENCE_KINDS.get(self.kind, self.kind)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))

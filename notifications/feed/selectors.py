@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, TypeVar
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.encoding import PERSON_ROLLUP_KIND, FeedEntry, legacy_feed_upgrade
-from notifications.feed.events import FEED_RETRY_SHARDS
+from notifications.feed.events import FEED_RETRY_SHARDS, MENTION_KIND, THREAD_KIND
 from notifications.models import Feed, FeedRetry
 from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from social.models import Comment
-from social.selectors import Author, authors_by_id
+from social.selectors import Author, authors_by_id, comment_thread_id
 
 if TYPE_CHECKING:
     from pynamodb.models import Model
@@ -93,11 +93,14 @@ class FeedEntryView:
 
 def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str, event_count: int = 1) -> str:
     """ "Bob replied to your comment", "Bob and Alice ...", "Bob and 3 others ..." (newest first);
-    one person's replies rolled up across comments: "Bob replied 5 more times to your comments"."""
+    one person's replies rolled up across comments: "Bob replied 5 more times to your comments";
+    a watched thread: "Bob (and 2 others) replied in a thread you watch"; "Bob mentioned you"."""
     if kind == PERSON_ROLLUP_KIND and actors:
         times = "once more" if event_count == 1 else f"{event_count} more times"
         return f"{actors[0].display_name} replied {times} to your comments"
-    if kind == "reply" and actors:
+    if kind == MENTION_KIND and actors:
+        return f"{actors[0].display_name} mentioned you"
+    if kind in ("reply", THREAD_KIND) and actors:
         first = actors[0].display_name
         if actor_count <= 1:
             who = first
@@ -106,7 +109,7 @@ def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title:
         else:
             others = actor_count - 1
             who = f"{first} and {others} other{'s' if others != 1 else ''}"
-        return f"{who} replied to your comment"
+        return f"{who} replied {'in a thread you watch' if kind == THREAD_KIND else 'to your comment'}"
     return title or kind.capitalize()
 
 
@@ -165,9 +168,11 @@ def batch_get_by_key(model: type[_M], ids: set[str], attributes: list[str]) -> d
 
 def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
     """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
-    reply_kinds = ("reply", PERSON_ROLLUP_KIND)
+    reply_kinds = ("reply", PERSON_ROLLUP_KIND, THREAD_KIND, MENTION_KIND)  # their text is a comment's
     reply_ids = {entry.object_id for entry in entries if entry.kind in reply_kinds and entry.object_id}
-    replies = batch_get_by_key(Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden", "deleted_at"])
+    replies = batch_get_by_key(
+        Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden", "deleted_at", "thread_id"]
+    )
     wanted: dict[str, set[str]] = {}
     for entry in entries:
         if entry.kind not in reply_kinds and entry.object_id:
@@ -179,12 +184,17 @@ def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
             texts[entry.entry_id] = FeedText(entry.title, entry.body, entry.url)
         elif entry.kind in reply_kinds:
             reply = replies.get(entry.object_id)
-            if reply is None or reply.parent_id is None:
+            if reply is None or (reply.parent_id is None and entry.kind != MENTION_KIND):
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, removed=True)
                 continue
-            url = f"/c/{reply.parent_id}/#c-{reply.comment_id}"
-            rollup_key = f"reply#{reply.parent_id}"
-            if entry.kind == PERSON_ROLLUP_KIND and entry.actor_ids:
+            # A mention may be in a top-level comment: its own page shows it.
+            url = f"/c/{reply.parent_id}/#c-{reply.comment_id}" if reply.parent_id else f"/c/{reply.comment_id}/"
+            rollup_key: str | None = f"reply#{reply.parent_id}"
+            if entry.kind == THREAD_KIND:
+                rollup_key = f"thread#{comment_thread_id(reply)}"
+            elif entry.kind == MENTION_KIND:
+                rollup_key = None
+            elif entry.kind == PERSON_ROLLUP_KIND and entry.actor_ids:
                 rollup_key = f"{PERSON_ROLLUP_KIND}#{entry.actor_ids[-1]}"
             if reply.hidden or reply.deleted_at:
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
@@ -206,12 +216,13 @@ def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
         actors = [authors[actor_id] for actor_id in reversed(entry.actor_ids) if actor_id in authors]
         actor_count = int(entry.actor_count)
         text = texts[entry.entry_id]
-        grouped_by = {"reply": "comment", PERSON_ROLLUP_KIND: "person"}.get(entry.kind)
+        grouped_by = {"reply": "comment", PERSON_ROLLUP_KIND: "person", THREAD_KIND: "thread"}.get(entry.kind)
         views.append(
             FeedEntryView(
                 id=entry.entry_id,
-                # A person's roll-up is a reply entry to clients; `grouped_by` tells them apart.
-                kind="reply" if entry.kind == PERSON_ROLLUP_KIND else entry.kind,
+                # A person's roll-up and a watched thread's replies are reply entries to clients;
+                # `grouped_by` tells them apart.
+                kind="reply" if entry.kind in (PERSON_ROLLUP_KIND, THREAD_KIND) else entry.kind,
                 rollup_key=text.rollup_key,
                 actors=actors,
                 actor_count=actor_count,

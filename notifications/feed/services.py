@@ -25,11 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
+from django.conf import settings
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
-from notifications.feed.events import FeedEvent, feed_retry_key
+from notifications.feed.events import FANOUT_PREFIX, FeedEvent, feed_retry_key
 from notifications.feed.merge import FeedWrite, feed_entries_mark_read, feed_unread_entries, feed_write_compute
 from notifications.feed.selectors import feed_read, feed_retries_due
+from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
 from project.errors import Conflict, Throttled, error_code, is_transient
@@ -58,18 +60,51 @@ def feed_write_prepare(*, user_id: str, event: FeedEvent) -> FeedWrite:
     return feed_write_compute(feed=feed_read(user_id=user_id), event=event)
 
 
-def _feed_put(current: Callable[[], FeedWrite], *, what: str, reread: Callable[[], bool]) -> TransactOutcome:
+def _feed_put(
+    current: Callable[[], FeedWrite],
+    *,
+    what: str,
+    reread: Callable[[], bool],
+    also: Callable[[LabelledTransactWrite, FeedWrite], None] | None = None,
+) -> TransactOutcome:
     """The feed's version-conditioned put (`current()`, with its unread count), in the one retry
     loop every feed write shares: a failed version condition calls `reread` (True: try again
     with the write it recomputed), a transaction conflict or throttling waits, all within
-    FEED_WRITE_ATTEMPTS."""
+    FEED_WRITE_ATTEMPTS. `also` adds what must commit with the write (the event's mail)."""
+
+    def build(transaction: LabelledTransactWrite) -> None:
+        write = current()
+        write.add_to(transaction, label="feed")
+        if also is not None:
+            also(transaction, write)
+
     return transact(
-        lambda transaction: current().add_to(transaction, label="feed"),
+        build,
         what=what,
         attempts=FEED_WRITE_ATTEMPTS,
         on_failed=lambda outcome: reread(),
         backoff=FEED_BACKOFF,
     )
+
+
+def notify_email_delay_ms() -> int:
+    """How long a notification waits unread before it is e-mailed (NOTIFY_EMAIL_DELAY seconds)."""
+    return int(float(getattr(settings, "NOTIFY_EMAIL_DELAY", 600)) * 1000)
+
+
+def _mail_schedule(transaction: LabelledTransactWrite, write: FeedWrite, *, user_id: str, event: FeedEvent) -> None:
+    """For an event the person wants by e-mail, the mail's queue item, in the feed write's own
+    transaction: the entry and the promise to mail about it commit together or not at all. The
+    sender decides again at send time (read by then, e-mail turned off, thread muted)."""
+    if event.notify_email and write.entry_id:
+        mail_queue_put(
+            transaction,
+            user_id=user_id,
+            kind=event.preference_kind,
+            source=event.event_id,
+            entry_id=write.entry_id,
+            due_ms=clock.now_ms() + notify_email_delay_ms(),
+        )
 
 
 # --- the full write -----------------------------------------------------------
@@ -167,7 +202,12 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
             return not write.already_applied
 
         if not write.already_applied:
-            outcome = _feed_put(lambda: write, what="feed_append", reread=reread)
+            outcome = _feed_put(
+                lambda: write,
+                what="feed_append",
+                reread=reread,
+                also=lambda transaction, current: _mail_schedule(transaction, current, user_id=user_id, event=event),
+            )
         if write.already_applied:
             if outbox:
                 _outbox_done(user_id=user_id, event=event)
@@ -294,8 +334,13 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
         if error_code(error) == "ConditionalCheckFailedException":
             return "skipped"
         raise
-    event = FeedEvent.from_json(retry.event)
     try:
+        if retry.retry_id.startswith(FANOUT_PREFIX):
+            # Imported here: the fan-out writes through this module (feed_append).
+            from notifications.fanout import fanout_retry_apply
+
+            return fanout_retry_apply(retry)
+        event = FeedEvent.from_json(retry.event)
         result = feed_append(user_id=retry.user_id, event=event, outbox=True, queue=False)
     except (Conflict, Throttled, PynamoDBException) as error:
         message = getattr(error, "message", None) or str(error)

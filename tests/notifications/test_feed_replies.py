@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from actions import comments
 from actions.comments import comment_create
+from notifications.fanout import FanOut, fanout_send
 from notifications.feed import events as feed_events
 from notifications.feed import services as feed_services
 from notifications.models import Feed, FeedRetry, UnreadCount
@@ -68,8 +69,9 @@ def test_replies_roll_up_and_own_replies_notify_nobody(people, api):
     assert entry["url"].startswith(f"/c/{comment.comment_id}/")
     assert entry["unread"] is True
     assert UnreadCount.get(str(ann.pk), "feed", consistent_read=True).count == 1
-    # Replies to Bob's reply go to Bob, not Ann.
-    assert feed_of(bob) is None
+    # Bob's reply made him watch the thread: Cid's reply reached him as a watcher (his own did not).
+    [watched] = api.as_user(bob).get("/api/feed/").json()["results"]
+    assert (watched["text"], watched["grouped_by"]) == ("Cid replied in a thread you watch", "thread")
 
 
 def test_three_people_read_as_first_and_others(people, make_user, api):
@@ -124,7 +126,7 @@ def test_feed_failure_does_not_fail_the_reply_and_the_command_applies_it_later(p
 def test_outbox_applies_a_reply_whose_request_died_before_sending(people):
     ann, bob, _ = people
     comment = post(ann)
-    with mock.patch.object(comments.ReplyNotification, "send", lambda self: None):
+    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
     assert feed_of(ann) is None
@@ -138,13 +140,14 @@ def test_a_retry_applied_twice_is_applied_once(people):
     """The drainer and the original request both apply the same event: one entry, one write."""
     ann, bob, _ = people
     comment = post(ann)
-    with mock.patch.object(comments.ReplyNotification, "send", lambda self: None):
+    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
-    event = feed_events.FeedEvent.from_json(outbox.event)
-    assert feed_services.feed_append(user_id=str(ann.pk), event=event, outbox=True).status == feed_services.APPLIED
+    fanout = FanOut.from_json(outbox.event)
+    fanout_send(fanout)  # the request, late
     stale = outbox  # the drainer read it before the request applied it
     assert feed_services.feed_retry_process(retry=stale) == "skipped"  # gone: its claim fails
+    event = fanout.event("reply")
     assert feed_services.feed_append(user_id=str(ann.pk), event=event).status == feed_services.ALREADY_APPLIED
     assert feed_of(ann).version == 1
 

@@ -1,0 +1,212 @@
+"""Who hears of a comment: its parent's author, the people it @mentions, its thread's watchers.
+
+A comment's notifications are promised in the comment's own transaction by **one** item in
+`feed_retry` (an outbox entry whatever the number of people: a thread can have thousands of
+watchers, a transaction holds at most 100 actions), the `FanOut`. It is expanded right after
+the commit by the request (`fanout_send`, at most FANOUT_INLINE_MAX people, never raising),
+and otherwise, or for the rest, by `process_feed_retries` (`fanout_retry_apply`, at most
+FANOUT_DRAIN_MAX people per claim, then again from where it stopped).
+
+The expansion reads the thread's watch and mute states (one consistent Query) and the
+preferences of the people it notifies (one BatchGetItem per 100), decides one entry per
+person (a reply to your comment before a mention before a watched thread; none for the
+author, none in a muted thread, none where the person turned that kind's inbox off), and
+writes each person's feed with `feed_append`. Each person's event has an id of its own
+(`reply:`, `mention:` or `thread:` and the comment id), so an expansion repeated after a
+crash, or run by the request and a drainer at once, writes nobody's entry twice: the feed
+finds the event applied. People are taken in user-id order and the item keeps the last one
+done (`done_through`), so a long expansion resumes where it stopped instead of re-reading
+every feed; nothing is lost if the process dies at any point (the item stays until the
+expansion ends, and is due again after FEED_REPLY_OUTBOX_DELAY_MS).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from dataclasses import asdict, dataclass, field, replace
+
+from pynamodb.exceptions import DeleteError, UpdateError
+
+from notifications.feed.events import (
+    FANOUT_PREFIX,
+    FEED_RETRY_SHARDS,
+    MENTION_KIND,
+    PREFERENCE_KINDS,
+    THREAD_KIND,
+    FeedEvent,
+)
+from notifications.feed.services import APPLIED, FEED_REPLY_OUTBOX_DELAY_MS, feed_append
+from notifications.models import FeedRetry
+from notifications.preferences.selectors import preferences_get_many, thread_states
+from notifications.preferences.services import thread_watch_if_unset
+from project.clock import clock
+from project.errors import error_code
+from project.transactions import LabelledTransactWrite
+
+logger = logging.getLogger(__name__)
+
+REPLY_KIND = "reply"
+FANOUT_INLINE_MAX = 50  # people the replying request notifies itself; the drainer does the rest
+FANOUT_DRAIN_MAX = 500  # people per claim of the drainer (well within its one-minute lease)
+
+
+@dataclass(frozen=True)
+class FanOut:
+    """What a comment (or an edit) promised to notify, as stored in its `feed_retry` item."""
+
+    comment_id: str
+    actor_id: str  # who wrote it: never notified
+    thread_id: str
+    created_at: str
+    parent_id: str | None = None
+    parent_author_id: str | None = None  # told "replied to your comment"
+    mention_ids: list[str] = field(default_factory=list)  # told "mentioned you" (already limited)
+    watchers: bool = False  # a reply: the thread's watchers hear of it, and the replier watches it
+    key: str = ""  # tells an edit's item from the comment's (one comment, several items)
+    done_through: str = ""  # the last person done, in user-id order (a resumed expansion starts after)
+
+    @property
+    def retry_id(self) -> str:
+        return f"{FANOUT_PREFIX}{self.comment_id}{'#' + self.key if self.key else ''}"
+
+    @property
+    def shard(self) -> str:
+        return str(zlib.crc32(self.comment_id.encode()) % FEED_RETRY_SHARDS)
+
+    def to_json(self) -> str:
+        return json.dumps({"fanout": asdict(self)}, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> FanOut:
+        return cls(**json.loads(text)["fanout"])
+
+    def event(self, kind: str) -> FeedEvent:
+        """The event a person of `kind` gets: its id names the comment, so it applies once per person."""
+        rollup = {REPLY_KIND: f"reply#{self.parent_id}", THREAD_KIND: f"thread#{self.thread_id}"}.get(kind)
+        return FeedEvent(
+            event_id=f"{kind}:{self.comment_id}",
+            kind=kind,
+            actor_id=self.actor_id,
+            rollup_key=rollup,  # a mention is one entry of its own ("Bob mentioned you")
+            object_id=self.comment_id,  # the entry shows the comment's text, read when the feed is shown
+            created_at=self.created_at,
+        )
+
+
+def fanout_outbox_add(transaction: LabelledTransactWrite, *, fanout: FanOut) -> None:
+    """Add the fan-out's item to the comment's own transaction: one put, due when the drainer
+    should take over if the request does not finish it (FEED_REPLY_OUTBOX_DELAY_MS)."""
+    transaction.save(
+        FeedRetry(
+            fanout.shard,
+            fanout.retry_id,
+            user_id=fanout.actor_id,
+            event=fanout.to_json(),
+            due_at=clock.now_ms() + FEED_REPLY_OUTBOX_DELAY_MS,
+            attempts=0,
+            last_error="",
+            created_at=clock.now_iso(),
+        ),
+        label="fanout",
+    )
+
+
+def fanout_recipients(fanout: FanOut, states: dict[str, str]) -> dict[str, list[str]]:
+    """Each person to notify -> the kinds they could be told, best first (reply > mention > watch)."""
+    kinds: dict[str, list[str]] = {}
+
+    def offer(user_id: str | None, kind: str) -> None:
+        if user_id and user_id != fanout.actor_id and kind not in kinds.get(user_id, []):
+            kinds.setdefault(user_id, []).append(kind)
+
+    offer(fanout.parent_author_id, REPLY_KIND)
+    for user_id in fanout.mention_ids:
+        offer(user_id, MENTION_KIND)
+    if fanout.watchers:
+        for user_id, state in states.items():
+            if state == "watch":
+                offer(user_id, THREAD_KIND)
+    # The one place every notification of a comment passes: a muted thread tells nobody anything.
+    # Blocking (a later issue) drops here, in the same way, the people who blocked `actor_id`.
+    return {user_id: offered for user_id, offered in kinds.items() if states.get(user_id) != "mute"}
+
+
+def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
+    """Notify up to `budget` people after `fanout.done_through`; returns (all done, the last one done).
+
+    Reads: one consistent Query of the thread's states, one BatchGetItem of the batch's
+    preferences. Writes: one feed write per person notified (and, for a reply, the replier's
+    watch on its first expansion). A feed write that keeps failing is queued by `feed_append`
+    in `feed_retry` for that person alone; other errors raise, and the item stays for the drainer.
+    """
+    if fanout.watchers and not fanout.done_through:
+        thread_watch_if_unset(user_id=fanout.actor_id, thread_id=fanout.thread_id)  # never over a mute
+    states = thread_states(thread_id=fanout.thread_id)
+    kinds = fanout_recipients(fanout, states)
+    pending = sorted(user_id for user_id in kinds if user_id > fanout.done_through)
+    batch = pending[:budget]
+    preferences = preferences_get_many(user_ids=batch)
+    done_through = fanout.done_through
+    for user_id in batch:
+        wanted = preferences[user_id]
+        event = next(
+            (fanout.event(kind) for kind in kinds[user_id] if wanted.wants(PREFERENCE_KINDS.get(kind, kind), "inbox")),
+            None,
+        )
+        if event is not None:
+            event = replace(event, notify_email=wanted.wants(event.preference_kind, "email"))
+            feed_append(user_id=user_id, event=event, queue=True)
+        done_through = user_id
+    return len(pending) <= budget, done_through
+
+
+def _item(fanout: FanOut) -> FeedRetry:
+    return FeedRetry(fanout.shard, fanout.retry_id)
+
+
+def _done(fanout: FanOut) -> None:
+    try:
+        _item(fanout).delete()
+    except DeleteError as error:  # the next expansion finds everyone notified and deletes it
+        logger.warning("fan-out %s not deleted (%s)", fanout.retry_id, error_code(error))
+
+
+def _resume_later(fanout: FanOut, done_through: str) -> None:
+    """Keep the progress and make the rest due now (the drainer's next pass)."""
+    rest = replace(fanout, done_through=done_through)
+    try:
+        _item(fanout).update(
+            actions=[FeedRetry.event.set(rest.to_json()), FeedRetry.due_at.set(clock.now_ms())],
+            condition=FeedRetry.retry_id.exists(),
+        )
+    except UpdateError as error:
+        if error_code(error) != "ConditionalCheckFailedException":
+            raise
+        # Gone: another expansion finished it.
+
+
+def fanout_send(fanout: FanOut) -> None:
+    """Right after the comment committed: notify up to FANOUT_INLINE_MAX people. Never raises:
+    the item in `feed_retry` keeps what is not done for the drainer."""
+    try:
+        done, done_through = fanout_expand(fanout, budget=FANOUT_INLINE_MAX)
+        if done:
+            _done(fanout)
+        else:
+            _resume_later(fanout, done_through)
+    except Exception:  # the comment is posted; its fan-out item is applied later
+        logger.exception("fan-out of %s left to process_feed_retries", fanout.retry_id)
+
+
+def fanout_retry_apply(retry: FeedRetry) -> str:
+    """The drainer's turn at a fan-out it claimed: up to FANOUT_DRAIN_MAX people, then the item is
+    deleted (all done) or left due at once with its progress. Errors raise (the caller postpones)."""
+    fanout = FanOut.from_json(retry.event)
+    done, done_through = fanout_expand(fanout, budget=FANOUT_DRAIN_MAX)
+    if done:
+        _done(fanout)
+    else:
+        _resume_later(fanout, done_through)
+    return APPLIED
