@@ -14,7 +14,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from actions.comments import comment_create
+from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
 from project.api_tokens import api_token_issue, api_token_revoke
 from project.errors import PermissionDenied
@@ -212,7 +212,7 @@ class CommentDetailApi(APIView):
     def patch(self, request, comment_id: str):
         serializer = self.EditInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        comment = services.comment_edit(
+        comment = comment_edit(
             comment_id=comment_id, author_id=str(request.user.pk), body=serializer.validated_data["body"]
         )
         view = selectors.comment_views([comment], viewer_id=str(request.user.pk))[0]

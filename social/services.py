@@ -10,6 +10,7 @@ import logging
 import re
 import uuid
 import zlib
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -327,7 +328,15 @@ def _changeable_by(author_id: str) -> Condition:
     return condition
 
 
-def _author_write(*, comment_id: str, author_id: str, actions: list[Action], activity: str, what: str) -> None:
+def _author_write(
+    *,
+    comment_id: str,
+    author_id: str,
+    actions: list[Action],
+    activity: str,
+    what: str,
+    also: Callable[[LabelledTransactWrite], None] | None = None,
+) -> None:
     """Update the comment under `_changeable_by` and log `activity`, in one transaction.
 
     The condition failing means a concurrent delete or hide came first: the re-read
@@ -338,6 +347,8 @@ def _author_write(*, comment_id: str, author_id: str, actions: list[Action], act
     def build(transaction: LabelledTransactWrite) -> None:
         transaction.update(Comment(comment_id), actions=actions, condition=_changeable_by(author_id), label="comment")
         activity_put(transaction, user_id=author_id, action=activity, object_id=comment_id)
+        if also is not None:
+            also(transaction)
 
     outcome = transact(build, what=what)
     if not outcome.ok:
@@ -345,7 +356,14 @@ def _author_write(*, comment_id: str, author_id: str, actions: list[Action], act
         raise NotFound("No such comment.")  # the condition failed, yet the re-read looks fine: a race
 
 
-def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
+def comment_edit(
+    *,
+    comment_id: str,
+    author_id: str,
+    body: str,
+    mentioned_add: Collection[str] = (),
+    also: Callable[[LabelledTransactWrite], None] | None = None,
+) -> Comment:
     """Replace the body of the author's own comment and stamp `edited_at`.
 
     One transaction: the comment's UpdateItem (condition: still theirs, not deleted, not
@@ -354,12 +372,20 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
     neither is lost. With a delete: whichever commits first; an edit after the delete
     fails its condition and answers 404, so a deleted comment never comes back. Dies half
     way: nothing was written (one transaction).
+
+    `mentioned_add`: people the new body's @mentions notify, added to `mentioned_ids` in the
+    same write; `also` adds what other apps commit with the edit (their notification's outbox,
+    actions.comments.comment_edit).
     """
     body = comment_body_clean(body)
     _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
     actions: list[Action] = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
-    _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit")
+    if mentioned_add:
+        actions.append(Comment.mentioned_ids.add(set(mentioned_add)))
+    _author_write(
+        comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit", also=also
+    )
     logger.info("comment %s edited by user %s", comment_id, author_id)
     edited = comment_find(comment_id=comment_id)
     if edited is None:  # deleted between the edit and this read: the delete came last

@@ -20,6 +20,7 @@ from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 from actions.comments import comment_create
+from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
 from project import drafts
 from project.cursors import page_or_first
@@ -174,7 +175,7 @@ def comment_edit(request, comment_id):
     form, refused = CommentForm(request.POST or None, initial={"body": comment.body}), None
     if request.method == "POST" and form.is_valid():
         try:
-            services.comment_edit(comment_id=comment_id, author_id=str(request.user.pk), body=form.cleaned_data["body"])
+            comment_body_edit(comment_id=comment_id, author_id=str(request.user.pk), body=form.cleaned_data["body"])
         except NotFound as error:  # deleted or hidden while the form was open
             messages.error(request, error.message)
             return redirect("timeline")
