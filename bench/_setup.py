@@ -21,6 +21,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
 os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("DEBUG", "True")  # development settings: the defaults are production-safe
+os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")  # Django's test Client is `testserver`
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")  # measure the work, not the write limits
 
 import django

@@ -34,7 +34,8 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("DEBUG=False requires SECRET_KEY (or SECRET_KEY_FILE) to be set.")
     SECRET_KEY = "dev-only-insecure-key-do-not-use-in-production"
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+# Django's test client (Host: testserver) is let in by the test set-up itself, never here.
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # --- Serving (gunicorn.conf.py reads the WEB_* settings; docs/operations.md) ----------

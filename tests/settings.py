@@ -18,6 +18,10 @@ os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
 from project.settings import *  # noqa: F403
 
+# Django's test client names itself `testserver`: the processes a test starts with these
+# settings (outside pytest-django, which adds it itself) use it too.
+ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405
+
 # The suite's relational store is PostgreSQL, as in production: TEST_DATABASE_URL's server, or a
 # throwaway one started here (project/testing/postgres.py) and stopped when pytest exits;
 # pytest-django creates its test database there. Here because pytest-django imports these
