@@ -284,6 +284,46 @@ class MailQueue(Model):
     by_due = MailQueueDueIndex()
 
 
+class SendsBySourceIndex(GlobalSecondaryIndex):
+    """A source's ledger lines (`delivery#<id>`, a reply's event id): who was sent it, and how it went."""
+
+    class Meta:
+        index_name = "by_source"
+        projection = AllProjection()
+
+    source = UnicodeAttribute(hash_key=True)
+    user_id = UnicodeAttribute(range_key=True)
+
+
+class Send(Model):
+    """The ledger: one line per person, channel and source, saying what was sent (notifications/mail/ledger.py).
+
+    Put `sending` on condition it is absent before a mail goes out, so one sender of all
+    the concurrent ones sends it; set `sent` (or `failed`) after. A line still `sending`
+    after its lease is `unknown`: the sender died between sending and marking, and the
+    mail is never sent again. `skipped` lines say why nothing was sent (read by then,
+    muted, e-mail off, address not verified, a limit).
+    """
+
+    Meta = table_meta("sends")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    line = UnicodeAttribute(range_key=True)  # <channel>#<source>
+    channel = UnicodeAttribute()  # email
+    source = UnicodeAttribute()  # the queue item's source, digest:<daily|weekly>:<period>
+    kind = UnicodeAttribute()  # like, reply, mention, message, digest
+    state = UnicodeAttribute()  # sending, sent, failed, skipped
+    reason = UnicodeAttribute(default="")  # why skipped or failed
+    entry_id = UnicodeAttribute(default="")
+    address = UnicodeAttribute(default="")  # where it went (the address at send time)
+    subject = UnicodeAttribute(default="")
+    token = UnicodeAttribute(default="")  # the claimer's: only it marks the line
+    at = NumberAttribute()  # epoch milliseconds of the last change
+    lease_until = NumberAttribute(default=0)  # epoch ms: past it, a line still `sending` is `unknown`
+
+    by_source = SendsBySourceIndex()
+
+
 # --- preferences and threads (notifications/preferences/) ------------------------
 
 

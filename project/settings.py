@@ -139,6 +139,18 @@ vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Dynamo Social <noreply@localhost>")
 # A reset link works once and for this many seconds (Django's signed token carries its time).
 PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
+# Notification e-mail (notifications/mail/, docs/email.md). Links in mails start with SITE_URL
+# (never a request's host); a reply, mention or watched-thread reply still unread after
+# NOTIFY_EMAIL_DELAY seconds is mailed to people who opted in, at most MAIL_LIMIT_RECIPIENT
+# mails per person and MAIL_LIMIT_SITE per site (rules as the write limits: "N/period,...").
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+NOTIFY_EMAIL_DELAY = env.int("NOTIFY_EMAIL_DELAY", default=600)
+MAIL_LIMIT_RECIPIENT = env.str("MAIL_LIMIT_RECIPIENT", default="10/hour,50/day")
+MAIL_LIMIT_SITE = env.str("MAIL_LIMIT_SITE", default="600/min,50000/day")
+MAIL_LEASE_SECONDS = env.int("MAIL_LEASE_SECONDS", default=120)  # a sender's claim on one mail
+NOTIFY_DIGEST_HOUR = env.int("NOTIFY_DIGEST_HOUR", default=8)  # UTC hour the daily (and Monday's weekly) digest goes
+# An e-mail verification link works for this many seconds.
+EMAIL_VERIFY_TIMEOUT = env.int("EMAIL_VERIFY_TIMEOUT", default=3 * 24 * 3600)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")

@@ -1,0 +1,114 @@
+"""What a mail is about, read again at send time, and whether it may still go.
+
+Every check here is a strongly consistent read made just before the ledger claim: the
+entry (or like notification) still unread, the kind's e-mail still on, the thread not
+muted, an active account with a verified address. Whatever changed since the mail was
+scheduled wins; a check that fails becomes a `skipped` ledger line with its reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from pynamodb.exceptions import DoesNotExist
+
+from notifications.feed.selectors import feed_entry_views, feed_read
+from notifications.models import LikeUnread
+from notifications.preferences.selectors import preferences_get, thread_state
+from notifications.selectors import _excerpt, _like_notifications
+from social.selectors import comment_find, comment_thread_id
+
+
+@dataclass(frozen=True)
+class Recipient:
+    user_id: str
+    username: str
+    name: str
+    address: str
+
+
+@dataclass(frozen=True)
+class About:
+    """What happened, for the mail's subject and body."""
+
+    kind: str
+    text: str  # "Bob replied to your comment"
+    excerpt: str  # the reply's (or message's) first words
+    path: str  # where to read it on the site (a path; the mail prefixes SITE_URL)
+    comment_id: str | None = None  # whose thread a mute silences
+
+
+@dataclass(frozen=True)
+class Verdict:
+    recipient: Recipient | None = None
+    about: About | None = None
+    skip: str = ""  # why nothing goes (empty: send)
+
+
+def recipient_get(*, user_id: str) -> Recipient | Verdict:
+    """The account's name and verified address, or a Verdict saying why it gets no mail."""
+    try:
+        user = get_user_model().objects.filter(pk=int(user_id)).first()
+    except ValueError:
+        user = None
+    if user is None or not user.is_active:
+        return Verdict(skip="no active account")
+    if not user.email:
+        return Verdict(skip="no e-mail address")
+    if not user.email_verified:
+        return Verdict(skip="e-mail address not verified")
+    return Recipient(user_id=user_id, username=user.username, name=user.shown_name, address=user.email)
+
+
+def like_comment_id(entry_id: str) -> str:
+    """A like mail's `entry_id` is the liked comment's id (`like:<comment_id>` accepted too)."""
+    return entry_id.removeprefix("like:")
+
+
+def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
+    """What the unread entry (or like notification) says; None when it is read or gone by now."""
+    if kind == "like":
+        comment_id = like_comment_id(entry_id)
+        try:
+            item = LikeUnread.get(user_id, comment_id, consistent_read=True)
+        except DoesNotExist:
+            return None
+        if not int(item.num_likes or 0):
+            return None
+        (notification,) = _like_notifications([item], unread=True)
+        comment = comment_find(comment_id=comment_id)
+        excerpt = _excerpt(comment.body) if comment and not comment.hidden and not comment.deleted_at else ""
+        return About(kind, notification.text, excerpt, notification.url, comment_id=comment_id)
+    entries = [entry for entry in feed_read(user_id=user_id).entries if entry.entry_id == entry_id]
+    if not entries or entries[0].read:
+        return None
+    (view,) = feed_entry_views(entries)
+    if view.removed:
+        return None
+    thread_comment_id = entries[0].object_id if kind != "message" else None
+    return About(kind, view.text, _excerpt(view.body), view.url or "/notifications/", comment_id=thread_comment_id)
+
+
+def thread_muted(*, user_id: str, comment_id: str | None) -> bool:
+    if not comment_id:
+        return False
+    comment = comment_find(comment_id=comment_id)
+    if comment is None:
+        return False
+    return thread_state(thread_id=comment_thread_id(comment), user_id=user_id) == "mute"
+
+
+def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
+    """Whether the mail about `entry_id` may go to `user_id` now, and what it says."""
+    found = recipient_get(user_id=user_id)
+    if isinstance(found, Verdict):
+        return found
+    if not preferences_get(user_id=user_id, consistent=True).wants(kind, "email"):
+        return Verdict(skip=f"e-mail for {kind} turned off")
+    about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)
+    if about is None:
+        return Verdict(skip="read in the inbox (or gone) before the mail was due")
+    if thread_muted(user_id=user_id, comment_id=about.comment_id):
+        return Verdict(skip="thread muted")
+    return Verdict(recipient=found, about=about)

@@ -1,0 +1,79 @@
+"""The mails themselves: subject, plain text, a simple HTML alternative, and the
+one-click unsubscribe headers every mail carries (RFC 8058)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.template.loader import render_to_string
+
+from notifications.mail.checks import About, Recipient
+from notifications.mail.tokens import DIGEST, unsubscribe_url
+
+KIND_NAMES = {
+    "like": "likes of your comments",
+    "reply": "replies",
+    "mention": "mentions",
+    "message": "messages from the site's staff",
+    DIGEST: "the digest",
+}
+SUBJECT_MAX = 120
+
+
+def site_url(path: str) -> str:
+    """An absolute link on the site: SITE_URL, never the host a request came with."""
+    if path.startswith(("http://", "https://")):
+        return path
+    return f"{settings.SITE_URL}/{path.lstrip('/')}"
+
+
+def _message(*, recipient: Recipient, subject: str, template: str, context: dict[str, Any], unsubscribe: str) -> Any:
+    link = unsubscribe_url(user_id=recipient.user_id, kind=unsubscribe)
+    context = {
+        **context,
+        "recipient": recipient,
+        "unsubscribe_url": link,
+        "unsubscribe_what": KIND_NAMES.get(unsubscribe, unsubscribe),
+        "settings_url": site_url("/me/notifications/"),
+    }
+    message = EmailMultiAlternatives(
+        subject=subject[:SUBJECT_MAX],
+        body=render_to_string(f"notifications/mail/{template}.txt", context),
+        to=[recipient.address],
+        headers={"List-Unsubscribe": f"<{link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
+    )
+    message.attach_alternative(render_to_string(f"notifications/mail/{template}.html", context), "text/html")
+    return message
+
+
+def notification_message(*, recipient: Recipient, about: About) -> EmailMultiAlternatives:
+    """One notification's mail: what happened, its first words, a link to read it."""
+    message: EmailMultiAlternatives = _message(
+        recipient=recipient,
+        subject=about.text,
+        template="notification",
+        context={"about": about, "link": site_url(about.path)},
+        unsubscribe=about.kind,
+    )
+    return message
+
+
+def digest_message(*, recipient: Recipient, period: str, items: list[About], more: int) -> EmailMultiAlternatives:
+    """The digest: the unread inbox items, newest first, and how many more wait."""
+    count = len(items) + more
+    subject = f"{count} unread notification{'s' if count != 1 else ''} on Dynamo Social"
+    message: EmailMultiAlternatives = _message(
+        recipient=recipient,
+        subject=subject,
+        template="digest",
+        context={
+            "items": [(item, site_url(item.path)) for item in items],
+            "more": more,
+            "period": period,
+            "inbox_url": site_url("/notifications/"),
+        },
+        unsubscribe=DIGEST,
+    )
+    return message

@@ -1,0 +1,252 @@
+"""Sending notification e-mail exactly once: claim, re-check, ledger, send, mark.
+
+A mail is a `mail_queue` item (put in the transaction of the write it is about,
+notifications/mail/queue.py) and, once a sender took it up, a `sends` ledger line.
+`mail_process` is one sender's work on one due item:
+
+1. Claim the queue item: `due_at` (the value seen) moves to now + MAIL_LEASE_SECONDS, on
+   condition it is still that value. Two senders never work on one item at once; one that
+   dies holding it lets the lease run out and another takes it up.
+2. A ledger line for it already exists: it was handled (sent, failed, skipped, or the
+   sender died after claiming it: `unknown`). Nothing is sent; the queue item goes.
+3. Re-check at send time (notifications/mail/checks.py): still unread, the kind's e-mail
+   still on, thread not muted, an active account with a verified address. A failed check
+   puts a `skipped` line saying why.
+4. Claim the ledger line: put `sending` on condition it is absent. Of any number of
+   concurrent senders (a lease that ran out under a slow one), exactly one succeeds.
+5. The per-recipient limit (over: `skipped`) and the site's limit (over: the line is taken
+   back and the mail waits until the window ends), then send, then mark `sent` (or `failed`).
+6. Delete the queue item.
+
+Dies anywhere: before 4, the next sender does it all again (nothing was sent); between 4
+and the mark, the line stays `sending` and reads `unknown` once its lease is over, and no
+sender sends it again (at most once beats twice for mail; the ledger tells staff which
+ones to look at). After the mark, the next sender finds the line and deletes the item.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from pynamodb.exceptions import DeleteError, PutError, UpdateError
+
+from notifications.mail.checks import Recipient, mail_verdict
+from notifications.mail.content import notification_message
+from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
+from notifications.models import MailQueue, Send
+from project.clock import clock
+from project.errors import error_code
+from project.limits import limit_hit
+from project.transactions import write_retrying
+
+if TYPE_CHECKING:
+    from django.core.mail.backends.base import BaseEmailBackend
+    from pynamodb.expressions.update import Action
+
+logger = logging.getLogger(__name__)
+
+CONDITION_FAILED = "ConditionalCheckFailedException"
+# What `mail_process` reports for one item.
+TAKEN = "taken"  # another sender holds it
+ALREADY = "already"  # its ledger line exists: handled before
+POSTPONED = "postponed"  # the site's limit: due again when its window ends
+SITE_SUBJECT = "site"
+
+
+def _lease_ms() -> int:
+    return int(settings.MAIL_LEASE_SECONDS) * 1000
+
+
+def _conditional(write: Callable[[], object], *, what: str) -> bool:
+    """One conditional write; False when its condition failed."""
+    try:
+        write_retrying(write, what=what)
+    except (PutError, UpdateError, DeleteError) as error:
+        if error_code(error) == CONDITION_FAILED:
+            return False
+        raise
+    return True
+
+
+def ledger_put(
+    *,
+    user_id: str,
+    source: str,
+    kind: str,
+    state: str,
+    entry_id: str = "",
+    reason: str = "",
+    address: str = "",
+    channel: str = EMAIL,
+) -> Send | None:
+    """Put a new ledger line (`sending` with a lease and a token of ours, or a final state) on
+    condition the person has none about `source` on e-mail. None when one exists (another
+    sender's, or an earlier run's). Twice: the second finds the first and writes nothing."""
+    now = clock.now_ms()
+    line = Send(
+        user_id,
+        ledger_line(channel=channel, source=source),
+        channel=channel,
+        source=source,
+        kind=kind,
+        state=state,
+        reason=reason[:300],
+        entry_id=entry_id,
+        address=address,
+        token=uuid.uuid4().hex,
+        at=now,
+        lease_until=now + _lease_ms() if state == SENDING else 0,
+    )
+    if _conditional(lambda: line.save(condition=Send.line.does_not_exist()), what="mail ledger claim"):
+        return line
+    return None
+
+
+def ledger_mark(line: Send, *, state: str, reason: str = "", subject: str = "") -> bool:
+    """`sending` -> `state`, on condition the line is still ours and `sending` (False when not)."""
+    actions: list[Action] = [Send.state.set(state), Send.at.set(clock.now_ms()), Send.reason.set(reason[:300])]
+    if subject:
+        actions.append(Send.subject.set(subject[:200]))
+    return _conditional(
+        lambda: line.update(actions=actions, condition=(Send.token == line.token) & (Send.state == SENDING)),
+        what="mail ledger mark",
+    )
+
+
+def ledger_take_back(line: Send) -> bool:
+    """Delete a `sending` line of ours before anything was sent (the site limit said wait)."""
+    return _conditional(
+        lambda: line.delete(condition=(Send.token == line.token) & (Send.state == SENDING)),
+        what="mail ledger take back",
+    )
+
+
+@dataclass
+class Delivered:
+    outcome: str  # sent, failed, skipped, postponed, already
+    retry_after: float = 0.0
+
+
+def mail_deliver(
+    *,
+    recipient: Recipient,
+    source: str,
+    kind: str,
+    entry_id: str,
+    build: Callable[[], EmailMultiAlternatives],
+    connection: BaseEmailBackend | None = None,
+) -> Delivered:
+    """Claim the ledger line, apply the limits, send the mail `build()` makes, mark the line.
+
+    The one path every mail takes (notifications and digests), so each is sent at most
+    once per person and source whatever runs concurrently or dies (module doc).
+    """
+    line = ledger_put(
+        user_id=recipient.user_id, source=source, kind=kind, state=SENDING, entry_id=entry_id, address=recipient.address
+    )
+    if line is None:
+        return Delivered(ALREADY)
+    if not limit_hit(
+        name="mail_recipient", subject=recipient.user_id, rules=settings.MAIL_LIMIT_RECIPIENT, liftable=False
+    ).allowed:
+        ledger_mark(line, state=SKIPPED, reason="per-recipient mail limit (MAIL_LIMIT_RECIPIENT)")
+        return Delivered(SKIPPED)
+    site = limit_hit(name="mail_site", subject=SITE_SUBJECT, rules=settings.MAIL_LIMIT_SITE, liftable=False)
+    if not site.allowed:
+        ledger_take_back(line)
+        return Delivered(POSTPONED, retry_after=site.retry_after)
+    message = build()
+    if connection is not None:
+        message.connection = connection
+    try:
+        message.send()
+    except Exception as error:  # SMTP refusals, timeouts: the mail may or may not have gone
+        logger.warning("mail %s to user %s failed: %s", source, recipient.user_id, error)
+        ledger_mark(line, state=FAILED, reason=f"{type(error).__name__}: {error}", subject=str(message.subject))
+        return Delivered(FAILED)
+    ledger_mark(line, state=SENT, subject=str(message.subject))
+    return Delivered(SENT)
+
+
+def mail_queue_claim(item: MailQueue) -> bool:
+    """Hold a due queue item for MAIL_LEASE_SECONDS (condition: its `due_at` is the one we read)."""
+    seen = item.due_at
+    return _conditional(
+        lambda: item.update(
+            actions=[MailQueue.due_at.set(clock.now_ms() + _lease_ms()), MailQueue.attempts.add(1)],
+            condition=MailQueue.due_at == seen,
+        ),
+        what="mail queue claim",
+    )
+
+
+def mail_queue_done(item: MailQueue) -> None:
+    """Delete a handled queue item (idempotent: gone already is fine)."""
+    write_retrying(item.delete, what="mail queue delete")
+
+
+def mail_queue_postpone(item: MailQueue, *, seconds: float) -> None:
+    write_retrying(
+        lambda: item.update(
+            actions=[MailQueue.due_at.set(clock.now_ms() + int(max(seconds, 1.0) * 1000))],
+            condition=MailQueue.mail_id.exists(),
+        ),
+        what="mail queue postpone",
+    )
+
+
+def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None) -> str:
+    """Handle one due mail (module doc): sent, failed, skipped, already, postponed or taken."""
+    if not mail_queue_claim(item):
+        return TAKEN
+    if ledger_get(user_id=item.user_id, channel=EMAIL, source=item.source) is not None:
+        mail_queue_done(item)
+        return ALREADY
+    verdict = mail_verdict(user_id=item.user_id, kind=item.kind, entry_id=item.entry_id)
+    if verdict.skip or verdict.recipient is None or verdict.about is None:
+        ledger_put(
+            user_id=item.user_id,
+            source=item.source,
+            kind=item.kind,
+            state=SKIPPED,
+            entry_id=item.entry_id,
+            reason=verdict.skip,
+        )
+        mail_queue_done(item)
+        return SKIPPED
+    recipient, about = verdict.recipient, verdict.about
+    delivered = mail_deliver(
+        recipient=recipient,
+        source=item.source,
+        kind=item.kind,
+        entry_id=item.entry_id,
+        build=lambda: notification_message(recipient=recipient, about=about),
+        connection=connection,
+    )
+    if delivered.outcome == POSTPONED:
+        mail_queue_postpone(item, seconds=delivered.retry_after)
+        return POSTPONED
+    mail_queue_done(item)
+    return delivered.outcome
+
+
+@dataclass
+class MailStats:
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def count(self, outcome: str) -> None:
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+
+    def get(self, outcome: str) -> int:
+        return self.counts.get(outcome, 0)
+
+    @property
+    def summary(self) -> str:
+        order = (SENT, FAILED, SKIPPED, ALREADY, POSTPONED, TAKEN)
+        return ", ".join(f"{self.get(outcome)} {outcome}" for outcome in order)

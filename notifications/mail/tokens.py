@@ -1,0 +1,60 @@
+"""The signed tokens of mail links: one-click unsubscribe, and e-mail address verification.
+
+`django.core.signing` with a salt of its own per purpose, so a token made for one can
+never be replayed as the other (nor as any other signed value of the site).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+
+UNSUBSCRIBE_SALT = "notifications.mail.unsubscribe"
+VERIFY_SALT = "notifications.mail.verify-email"
+DIGEST = "digest"  # the "kind" of an unsubscribe token that turns the digest off
+
+
+@dataclass(frozen=True)
+class Unsubscribe:
+    user_id: str
+    kind: str  # like, reply, mention, message, or "digest"
+
+
+def unsubscribe_token(*, user_id: str, kind: str) -> str:
+    """A token turning `kind`'s e-mail (or the digest) off for `user_id`. No expiry: a mail
+    read a year later still unsubscribes (RFC 8058 asks links to keep working)."""
+    return signing.dumps({"u": user_id, "k": kind}, salt=UNSUBSCRIBE_SALT, compress=True)
+
+
+def unsubscribe_read(token: str) -> Unsubscribe | None:
+    """What a token unsubscribes from; None for a token this site did not sign."""
+    try:
+        data = signing.loads(token, salt=UNSUBSCRIBE_SALT)
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("k"), str):
+        return None
+    return Unsubscribe(user_id=data["u"], kind=data["k"])
+
+
+def unsubscribe_url(*, user_id: str, kind: str) -> str:
+    return f"{settings.SITE_URL}/mail/unsubscribe/{unsubscribe_token(user_id=user_id, kind=kind)}/"
+
+
+def verify_token(*, user_id: str, email: str) -> str:
+    """A token proving that whoever holds it reads `email`: valid EMAIL_VERIFY_TIMEOUT seconds,
+    and only while the account's address is still `email` (a change makes old links void)."""
+    return signing.dumps({"u": user_id, "e": email}, salt=VERIFY_SALT, compress=True)
+
+
+def verify_read(token: str) -> tuple[str, str] | None:
+    """(user_id, email) of a verification token still valid; None otherwise."""
+    try:
+        data = signing.loads(token, salt=VERIFY_SALT, max_age=settings.EMAIL_VERIFY_TIMEOUT)
+    except signing.BadSignature:  # SignatureExpired is one
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("e"), str):
+        return None
+    return data["u"], data["e"]
