@@ -22,6 +22,7 @@ from django.views.decorators.http import require_http_methods
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
+from notifications.preferences.selectors import comment_thread_state
 from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
@@ -348,7 +349,10 @@ def comment_detail(request, comment_id):
         if counted and request.user.is_authenticated:
             activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
     view_count = counters.counter_value(key=views_key)
-    context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count}
+    thread = None  # the Mute / Watch buttons' state
+    if request.user.is_authenticated and not comment.deleted:
+        thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
+    context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count, "thread": thread}
     return refused_page(render(request, "social/comment.html", context), refused)
 
 

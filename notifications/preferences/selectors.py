@@ -10,6 +10,7 @@ consistent Query of its partition (1 unit per 4 KB: about 100 people per unit).
 
 from __future__ import annotations
 
+import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,7 +20,10 @@ from pynamodb.exceptions import DoesNotExist
 
 from notifications.models import Preferences, ThreadSubscription
 from project.errors import NotFound
-from social.selectors import comment_find, comment_thread_id
+from social.models import Comment
+from social.selectors import authors_by_id, comment_find, comment_thread_id
+
+EXCERPT_LENGTH = 80
 
 KINDS = ("like", "reply", "mention", "message")
 CHANNELS = ("inbox", "email")
@@ -121,6 +125,15 @@ def digest_readers(*, digest: str) -> Iterator[str]:
             yield entry.user_id
 
 
+def is_thread_id(value: str) -> bool:
+    """A thread id is its first comment's id, a UUID."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
 def comment_thread_find(*, comment_id: str) -> str:
     """The thread of a comment one may mute or watch (one consistent GetItem of the comment);
     NotFound (404) for an unknown, hidden or deleted comment, as its page answers."""
@@ -154,19 +167,93 @@ class ThreadSubscriptionView:
     at: int  # epoch milliseconds
 
 
-def thread_subscriptions_of(*, user_id: str, limit: int = 100) -> list[ThreadSubscriptionView]:
+def thread_subscriptions_of(
+    *, user_id: str, limit: int = 100, fresh: Iterable[str] = ()
+) -> list[ThreadSubscriptionView]:
     """A person's muted and watched threads, most recently changed first (the settings page).
 
     The `by_user` index gives the keys (eventually consistent: a thread muted a second ago
     may show a moment later); each listed item is then read back strongly from the table
     (BatchGetItem), so a thread the person just unmuted or switched never shows its old state.
+    `fresh` names threads this browser changed a moment ago (`FRESH_THREADS`): read from the
+    table too, so a thread just muted on its comment's page is listed at once.
     """
     keys = [
         (entry.thread_id, entry.user_id)
         for entry in ThreadSubscription.by_user.query(user_id, limit=limit, attributes_to_get=["thread_id", "user_id"])
     ]
+    keys = list(dict.fromkeys([*keys, *((thread_id, user_id) for thread_id in fresh)]))
     if not keys:
         return []
     items = ThreadSubscription.batch_get(keys, consistent_read=True)
     views = [ThreadSubscriptionView(thread_id=item.thread_id, state=item.state, at=int(item.at)) for item in items]
     return sorted(views, key=lambda view: view.at, reverse=True)
+
+
+@dataclass(frozen=True)
+class ThreadShown:
+    """A muted or watched thread as the settings page lists it."""
+
+    thread_id: str
+    state: str
+    at: int
+    author: str  # the thread's first comment's author, "" once it is gone
+    excerpt: str  # its text, "" once it is gone (hidden or deleted): the undo button stays
+    available: bool
+
+
+def thread_subscriptions_shown(*, user_id: str, fresh: Iterable[str] = ()) -> list[ThreadShown]:
+    """The person's muted and watched threads with their first comment's author and excerpt:
+    the index Query and BatchGetItem of `thread_subscriptions_of`, one strongly consistent
+    BatchGetItem of the comments (a page seldom visited: a comment hidden a moment ago is
+    never shown here) and one query of names."""
+    threads = thread_subscriptions_of(user_id=user_id, fresh=fresh)
+    wanted = sorted({thread.thread_id for thread in threads})
+    attributes = ["comment_id", "author_id", "body", "hidden", "deleted_at"]
+    comments = {
+        comment.comment_id: comment
+        for comment in Comment.batch_get(wanted, consistent_read=True, attributes_to_get=attributes)
+    }
+    visible = {
+        comment_id: comment for comment_id, comment in comments.items() if not comment.hidden and not comment.deleted_at
+    }
+    names = authors_by_id(sorted({comment.author_id for comment in visible.values()}))
+    shown = []
+    for thread in threads:
+        comment = visible.get(thread.thread_id)
+        body = " ".join(comment.body.split()) if comment else ""
+        shown.append(
+            ThreadShown(
+                thread_id=thread.thread_id,
+                state=thread.state,
+                at=thread.at,
+                author=names[comment.author_id].display_name if comment else "",
+                excerpt=body if len(body) <= EXCERPT_LENGTH else body[: EXCERPT_LENGTH - 1] + "…",
+                available=comment is not None,
+            )
+        )
+    return shown
+
+
+@dataclass(frozen=True)
+class CommentThreadState:
+    """The comment page's Mute / Watch buttons: the thread and the viewer's state in it."""
+
+    thread_id: str
+    state: str | None
+
+    @property
+    def muted(self) -> bool:
+        return self.state == "mute"
+
+    @property
+    def watching(self) -> bool:
+        return self.state == "watch"
+
+
+def comment_thread_state(*, comment_id: str, parent_id: str | None, user_id: str) -> CommentThreadState:
+    """The viewer's state in the thread of a comment already shown: one consistent GetItem of
+    the state; a reply's thread costs one more GetItem of the reply (its stored `thread_id`),
+    a top-level comment is its own thread."""
+    thread_id = comment_id if parent_id is None else comment_thread_find(comment_id=comment_id)
+    return CommentThreadState(thread_id=thread_id, state=thread_state(thread_id=thread_id, user_id=user_id))
