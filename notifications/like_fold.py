@@ -66,6 +66,7 @@ from notifications.like_fold_steps import (
     badge_sync,
     chunks,
     events_delete,
+    like_mail_schedule,
     likes_batch_get,
     markers_get,
     markers_put,
@@ -79,11 +80,13 @@ from notifications.like_fold_steps import (
     writers,
 )
 from notifications.models import LikeEvent
+from notifications.preferences.selectors import NotifyPreferences, preferences_get, thread_state
 from notifications.services import likers_max
 from project.clock import clock
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
-from social.selectors import comment_find
+from social.models import Comment
+from social.selectors import comment_find, comment_thread_id
 
 logger = logging.getLogger(__name__)
 
@@ -134,6 +137,8 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
         lambda: {row.user_id for row in likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
     )
     likers_markers = readers.submit(markers_get, comment_id, likers)
+    # The author's choices, once per batch (strongly: they decide whom this fold notifies).
+    preferences = readers.submit(preferences_get, user_id=author_id, consistent=True)
     fold = Fold(comment_id, author_id, events, unread.result(), badge.result())
     if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
         # The notification is as `previous` committed it: its journal is `previous.notify`.
@@ -163,6 +168,8 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     recently -= set(fold.old_unliked)
     # Withdrawals first: a place they free goes to a later like of the same batch.
     fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
+    if fold.notify and not _author_hears(preferences.result(), author_id=author_id, comment=found):
+        fold.notify = []  # likes off, or the thread muted: nobody is listed, the count still counts
     for liker in fold.notify:
         fold.new_count += 1
         if len(fold.new_list) < likers_max():
@@ -173,7 +180,17 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     # Bounded like the list: a liker dropped from `unliked` is not put back until the read,
     # one dropped from `restored` may be put back once more.
     fold.new_unliked, fold.new_restored = unliked[-likers_max() :], restored[-likers_max() :]
+    # From nothing unread to unread: the one moment a like notification asks for an e-mail.
+    fold.mail = fold.old_count == 0 and fold.new_count > 0 and preferences.result().wants(LIKE, "email")
     return fold
+
+
+def _author_hears(preferences: NotifyPreferences, *, author_id: str, comment: Comment) -> bool:
+    """Whether the author takes like notifications of this comment: likes on in their inbox, and
+    its thread not muted (one consistent GetItem, read only when someone is to be notified)."""
+    if not preferences.wants(LIKE, "inbox"):
+        return False
+    return thread_state(thread_id=comment_thread_id(comment), user_id=author_id) != "mute"
 
 
 def _fold_read(comment_id: str, previous: _Committed | None) -> Fold | None:
@@ -225,6 +242,10 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
         now = clock.now()
         if fold.unmarked and not (fold.markers_in_flight is not None and markers_written(fold.markers_in_flight)):
             markers_put(comment_id, fold.unmarked, float(fold.unread.fold_at or now) if fold.unread else now)
+        if fold.mail:
+            # Before the commit point: a fold that dies after the commit has already scheduled it,
+            # and one whose commit then fails leaves an item the sender finds unread-less and skips.
+            like_mail_schedule(fold)
         if fold.changes and not notification_write(fold, now):
             logger.info("fold of %s: the notification changed meanwhile, re-read", comment_id)
             continue

@@ -15,6 +15,8 @@ from datetime import UTC, datetime
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
+from notifications.feed.services import notify_email_delay_ms
+from notifications.mail.queue import mail_queue_item
 from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount, unread_count_set
 from notifications.services import like_seq_condition, like_source
 from project.clock import clock
@@ -50,6 +52,7 @@ class Fold:
     markers_in_flight: list[Future] | None = None
     new_unliked: list[str] = field(default_factory=list)
     new_restored: list[str] = field(default_factory=list)
+    mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
 
     @property
     def changes(self) -> bool:
@@ -208,6 +211,23 @@ def notification_write(fold: Fold, now: float) -> bool:
             return False
         raise
     return True
+
+
+def like_mail_schedule(fold: Fold) -> None:
+    """Put the mail about the notification this fold makes unread into the mail queue (one plain put).
+
+    Keyed by the notification's next `seq` (`like:<comment>:<seq>`): a fold repeated after a
+    crash, or retried after losing its commit, puts the same item again (or one whose
+    notification the sender finds read or changed, and skips); the sender checks at send
+    time whether it is still unread and whether likes by e-mail are still on.
+    """
+    mail_queue_item(
+        user_id=fold.author_id,
+        kind="like",
+        source=f"like:{fold.comment_id}:{fold.old_seq + 1}",
+        entry_id=fold.comment_id,
+        due_ms=clock.now_ms() + notify_email_delay_ms(),
+    ).save()
 
 
 def badge_sync(fold: Fold, *, count: int, seq: int) -> None:
