@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.urls import path
 
 from notifications import selectors
+from notifications.preferences import selectors as preferences_selectors
 from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 
 
@@ -18,6 +19,8 @@ class UserNotificationsAdmin(DynamoAdmin):
         username = request.GET.get("username", "").strip()
         found_user = None
         data = None
+        preferences = None
+        threads = None
         note = ""
         if username:
             found_user = get_user_model().objects.filter(username__iexact=username).first()
@@ -25,11 +28,15 @@ class UserNotificationsAdmin(DynamoAdmin):
                 note = f"No user named {username!r}."
             else:
                 data = selectors.notifications_for_staff(user_id=str(found_user.pk))
+                preferences = preferences_selectors.preferences_get(user_id=str(found_user.pk), consistent=True)
+                threads = preferences_selectors.thread_subscriptions_shown(user_id=str(found_user.pk))
         context = {
             "title": "User notifications",
             "username": username,
             "found_user": found_user,
             "data": data,
+            "preferences": preferences,
+            "threads": threads,
             "note": note,
         }
         return self.render(request, "admin/dynamo/user_notifications.html", context)

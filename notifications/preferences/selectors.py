@@ -14,6 +14,7 @@ import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import DoesNotExist
@@ -200,6 +201,10 @@ class ThreadShown:
     author: str  # the thread's first comment's author, "" once it is gone
     excerpt: str  # its text, "" once it is gone (hidden or deleted): the undo button stays
     available: bool
+
+    @property
+    def changed_at(self) -> datetime:
+        return datetime.fromtimestamp(self.at / 1000, tz=UTC)
 
 
 def thread_subscriptions_shown(*, user_id: str, fresh: Iterable[str] = ()) -> list[ThreadShown]:

@@ -67,7 +67,8 @@ def test_the_page_saves_only_what_was_changed(make_user):
 
 def test_the_page_lists_muted_and_watched_threads_with_undo(make_user):
     user, author = make_user("ann"), make_user("author", display_name="Writer")
-    watched, muted, gone = post(author, "A watched thread"), post(author, "A muted thread"), post(author, "Hidden later")
+    watched, muted = post(author, "A watched thread"), post(author, "A muted thread")
+    gone = post(author, "Hidden later")
     client = _signed_in(user)
     # Through the comment pages, in this browser: the list (an index, which trails writes by up
     # to a second on AWS, as aws_read_lag models) shows its own changes at once.
@@ -123,4 +124,3 @@ def test_the_buttons_are_not_shown_to_visitors_nor_usable_on_hidden_comments(mak
     assert client.post(f"/c/{comment_id}/watch/", {"action": "watch"}).status_code == 404
     assert client.get(f"/c/{comment_id}/mute/").status_code == 405
     assert thread_state(thread_id=comment_id, user_id=uid(user)) is None
-
