@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/", include("notifications.api_urls")),
     path("api/", include("delivery.api_urls")),
     path("", include("notifications.urls")),
+    path("", include("notifications.mail.urls")),
     path("", include("social.urls")),
 ]
 

@@ -23,6 +23,7 @@ from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
 from notifications.preferences.selectors import comment_thread_state
+from notifications.mail.verification import email_address_set, email_verification_send
 from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
@@ -287,17 +288,31 @@ def profile(request, username):
 
 @login_required
 def account_settings(request):
-    """Change one's display name; links to the password change."""
-    form = DisplayNameForm(request.POST or None, initial={"display_name": request.user.display_name})
-    if request.method == "POST" and form.is_valid():
+    """Change one's display name and e-mail address (and have it verified); links to the password change."""
+    user = request.user
+    action = request.POST.get("action", "name") if request.method == "POST" else None
+    form = DisplayNameForm(request.POST if action == "name" else None, initial={"display_name": user.display_name})
+    email_form = EmailForm(request.POST if action in ("email", "verify") else None, initial={"email": user.email})
+    if action == "name" and form.is_valid():
         try:
-            services.user_display_name_set(user=request.user, display_name=form.cleaned_data["display_name"])
+            services.user_display_name_set(user=user, display_name=form.cleaned_data["display_name"])
         except ApplicationError as error:
             form.add_error("display_name", error.message)
         else:
-            messages.success(request, f"Saved: your comments now show “{request.user.shown_name}”.")
+            messages.success(request, f"Saved: your comments now show “{user.shown_name}”.")
             return redirect("account-settings")
-    return render(request, "social/settings.html", {"form": form})
+    if action in ("email", "verify") and email_form.is_valid():
+        try:
+            changed = email_address_set(user=user, email=email_form.cleaned_data["email"])
+            if user.email and (changed or action == "verify"):
+                email_verification_send(user=user)
+                messages.success(request, f"We sent a verification link to {user.email}: follow it to verify.")
+            elif changed:
+                messages.success(request, "Saved: your account has no e-mail address now.")
+            return redirect("account-settings")
+        except (ApplicationError, RateLimited) as error:
+            email_form.add_error("email", error.message)
+    return render(request, "social/settings.html", {"form": form, "email_form": email_form})
 
 
 def comment_detail(request, comment_id):
@@ -336,6 +351,15 @@ def comment_detail(request, comment_id):
             viewer_id=_viewer_id(request),
             cursor=cursor,
             fresh=FRESH_LIKES.names(request),
+class EmailForm(forms.Form):
+    email = forms.EmailField(
+        required=False,
+        label="E-mail address",
+        help_text="For the notification e-mail you choose and password resets. A new address is used "
+        "for notifications once you follow the link we send to it.",
+    )
+
+
             written=FRESH_COMMENTS.names(request),
         ),
     )

@@ -1,0 +1,60 @@
+"""E-mail address verification: notification mail goes only to an address proven by a link sent to it."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.template.loader import render_to_string
+
+from notifications.mail.content import site_url
+from notifications.mail.tokens import verify_read, verify_token
+from project.errors import ApplicationError
+from project.limits import limit_enforce
+
+# Verification mails asked for, per account: nobody mail-bombs an address through the button.
+VERIFY_MAIL_RULES = "5/hour,20/day"
+
+
+def email_address_set(*, user, email: str) -> bool:
+    """Set the account's address; a different one is unverified until its link is followed.
+    True when it changed. Twice: the second changes nothing."""
+    email = get_user_model().objects.normalize_email(email.strip())
+    if email == user.email:
+        return False
+    user.email = email
+    user.email_verified = False
+    user.save(update_fields=["email", "email_verified"])
+    return True
+
+
+def email_verification_send(*, user) -> None:
+    """Mail the account's address a link that verifies it (RateLimited past VERIFY_MAIL_RULES)."""
+    if not user.email:
+        raise ApplicationError("Enter an e-mail address first.", field="email")
+    limit_enforce(name="mail_verify", subject=str(user.pk), rules=VERIFY_MAIL_RULES)
+    link = site_url(f"/me/email/verify/{verify_token(user_id=str(user.pk), email=user.email)}/")
+    context = {"name": user.shown_name, "link": link}
+    message = EmailMultiAlternatives(
+        subject="Verify your e-mail address on Dynamo Social",
+        body=render_to_string("notifications/mail/verify.txt", context),
+        to=[user.email],
+    )
+    message.send()
+
+
+def email_verify(*, token: str):
+    """Mark the address a token was made for verified; the account, or None when the token is
+    bad, expired, or made for an address the account no longer has. Twice: stays verified."""
+    found = verify_read(token)
+    if found is None:
+        return None
+    user_id, email = found
+    with transaction.atomic():
+        user = get_user_model().objects.select_for_update().filter(pk=user_id, is_active=True).first()
+        if user is None or user.email != email:
+            return None
+        if not user.email_verified:
+            user.email_verified = True
+            user.save(update_fields=["email_verified"])
+    return user

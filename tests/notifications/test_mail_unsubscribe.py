@@ -1,0 +1,82 @@
+"""One-click unsubscribe (RFC 8058): POST without a session or CSRF token; GET changes nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from notifications.mail.tokens import unsubscribe_token, unsubscribe_url
+from notifications.preferences.selectors import preferences_get
+from tests.notifications.mail_helpers import email_on, uid
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def alice(make_user):
+    alice = make_user("alice")
+    email_on(alice, "reply", "mention")
+    return alice
+
+
+def _path(url: str) -> str:
+    """`https://host/mail/...` -> `/mail/...`."""
+    return "/" + url.split("/", 3)[3]
+
+
+def test_one_click_post_without_login_or_csrf_turns_that_kind_off(alice, settings):
+    settings.SITE_URL = "https://social.example"
+    url = unsubscribe_url(user_id=uid(alice), kind="reply")
+    assert url.startswith("https://social.example/mail/unsubscribe/")
+    client = Client(enforce_csrf_checks=True)
+
+    answer = client.post(
+        _path(url), data="List-Unsubscribe=One-Click", content_type="application/x-www-form-urlencoded"
+    )
+
+    assert answer.status_code == 200
+    assert b"no longer get e-mail for replies" in answer.content
+    prefs = preferences_get(user_id=uid(alice), consistent=True)
+    assert not prefs.wants("reply", "email")
+    assert prefs.wants("mention", "email")  # only the kind the mail was about
+
+
+def test_get_shows_a_confirm_button_and_changes_nothing(alice):
+    client = Client(enforce_csrf_checks=True)
+    answer = client.get(f"/mail/unsubscribe/{unsubscribe_token(user_id=uid(alice), kind='reply')}/")
+    assert answer.status_code == 200
+    assert b'<form method="post">' in answer.content and b"Unsubscribe</button>" in answer.content
+    assert preferences_get(user_id=uid(alice), consistent=True).wants("reply", "email")
+
+
+def test_the_digest_link_turns_the_digest_off(alice):
+    from notifications.preferences.services import preferences_update
+
+    preferences_update(user_id=uid(alice), patch={"digest": "weekly"})
+    Client().post(f"/mail/unsubscribe/{unsubscribe_token(user_id=uid(alice), kind='digest')}/")
+    prefs = preferences_get(user_id=uid(alice), consistent=True)
+    assert prefs.digest == "off" and prefs.wants("reply", "email")
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "not-a-token",
+        # Signed by the site, but for another purpose (the verification salt): refused as well.
+        "verify",
+    ],
+)
+def test_a_bad_token_is_refused_and_changes_nothing(alice, token):
+    if token == "verify":
+        from notifications.mail.tokens import verify_token
+
+        token = verify_token(user_id=uid(alice), email="alice@example.com")
+    answer = Client().post(f"/mail/unsubscribe/{token}/")
+    assert answer.status_code == 400
+    assert preferences_get(user_id=uid(alice), consistent=True).wants("reply", "email")
+
+
+def test_a_token_of_a_deleted_account_is_404(alice):
+    token = unsubscribe_token(user_id=uid(alice), kind="reply")
+    alice.delete()
+    assert Client().post(f"/mail/unsubscribe/{token}/").status_code == 404
