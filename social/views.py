@@ -22,8 +22,8 @@ from django.views.decorators.http import require_http_methods
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
-from notifications.preferences.selectors import comment_thread_state
 from notifications.mail.verification import email_address_set, email_verification_send
+from notifications.preferences.selectors import comment_thread_state
 from project import drafts
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
@@ -286,6 +286,15 @@ def profile(request, username):
     return render(request, "social/profile.html", {"person": person, "page": page})
 
 
+class EmailForm(forms.Form):
+    email = forms.EmailField(
+        required=False,
+        label="E-mail address",
+        help_text="For the notification e-mail you choose and password resets. A new address is used "
+        "for notifications once you follow the link we send to it.",
+    )
+
+
 @login_required
 def account_settings(request):
     """Change one's display name and e-mail address (and have it verified); links to the password change."""
@@ -351,15 +360,6 @@ def comment_detail(request, comment_id):
             viewer_id=_viewer_id(request),
             cursor=cursor,
             fresh=FRESH_LIKES.names(request),
-class EmailForm(forms.Form):
-    email = forms.EmailField(
-        required=False,
-        label="E-mail address",
-        help_text="For the notification e-mail you choose and password resets. A new address is used "
-        "for notifications once you follow the link we send to it.",
-    )
-
-
             written=FRESH_COMMENTS.names(request),
         ),
     )
