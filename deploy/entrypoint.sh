@@ -6,7 +6,8 @@
 #   entrypoint.sh web [ARGS]          gunicorn alone
 #   entrypoint.sh worker NAME [ARGS]  one background program alone: fold_like_events,
 #                                     aggregate_counters, process_feed_retries,
-#                                     dispatch_deliveries, rollup_activity, clear_sessions
+#                                     dispatch_deliveries, rollup_activity,
+#                                     mail_notifications, clear_sessions
 #   entrypoint.sh COMMAND [ARGS]      a management command: migrate, create_tables,
 #                                     activity_tables, health, ...
 #

@@ -296,7 +296,7 @@ class SendsBySourceIndex(GlobalSecondaryIndex):
 
 
 class Send(Model):
-    """The ledger: one line per person, channel and source, saying what was sent (notifications/mail/ledger.py).
+    """The ledger: one line per person, channel and source, saying what was sent (notifications/mail/services.py).
 
     Put `sending` on condition it is absent before a mail goes out, so one sender of all
     the concurrent ones sends it; set `sent` (or `failed`) after. A line still `sending`

@@ -34,7 +34,7 @@ def mail_queue_due(*, limit: int = 100, now_ms: int | None = None) -> list[MailQ
 
 
 def mail_queue_backlog(*, now_ms: int | None = None) -> Backlog:
-    """Mails due and not yet sent (`send_notification_mail`'s queue), and how long the oldest waits."""
+    """Mails due and not yet sent (`mail_notifications`'s queue), and how long the oldest waits."""
     now_ms = clock.now_ms() if now_ms is None else now_ms
     return backlog_of_parts(
         MailQueue,

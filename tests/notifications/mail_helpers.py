@@ -64,7 +64,7 @@ def schedule(user, *, kind: str = "reply", source: str | None = None, entry_id: 
 
 
 def send_due() -> MailStats:
-    """One sender pass over what is due (what `send_notification_mail` does)."""
+    """One sender pass over what is due (what `mail_notifications` does)."""
     stats = MailStats()
     for item in mail_queue_due():
         stats.count(mail_process(item=item))

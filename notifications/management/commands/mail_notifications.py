@@ -21,7 +21,7 @@ class Command(WorkerCommand):
         "ledger records every outcome. Without --loop: one pass, then exit (exit code 1 if a mail "
         "failed). With --loop: keep polling until SIGTERM/SIGINT, which finishes the current mail."
     )
-    worker = "send_notification_mail"
+    worker = "mail_notifications"
     logger = logging.getLogger("notifications.mail.services")
     finishing = "the current mail"
     poll_seconds = 5.0
