@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import PasswordChangeForm, UserCreationForm
+from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm, UserCreationForm
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.validators import MaxLengthValidator
 from django.db import IntegrityError, transaction
@@ -25,6 +25,7 @@ from actions.likes import like_add, like_remove
 from notifications.mail.verification import email_address_set, email_verification_send
 from notifications.preferences.selectors import comment_thread_state
 from project import drafts
+from project.after_response import after_response
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
@@ -195,8 +196,27 @@ def comment_edit(request, comment_id):
     return refused_page(render(request, "social/comment_edit.html", context), refused)
 
 
+class SitePasswordResetForm(PasswordResetForm):
+    """Django's reset form with its link on SITE_URL, never on the host or port a request
+    named (a forged Host header would otherwise send the owner a link to another site), and
+    its mail sent once the answer is out, so the answer takes as long whether or not an
+    account has the address (an SMTP round trip would tell). A process that dies in between
+    sends no mail: the person asks again."""
+
+    def save(self, **kwargs):
+        site = urlsplit(settings.SITE_URL)
+        return super().save(**{**kwargs, "domain_override": site.netloc, "use_https": site.scheme == "https"})
+
+    def send_mail(self, *args, **kwargs):
+        send = super().send_mail
+        if not after_response(lambda: send(*args, **kwargs)):
+            send(*args, **kwargs)  # outside a request (a shell): at once
+
+
 class PasswordResetView(auth_views.PasswordResetView):
     """Django's reset view, with the reset-mail limit per address and per e-mail address."""
+
+    form_class = SitePasswordResetForm
 
     def form_valid(self, form):
         try:

@@ -77,6 +77,35 @@ def test_reset_answers_the_same_whether_or_not_the_address_has_an_account(alice,
     assert "If an account has that address" in page
 
 
+def test_the_reset_link_is_on_the_site_url_whatever_host_the_request_named(alice, client, settings):
+    """A forged Host header (one the site answers to, on any port) cannot send the owner a
+    reset link that leads elsewhere: the link is built from SITE_URL."""
+    settings.SITE_URL = "https://social.example.org"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "attacker.example"]
+    client.post("/accounts/password/reset/", {"email": "alice@example.com"}, HTTP_HOST="attacker.example:8443")
+    [message] = mail.outbox
+    assert "https://social.example.org/accounts/password/reset/" in message.body
+    assert "attacker.example" not in message.body and "8443" not in message.body
+
+
+def test_the_reset_mail_leaves_after_the_answer(alice):
+    """Sending takes an SMTP round trip only for an address with an account: done before the
+    answer, it would tell which addresses have one. It is sent once the answer is out."""
+    from django.core.signals import request_finished
+    from django.test import RequestFactory
+
+    from project.after_response import AfterResponseMiddleware
+    from social.views import PasswordResetView
+
+    view = AfterResponseMiddleware(PasswordResetView.as_view())
+    request = RequestFactory().post("/accounts/password/reset/", {"email": "alice@example.com"})
+    request._dont_enforce_csrf_checks = True
+    answer = view(request)
+    assert answer.status_code == 302 and mail.outbox == []
+    request_finished.send(sender=None)  # what the server sends once the answer is written
+    assert [message.to for message in mail.outbox] == [["alice@example.com"]]
+
+
 def test_a_reset_link_sets_a_new_password_once(alice, client):
     client.post("/accounts/password/reset/", {"email": "alice@example.com"})
     link = reset_link()
