@@ -247,3 +247,33 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
     # The schema documents its 422 (project.schema) when it finds this mark on the view's method.
     wrapper.takes_idempotency_key = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def form_post_once(*, user_id: str, key: str, text: str, create: Callable[[], str]) -> tuple[str, bool]:
+    """A page's create form (a post or reply box) sent twice with the same text: `create`
+    runs once. Returns (what the first run created, replayed).
+
+    The form carries a key minted when the page was drawn (`idempotency_key`); a page the
+    browser restores on Back carries the same one. The key covers the key *and* the text,
+    so the same box sending other text later is a new post, never a 422. No key (an old
+    page), or not one a header could carry: `create` runs, as before. The rules and
+    failure modes are the header's (claim, store, release on failure; the module docstring).
+    """
+    if not KEY_PATTERN.fullmatch(key or "") or len(key) > 64:
+        return create(), False
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    try:
+        outcome = idempotency_claim(user_id=user_id, key=f"form:{key}:{digest[:32]}", fingerprint=digest)
+    except IdempotencyInProgress:
+        raise Conflict(
+            "This text is being posted already (pressed twice): reload the page in a moment.", field="body"
+        ) from None
+    if isinstance(outcome, Stored):
+        return str(cast(dict, outcome.body)["id"]), True
+    try:
+        created = create()
+    except BaseException:
+        idempotency_release(claim=outcome)
+        raise
+    idempotency_complete(claim=outcome, status_code=status.HTTP_201_CREATED, body={"id": created})
+    return created, False

@@ -161,9 +161,25 @@ class TokenCreateApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class CommentBodyField(serializers.CharField):
+    """A comment body: its length counted as the page's box counts it (a line break is one
+    character, CRLF or LF; services.line_breaks_normalize) before max_length is checked."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", services.BODY_MAX_LENGTH)
+        kwargs.setdefault(
+            "help_text",
+            f"At most {services.BODY_MAX_LENGTH:,} characters (Unicode code points); a line break counts as one.",
+        )
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        return services.line_breaks_normalize(super().to_internal_value(data))
+
+
 class CommentListCreateApi(APIView):
     class InputSerializer(StrictSerializer):
-        body = serializers.CharField(max_length=services.BODY_MAX_LENGTH, trim_whitespace=True)
+        body = CommentBodyField()
         parent_id = serializers.UUIDField(required=False, allow_null=True)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses={200: CommentPageSerializer})
@@ -201,7 +217,7 @@ class CommentDetailApi(APIView):
     """Read a comment; its author edits (PATCH) or deletes (DELETE) it."""
 
     class EditInputSerializer(StrictSerializer):
-        body = serializers.CharField(max_length=services.BODY_MAX_LENGTH, trim_whitespace=True)
+        body = CommentBodyField()
 
     @extend_schema(responses={200: CommentOutputSerializer})
     def get(self, request, comment_id: str):

@@ -174,9 +174,17 @@ def comment_view_record(*, comment_id: str, viewer: str) -> bool:
 # --- comments -------------------------------------------------------------
 
 
+def line_breaks_normalize(text: str) -> str:
+    """A line break is one character, however it was sent: a browser's form sends CRLF, its
+    text box (and so the box's counter, project/static/project/site.js) holds LF. Bodies are
+    counted and stored with LF, so the box and the server count alike."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def comment_body_clean(body: str) -> str:
-    """The body as stored (trimmed), or a 400 on `body` when it is empty or too long."""
-    body = body.strip()
+    """The body as stored (line breaks as LF, trimmed), or a 400 on `body` when it is empty
+    or longer than BODY_MAX_LENGTH characters (Unicode code points, a line break one)."""
+    body = line_breaks_normalize(body).strip()
     if not body:
         raise ApplicationError("The comment is empty.", field="body")
     if len(body) > BODY_MAX_LENGTH:

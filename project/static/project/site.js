@@ -107,6 +107,14 @@
       });
   }
 
+  // Characters as the server counts them (social/services.py comment_body_clean): the text
+  // without its leading and trailing spaces, in Unicode code points (an emoji is one, not
+  // JavaScript's two), a line break one (the box holds LF; the form sends CRLF, which the
+  // server counts as one too).
+  function bodyLength(text) {
+    return Array.from(text.replace(/\r\n?/g, "\n").trim()).length;
+  }
+
   function counter(box) {
     var limit = Number(box.dataset.maxLength);
     var element = document.createElement("p");
@@ -120,7 +128,7 @@
     var described = box.getAttribute("aria-describedby");
     box.setAttribute("aria-describedby", (described ? described + " " : "") + element.id);
     function update() {
-      var length = box.value.length;
+      var length = bodyLength(box.value);
       element.textContent = length.toLocaleString() + " / " + limit.toLocaleString() + " characters";
       var over = length - limit;
       element.classList.toggle("over", over > 0);
@@ -135,8 +143,37 @@
     update();
     return function () {
       update();
-      return box.value.length <= limit;
+      return bodyLength(box.value) <= limit;
     };
+  }
+
+  // A text posted is never put back in its box: Back to the page it was typed on (the
+  // browser's page cache keeps the box as it was) or a draft kept for it would otherwise
+  // offer it again, and a second press would post it twice (the server refuses that too:
+  // the form's idempotency_key). On submit the text is kept as a draft of its page (a post
+  // lost on the way, say offline, comes back) and noted as being posted; the page the post
+  // lands on says "Posted." (a message tagged `posted`), which marks the text as posted and
+  // drops the draft.
+  var POSTING = "posting";
+  var POSTED_PREFIX = "posted:";
+
+  function sameText(a, b) {
+    return a.replace(/\r\n?/g, "\n").trim() === b.replace(/\r\n?/g, "\n").trim();
+  }
+
+  function notePosted() {
+    var store = storage();
+    var sent = store && store.getItem(POSTING);
+    if (!sent) return;
+    store.removeItem(POSTING);
+    if (!document.querySelector(".messages .posted")) return; // refused: the form shows the text again
+    try {
+      sent = JSON.parse(sent);
+    } catch (error) {
+      return;
+    }
+    store.setItem(POSTED_PREFIX + sent.path, sent.text);
+    if (sameText(store.getItem(DRAFT_PREFIX + sent.path) || "", sent.text)) store.removeItem(DRAFT_PREFIX + sent.path);
   }
 
   function startPostForm(form) {
@@ -144,10 +181,18 @@
     var button = form.querySelector("button[type=submit]");
     if (!box || !button) return;
     var store = storage();
-    var kept = store && store.getItem(DRAFT_PREFIX + location.pathname);
+    var path = location.pathname;
+    // Create forms (post, reply) carry a key; the edit form holds a saved text, not a draft.
+    var creates = Boolean(form.querySelector("input[name=idempotency_key]"));
+    function wasPosted(text) {
+      var posted = creates && store && store.getItem(POSTED_PREFIX + path);
+      return Boolean(posted && text.trim() && sameText(text, posted));
+    }
+    if (wasPosted(box.value)) box.value = ""; // a page drawn before the post, from the browser's cache
+    var kept = store && store.getItem(DRAFT_PREFIX + path);
     if (kept) {
-      store.removeItem(DRAFT_PREFIX + location.pathname);
-      if (!box.value.trim()) {
+      store.removeItem(DRAFT_PREFIX + path);
+      if (!box.value.trim() && !wasPosted(kept)) {
         box.value = kept;
         var message = document.createElement("p");
         message.className = "draft-note";
@@ -168,14 +213,27 @@
       sending = true;
       button.textContent = "Posting…";
       button.setAttribute("aria-disabled", "true");
-    });
-    // Back to this page from the next one (the browser's page cache): ready again.
-    window.addEventListener("pageshow", function (event) {
-      if (event.persisted) {
-        sending = false;
-        button.textContent = label;
-        button.removeAttribute("aria-disabled");
+      if (creates && store) {
+        store.removeItem(POSTED_PREFIX + path);
+        store.setItem(POSTING, JSON.stringify({ path: path, text: box.value }));
+        store.setItem(DRAFT_PREFIX + path, box.value);
       }
+    });
+    // Leaving the page with text not sent: kept as a draft (the form asks the browser not to
+    // restore boxes itself, autocomplete="off", so that a posted text cannot come back).
+    window.addEventListener("pagehide", function () {
+      if (creates && store && !sending && box.value.trim()) store.setItem(DRAFT_PREFIX + path, box.value);
+    });
+    // Back to this page from the next one (the browser's page cache): ready again, without
+    // the text if it was posted, and the counter counting what the box holds.
+    window.addEventListener("pageshow", function (event) {
+      if (!event.persisted) return;
+      sending = false;
+      button.textContent = label;
+      button.removeAttribute("aria-disabled");
+      if (wasPosted(box.value)) box.value = "";
+      if (store) store.removeItem(DRAFT_PREFIX + path); // the box holds it, or it was posted
+      if (fits) fits();
     });
   }
 
@@ -191,7 +249,22 @@
     if (shown && shown.dataset.timeZone !== zone) location.reload();
   }
 
+  // The header's height as it is now (it wraps on phones and at 200% zoom), for the
+  // scroll-padding that keeps a focused element clear of it (site.css).
+  function measureHeader() {
+    var header = document.querySelector(".site-header");
+    if (!header) return;
+    function measure() {
+      document.documentElement.style.setProperty("--header-height", header.getBoundingClientRect().height + "px");
+    }
+    measure();
+    if (window.ResizeObserver) new ResizeObserver(measure).observe(header);
+    else window.addEventListener("resize", measure);
+  }
+
+  measureHeader();
   keepTimeZone();
+  notePosted();
   document.querySelectorAll("form.post-form").forEach(startPostForm);
 
   document.addEventListener("submit", function (event) {

@@ -1,0 +1,65 @@
+"""The post box in Chromium: its counter counts as the server does (a line break is one
+character, an emoji is one), and Back after posting shows an empty box that cannot post the
+same text twice."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from social import selectors
+
+TEXT = "😀" + "\n".join(["a" * 99] * 20)  # 1 + 1,980 + 19 line breaks = 2,000 characters
+
+
+def bodies_of(user) -> list[str]:
+    return [comment.body for comment in selectors.comments_by_author(author_id=str(user.pk))]
+
+
+def test_the_counter_and_the_server_count_alike(pages, make_user):
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    box = page.get_by_label("What's on your mind")
+    box.fill(TEXT)
+    expect(page.locator(".counter")).to_have_text("2,000 / 2,000 characters")
+    expect(page.locator(".counter-error")).to_be_empty()
+    expect(page.get_by_text("a line break counts as one")).to_be_visible()
+
+    page.get_by_role("button", name="Post").click()
+
+    expect(page.locator(".messages")).to_have_text("Posted.")
+    assert bodies_of(alice) == [TEXT]
+    box = page.get_by_label("What's on your mind")
+    box.fill(TEXT + "b")
+    expect(page.locator(".counter-error")).to_have_text("Too long by 1 characters: shorten it to 2,000 to post it.")
+    assert pages.console_errors == []
+
+
+def test_back_after_posting_shows_an_empty_box_and_posts_nothing_twice(pages, make_user):
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    page.get_by_label("What's on your mind").fill("Posted once\nonly")
+    page.get_by_role("button", name="Post").click()
+    expect(page.locator(".messages")).to_have_text("Posted.")
+
+    page.go_back()
+
+    box = page.get_by_label("What's on your mind")
+    expect(box).to_have_value("")
+    expect(page.locator(".counter")).to_have_text("0 / 2,000 characters")
+    expect(page.get_by_role("button", name="Post")).to_have_text("Post")
+    page.screenshot(path="/tmp/b_back_after_post.png")
+    page.get_by_role("button", name="Post").click()  # an empty box posts nothing
+    page.goto("/")
+    assert bodies_of(alice) == ["Posted once\nonly"]
+    assert pages.console_errors == []
+
+
+def test_unsent_text_is_kept_when_leaving_the_page(pages, make_user):
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    page.get_by_label("What's on your mind").fill("Half written")
+    page.get_by_role("link", name="Popular").click()
+    page.wait_for_url("**/popular/")
+    page.go_back()
+    expect(page.get_by_label("What's on your mind")).to_have_value("Half written")
+    assert bodies_of(alice) == []
