@@ -2,13 +2,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from social import views
+from social.account.views import account_settings
 from social.activity.views import my_activity
 
 urlpatterns = [
     path("", views.timeline, name="timeline"),
     path("popular/", views.popular, name="popular"),
     path("me/activity/", my_activity, name="my-activity"),
-    path("me/settings/", views.account_settings, name="account-settings"),
+    path("me/settings/", account_settings, name="account-settings"),
     path("u/<str:username>/", views.profile, name="profile"),
     path("c/<str:comment_id>/", views.comment_detail, name="comment"),
     path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),

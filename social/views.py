@@ -1,6 +1,5 @@
 """Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
 
-import uuid
 from urllib.parse import urlsplit
 
 from django import forms
@@ -23,14 +22,12 @@ from django.views.decorators.http import require_http_methods
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
-from notifications.mail.verification import email_address_set, email_verification_send
 from notifications.preferences.selectors import comment_thread_state
 from project import drafts
 from project.after_response import after_response
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
-from project.idempotency import form_post_once
 from project.limits import address_subject
 from project.security import client_ip, password_check_limited
 from project.views import refused_page
@@ -43,28 +40,13 @@ LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action fi
 COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
-class CommentBodyField(forms.CharField):
-    """Counted as the box's counter counts (site.js): a line break is one character, though
-    the browser sends it as CRLF (services.line_breaks_normalize), before max_length."""
-
-    def to_python(self, value):
-        return services.line_breaks_normalize(super().to_python(value))
-
-
 class CommentForm(forms.Form):
-    body = CommentBodyField(
+    body = forms.CharField(
         max_length=services.BODY_MAX_LENGTH,
-        help_text=f"Up to {services.BODY_MAX_LENGTH:,} characters; a line break counts as one.",
         widget=forms.Textarea(attrs={"rows": 3, "data-max-length": services.BODY_MAX_LENGTH}),
         error_messages={
             "max_length": "At most %(limit_value)d characters: this has %(show_value)d. Shorten it and post again."
         },
-    )
-
-    # Minted each time the form is drawn; a page restored by Back sends it again, so a second
-    # Post of the same text creates nothing (_post_once). The edit form leaves it out.
-    idempotency_key = forms.CharField(
-        required=False, max_length=64, widget=forms.HiddenInput, initial=lambda: uuid.uuid4().hex
     )
 
     def __init__(self, *args, **kwargs):
@@ -83,20 +65,6 @@ def _form_with_kept_draft(request, *, button: str) -> CommentForm:
     form.is_valid()  # an over-long draft comes back with its error
     messages.info(request, f"Your text was not posted yet. It is back in the box: press {button} to send it.")
     return form
-
-
-def _post_once(request, form: CommentForm, *, parent_id: str | None = None) -> tuple[str, bool]:
-    """Post the form's text (or reply), once per drawn form and text: (comment id, already posted)."""
-    author_id, body = str(request.user.pk), form.cleaned_data["body"]
-    return form_post_once(
-        user_id=author_id,
-        key=form.cleaned_data.get("idempotency_key") or "",
-        text=f"{parent_id or ''}\n{body}",
-        create=lambda: comment_create(author_id=author_id, body=body, parent_id=parent_id).comment_id,
-    )
-
-
-ALREADY_POSTED = "That text was already posted from this page, so it was not posted again."
 
 
 def _keep_draft_and_log_in(request):
@@ -162,10 +130,10 @@ def timeline(request):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                posted_id, replayed = _post_once(request, form)
-                messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
+                posted = comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
+                messages.success(request, "Posted.", extra_tags="posted")
                 response = redirect("timeline")
-                FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
+                FRESH_COMMENTS.remember(request, response, value=posted.comment_id)  # listed on the page it lands on
                 return response
             except ApplicationError as error:
                 form.add_error("body", error.message)  # the form keeps the text for another try
@@ -312,14 +280,6 @@ def comment_delete(request, comment_id):
     return render(request, "social/comment_delete.html", {"comment": comment, "back": _comment_back(comment)})
 
 
-class DisplayNameForm(forms.Form):
-    display_name = forms.CharField(
-        max_length=services.DISPLAY_NAME_MAX_LENGTH,
-        required=False,
-        help_text="Shown beside your comments. Leave it empty to show your username.",
-    )
-
-
 def profile(request, username):
     """A person's page: name, join date and their comments, newest first."""
     try:
@@ -335,44 +295,6 @@ def profile(request, username):
         ),
     )
     return render(request, "social/profile.html", {"person": person, "page": page})
-
-
-class EmailForm(forms.Form):
-    email = forms.EmailField(
-        required=False,
-        label="E-mail address",
-        help_text="For the notification e-mail you choose and password resets. A new address is used "
-        "for notifications once you follow the link we send to it.",
-    )
-
-
-@login_required
-def account_settings(request):
-    """Change one's display name and e-mail address (and have it verified); links to the password change."""
-    user = request.user
-    action = request.POST.get("action", "name") if request.method == "POST" else None
-    form = DisplayNameForm(request.POST if action == "name" else None, initial={"display_name": user.display_name})
-    email_form = EmailForm(request.POST if action in ("email", "verify") else None, initial={"email": user.email})
-    if action == "name" and form.is_valid():
-        try:
-            services.user_display_name_set(user=user, display_name=form.cleaned_data["display_name"])
-        except ApplicationError as error:
-            form.add_error("display_name", error.message)
-        else:
-            messages.success(request, f"Saved: your comments now show “{user.shown_name}”.")
-            return redirect("account-settings")
-    if action in ("email", "verify") and email_form.is_valid():
-        try:
-            changed = email_address_set(user=user, email=email_form.cleaned_data["email"])
-            if user.email and (changed or action == "verify"):
-                email_verification_send(user=user)
-                messages.success(request, f"We sent a verification link to {user.email}: follow it to verify.")
-            elif changed:
-                messages.success(request, "Saved: your account has no e-mail address now.")
-            return redirect("account-settings")
-        except (ApplicationError, RateLimited) as error:
-            email_form.add_error("email", error.message)
-    return render(request, "social/settings.html", {"form": form, "email_form": email_form})
 
 
 def comment_detail(request, comment_id):
@@ -394,10 +316,12 @@ def comment_detail(request, comment_id):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                reply_id, replayed = _post_once(request, form, parent_id=comment_id)
-                messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
+                reply = comment_create(
+                    author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id
+                )
+                messages.success(request, "Your reply is posted.", extra_tags="posted")
                 response = redirect("comment", comment_id=comment_id)
-                FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on
+                FRESH_COMMENTS.remember(request, response, value=reply.comment_id)  # listed on the page it lands on
                 return response
             except ApplicationError as error:
                 form.add_error("body", error.message)

@@ -1,0 +1,1 @@
+"""The account settings page (display name, e-mail address and its verification)."""
