@@ -57,6 +57,10 @@ def main() -> None:
             like_events_fold_until_idle,
             like_events_pending_comments,
         )
+        from notifications.mail.selectors import mail_queue_due
+        from notifications.mail.services import SENT, mail_process
+        from notifications.preferences.services import preferences_update, thread_watch
+        from project.clock import clock
         from social.aggregation import counter_aggregate, counters_aggregate_pending, counters_pending
         from social.counters import flag_reuse_seconds
         from social.services import comment_delete, comment_edit
@@ -83,6 +87,10 @@ def main() -> None:
         browser.force_login(author)
 
         results: list[tuple[str, float, float, float]] = []
+
+        def mail_sent(outcome: str) -> None:
+            assert outcome == SENT, outcome
+
         details: dict[str, dict[str, list[float]]] = {}
 
         def run(label: str, operation, *, per: int = 1, prepare=None) -> None:
@@ -219,6 +227,56 @@ def main() -> None:
                 ),
             ),
         )
+
+        # Choices over what reaches people: preferences and a thread's mute, through the API.
+        run("preferences (API GET, never saved)", lambda n: browser.get("/api/me/preferences/"))
+        run(
+            "preferences saved (API PATCH, one flag)",
+            lambda n: browser.patch(
+                "/api/me/preferences/", {"kinds": {"reply": {"email": n % 2 == 0}}}, content_type="application/json"
+            ),
+        )
+        run("mute a thread (API PUT)", lambda n: browser.put(f"/api/comments/{others[n].comment_id}/mute/"))
+
+        # A reply's fan-out: a new thread each time, watched by 3 people, the reply mentioning a
+        # fourth; the parent's author, the mentioned person and the 3 watchers each get one entry
+        # (feeds of a few entries), the replier starts watching.
+        threads = []
+
+        def watched_thread(n: int) -> None:
+            root = comment_create(author_id=author_id, body=f"Thread {n}: {TEXT}")
+            for watcher in people[repeat : repeat + 3]:
+                thread_watch(user_id=str(watcher.pk), thread_id=root.comment_id)
+            threads.append(root)
+
+        run(
+            "reply notifying 5 (author, 1 mention, 3 watchers)",
+            lambda n: comment_create(
+                author_id=str(people[n].pk),
+                body=f"@{people[repeat + 4].username} have a look",
+                parent_id=threads[n].comment_id,
+            ),
+            prepare=watched_thread,
+        )
+        # A reply mail: the parent's author opted in to e-mail for replies (a verified address).
+        # The reply's fan-out also queues the mail (in the feed write's transaction); the sender's
+        # work for one due mail: its claim, the checks at send time (the entry still unread, the
+        # preferences, the thread's mute, the limits), the ledger line, the send, the marks.
+        mailer = User.objects.create_user(
+            username="mailer", password="!", email="mailer@example.com", email_verified=True
+        )
+        preferences_update(user_id=str(mailer.pk), patch={"kinds": {"reply": {"email": True}}})
+        mailed = [comment_create(author_id=str(mailer.pk), body=f"Mail me {n}: {TEXT}") for n in range(repeat)]
+        run(
+            "reply whose author gets e-mail (queued)",
+            lambda n: comment_create(author_id=str(people[n].pk), body="Replying", parent_id=mailed[n].comment_id),
+        )
+        queued = [
+            item for item in mail_queue_due(limit=1000, now_ms=clock.now_ms() + 10**9) if item.user_id == str(mailer.pk)
+        ]
+        assert len(queued) == repeat, len(queued)
+        with override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend"):
+            run("notification mail sent (sender, per mail)", lambda n: mail_sent(mail_process(item=queued[n])))
 
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]

@@ -61,9 +61,25 @@ FLOORS: dict[str, tuple[float, float]] = {
     # at 0 leaves the sparse by_count index (a delete, 2 in a transaction).
     "mark all read (after one new entry)": (2, 14),
     "feed event into a full feed": (2, 10),
+    # The preferences item, read consistently (a person sees their own save): 1, billed even
+    # when the person never saved any (defaults).
+    "preferences (API GET, never saved)": (1, 0),
+    # One UpdateItem of the small preferences item, SET on the flag alone (no read first).
+    "preferences saved (API PATCH, one flag)": (0, 1),
+    # The comment, read to find its thread (1); the subscription item (1) and its `by_user`
+    # index entry (1).
+    "mute a thread (API PUT)": (1, 2),
+    # The sender's claim of the queue item (1, its `by_due` LSI entry moves: 2), the checks: the
+    # feed (the entry still unread? 2 for a 5 KB feed, 1 here), the preferences (1) and the
+    # thread's mute (1); the ledger line put (1 + its `by_source` entry 1) and marked sent (1),
+    # the queue item's delete (1 + LSI 1). The mail itself is billed by the mail service (SES:
+    # $0.10 per 1,000), about 13 times this DynamoDB cost.
+    "notification mail sent (sender, per mail)": (3, 8),
 }
 
 # --- the site ------------------------------------------------------------------
+
+SES_PRICE_PER_MAIL = 0.10 / 1000  # Amazon SES, outbound e-mail
 
 # What one daily active person does on an average day (stated, not measured: change to taste).
 DAILY_MIX: dict[str, float] = {
@@ -78,10 +94,21 @@ DAILY_MIX: dict[str, float] = {
     "aggregation of a liked comment's count": 5.5,
     "aggregation of a viewed comment's count": 8,
     "post a comment": 0.3,
-    "reply (the parent's author has a full feed)": 1,
+    "reply (the parent's author has a full feed)": 0.8,
+    # A reply in a busier thread: its parent's author, a mention and three watchers hear of it.
+    "reply notifying 5 (author, 1 mention, 3 watchers)": 0.2,
+    # One person in five has e-mail on for replies or mentions and gets one such mail a day
+    # (each also adds the queue item to the reply's feed write: in the reply's own line).
+    "notification mail sent (sender, per mail)": 0.2,
     "inbox (API, a full feed)": 3,
     "mark all read (after one new entry)": 1,
     "badge (API unread count)": 5,  # API clients; pages read the badge inside their own cost
+    # Choices are made rarely: a settings visit a month, a mute or watch a fortnight. Each
+    # notification batch reads the preferences it needs inside its own cost (a reply's
+    # fan-out, a like's fold), so they are in those lines already.
+    "preferences (API GET, never saved)": 1 / 30,
+    "preferences saved (API PATCH, one flag)": 1 / 30,
+    "mute a thread (API PUT)": 1 / 14,
     # 20 minutes a day with a visible tab: one poll every 2 s.
     "live poll, 5 comments on screen": 600,
     # One staff broadcast a week to everyone.
@@ -119,7 +146,8 @@ ALWAYS_ON: list[tuple[str, float, float, float]] = [
     ("aggregator polling (10 due shards every 0.5 s)", 86_400 / 0.5, 10 * 0.5, 0),
     ("feed retries polling (4 Queries every 2 s)", 86_400 / 2, 4 * 0.5, 0),
     ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
-    ("worker heartbeats (6 workers, every 5 s)", 6 * 86_400 / 5, 0, 1),
+    ("mail sender polling (4 shards every 5 s)", 86_400 / 5, 4 * 0.5, 0),
+    ("worker heartbeats (7 workers, every 5 s)", 7 * 86_400 / 5, 0, 1),
 ]
 
 
@@ -163,6 +191,11 @@ def print_site_model(*, people: int, measured: dict[str, tuple[float, float]]) -
             rcu += sum(times * read for _, times, read, _ in ALWAYS_ON)
             wcu += sum(times * write for _, times, _, write in ALWAYS_ON)
         print(f"  {name:<18} {rcu:14,.0f} {wcu:14,.0f} {_dollars(rcu, wcu) * 30:10,.2f}")
+    mails = DAILY_MIX["notification mail sent (sender, per mail)"] * people
+    print(
+        f"  + e-mail through Amazon SES: {mails:,.0f} mails a day, ${mails * 30 * SES_PRICE_PER_MAIL:,.2f} a month "
+        "(billed by SES, not DynamoDB)"
+    )
     print(
         "  (seed 000's like: 20 WCU on a quiet comment, and every liker of a comment writes the same two\n"
         "   items, which AWS serialises: a popular comment's likes fail; its liker list grows, ~62 WCU a\n"
