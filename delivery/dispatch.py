@@ -12,6 +12,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from delivery.leases import ChunkLease, chunk_claim, chunk_lease_release, chunk_lease_renew
 from delivery.models import (
     CHUNK_DONE,
@@ -29,6 +31,8 @@ from delivery.services import TRANSACTION_ACTIONS_MAX, finish_transaction
 from notifications.feed.events import FeedEvent
 from notifications.feed.merge import FeedWrite, feed_write_compute
 from notifications.feed.selectors import feed_read_many
+from notifications.mail.queue import mail_queue_put
+from notifications.preferences.selectors import preferences_get_many
 from project.clock import clock
 from project.errors import Conflict, Throttled
 from project.retry import backoff_sleep
@@ -86,13 +90,28 @@ def _prepare_feed_writes(user_ids: list[str], event: FeedEvent) -> dict[str, Fee
     return {user_id: feed_write_compute(feed=feeds[user_id], event=event) for user_id in user_ids}
 
 
-def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: FeedEvent) -> BatchResult:
+def mail_wanted(user_ids: list[str]) -> set[str]:
+    """The targets who want staff messages by e-mail: one BatchGetItem of their preferences per
+    100 (strongly consistent: someone who turned it off a moment ago gets no mail)."""
+    return {
+        user_id for user_id, prefs in preferences_get_many(user_ids=user_ids).items() if prefs.wants("message", "email")
+    }
+
+
+def targets_deliver(
+    *, delivery_id: str, seq: int, user_ids: list[str], event: FeedEvent, mailed: set[str] | None = None
+) -> BatchResult:
     """Deliver to `user_ids` (targets of chunk `seq`) in as few transactions as possible.
 
     One transaction per batch: a condition check that the delivery is still
     `dispatching` (so nothing is delivered after a cancel commits), an ADD of the
     batch size to the chunk's `delivered`, and per target the delete of its target
-    item (condition: exists) plus its version-conditioned feed write. When DynamoDB
+    item (condition: exists) plus its version-conditioned feed write, and for a target
+    who wants staff messages by e-mail (`mailed`, read once for the batch when not
+    given) the mail's queue item: the message and the promise to mail it commit
+    together, so each target's mail is scheduled exactly once, as its message is
+    delivered exactly once (notifications/mail/services.py sends it at most once). A
+    batch that would exceed the 100 actions of a transaction is split. When DynamoDB
     cancels it, the reasons say which target failed: targets already gone are
     dropped (someone delivered them), feeds that moved are re-read, the rest goes
     again; when conflicts persist the batch is split in halves, down to single
@@ -105,13 +124,31 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
     """
     result = BatchResult()
     remaining = list(user_ids)
+    mailed = mail_wanted(remaining) if mailed is None else mailed
+    due_ms = clock.now_ms() + int(settings.NOTIFY_EMAIL_DELAY) * 1000
+
+    def deliver_part(part: list[str]) -> bool:
+        """Deliver `part` on its own into `result`; True when it found the delivery cancelled."""
+        sub = targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=part, event=event, mailed=mailed)
+        return result.absorb(sub)
+
     for attempt in range(FEED_ATTEMPTS):
         if not remaining:
             return result
         writes = _prepare_feed_writes(remaining, event)
-        actions = 2 + sum(1 + write.action_count for write in writes.values())
+
+        def mails(user_id: str, write: FeedWrite) -> bool:
+            return user_id in mailed and not write.already_applied and write.entry_id is not None
+
+        actions = 2 + sum(1 + write.action_count + mails(user_id, write) for user_id, write in writes.items())
         if actions > TRANSACTION_ACTIONS_MAX:
-            raise ValueError(f"batch of {len(writes)} targets needs {actions} actions (max 100)")
+            if len(remaining) == 1:
+                raise ValueError(f"one target needs {actions} actions (max {TRANSACTION_ACTIONS_MAX})")
+            half = len(remaining) // 2
+            for part in (remaining[:half], remaining[half:]):
+                if deliver_part(part):
+                    return result
+            return result
 
         def build(transaction: LabelledTransactWrite, writes=writes) -> None:
             transaction.condition_check(
@@ -132,6 +169,15 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
                 # Nothing to write when the event is already in the feed (a second
                 # line of defence): deleting the target is all that is left to do.
                 write.add_to(transaction, label=_feed(user_id))
+                if mails(user_id, write):
+                    mail_queue_put(
+                        transaction,
+                        user_id=user_id,
+                        kind="message",
+                        source=event.event_id,
+                        entry_id=str(write.entry_id),
+                        due_ms=due_ms,
+                    )
 
         try:
             outcome = transact(build, what="delivery batch")
@@ -141,7 +187,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
                 return result
             half = len(remaining) // 2
             for part in (remaining[:half], remaining[half:]):
-                if result.absorb(targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=part, event=event)):
+                if deliver_part(part):
                     return result
             return result
         if outcome.ok:
@@ -160,7 +206,7 @@ def targets_deliver(*, delivery_id: str, seq: int, user_ids: list[str], event: F
             # Deliver the others now, without the feeds that moved under us: a busy
             # feed must not hold its whole batch back.
             others = [user_id for user_id in remaining if user_id not in moved]
-            if result.absorb(targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=others, event=event)):
+            if deliver_part(others):
                 return result
             remaining = moved
         if moved:
