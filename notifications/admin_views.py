@@ -43,3 +43,6 @@ class UserNotificationsAdmin(DynamoAdmin):
 
 
 dynamo_admin.register(UserNotificationsAdmin)
+
+# The mail ledger page lives with the mail code; importing it registers it.
+import notifications.mail.admin_views  # noqa: E402, F401
