@@ -58,11 +58,16 @@
     if (lastUnread !== null && count > lastUnread) {
       announce(count + (count === 1 ? " unread notification" : " unread notifications"));
     }
-    document.dispatchEvent(new CustomEvent("notifications:count", { detail: { unread_count: count } }));
+    document.dispatchEvent(new CustomEvent("notifications:count", { detail: { unread_count: count, live: true } }));
   }
   // Every new count, ours or the inbox's after it marks read, is the one to compare with.
+  // A count from elsewhere (the inbox's mark-read answer) is newer than any poll asked
+  // before it: such a poll's answer may have read the count before the marking.
+  var countSetAt = 0;
   document.addEventListener("notifications:count", function (event) {
-    if (event.detail && typeof event.detail.unread_count === "number") lastUnread = event.detail.unread_count;
+    if (!event.detail || typeof event.detail.unread_count !== "number") return;
+    lastUnread = event.detail.unread_count;
+    if (!event.detail.live) countSetAt = Date.now();
   });
 
   // The viewer's own heart follows too: liked or unliked in another tab, or a page from
@@ -122,7 +127,7 @@
       })
       .then(function (data) {
         if (!data) return;
-        if (badge && typeof data.unread_count === "number") showUnread(data.unread_count);
+        if (badge && typeof data.unread_count === "number" && askedAt > countSetAt) showUnread(data.unread_count);
         if (data.like_counts) showCounts(data.like_counts, data.liked || {}, askedAt);
         if (hearts && ids.length) {
           heartsDue = false;
