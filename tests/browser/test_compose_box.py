@@ -63,3 +63,31 @@ def test_unsent_text_is_kept_when_leaving_the_page(pages, make_user):
     page.go_back()
     expect(page.get_by_label("What's on your mind")).to_have_value("Half written")
     assert bodies_of(alice) == []
+
+
+def test_a_page_the_browser_kept_comes_back_without_the_posted_text(pages, make_user):
+    """The browser's back/forward cache keeps a page as it was left: the box still holding the
+    text just posted. (Playwright's Chromium keeps no such pages, so its `pageshow` is sent by
+    hand onto a page holding the posted text, as a kept page would.)"""
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    box = page.get_by_label("What's on your mind")
+    box.fill("Kept by the browser")
+    page.get_by_role("button", name="Post").click()
+    expect(page.locator(".messages")).to_have_text("Posted.")
+    page.go_back()
+    key = page.locator("input[name=idempotency_key]").input_value()
+
+    page.evaluate("""() => {
+      document.querySelector("textarea[name=body]").value = "Kept by the browser";
+      window.dispatchEvent(new PageTransitionEvent("pageshow", { persisted: true }));
+    }""")
+
+    expect(box).to_have_value("")
+    expect(page.locator(".counter")).to_have_text("0 / 2,000 characters")
+    assert page.locator("input[name=idempotency_key]").input_value() == key
+    box.fill("Not posted yet")  # text that was not posted stays
+    page.evaluate("""() => window.dispatchEvent(new PageTransitionEvent("pageshow", { persisted: true }))""")
+    expect(box).to_have_value("Not posted yet")
+    expect(page.locator(".counter")).to_have_text("14 / 2,000 characters")
+    assert bodies_of(alice) == ["Kept by the browser"]
