@@ -211,3 +211,31 @@ def test_the_recipient_limit_skips_and_the_site_limit_postpones(alice_and_bob, s
     waiting = [source for source in sources if ledger_get(user_id=uid(alice), channel=EMAIL, source=source) is None]
     assert len(waiting) == 1  # its line was taken back: it goes once the site's window allows
     assert MailQueue.count() == 1 and mail_queue_due() == []
+
+
+def test_an_unread_like_notification_is_mailed_and_a_read_one_is_not(make_user, settings):
+    from tests.notifications.helpers import fold, like, post
+
+    settings.LIKE_FOLD_AFTER_RESPONSE = False
+    author = verified(make_user("author", display_name="Author"))
+    email_on(author, "like")
+    alice = make_user("alice", display_name="Alice")
+    comment_id = post(author, "Worth a like")
+    like(alice, comment_id)
+    fold()
+    source = schedule(author, kind="like", entry_id=comment_id)
+
+    assert send_due().get("sent") == 1
+    (message,) = mail.outbox
+    assert message.subject == "Alice liked your comment"
+    assert "Worth a like" in message.body and f"/c/{comment_id}/" in message.body
+    assert ledger_get(user_id=uid(author), channel=EMAIL, source=source).kind == "like"
+
+    other = post(author, "Another")
+    like(alice, other)
+    schedule(author, kind="like", entry_id=other)
+    from notifications.services import like_notifications_mark_read
+
+    like_notifications_mark_read(user_id=uid(author), comment_ids=[other])
+    assert send_due().get("skipped") == 1
+    assert len(mail.outbox) == 1
