@@ -98,7 +98,11 @@ def _view(line: Send, now_ms: int) -> LedgerLine:
 def ledger_of_user(*, user_id: str, limit: int = 200) -> list[LedgerLine]:
     """A person's ledger lines (every channel and source), newest change first: one Query."""
     now_ms = clock.now_ms()
-    lines = [_view(line, now_ms) for line in Send.query(user_id, consistent_read=True, limit=limit)]
+    lines = [
+        _view(line, now_ms)
+        for line in Send.query(user_id, consistent_read=True, limit=limit)
+        if not line.source.startswith("entry:")  # markers of the mail about an entry (services.py)
+    ]
     return sorted(lines, key=lambda line: line.at, reverse=True)
 
 

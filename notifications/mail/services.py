@@ -43,7 +43,7 @@ from notifications.models import MailQueue, Send
 from project.clock import clock
 from project.errors import error_code
 from project.limits import limit_hit
-from project.transactions import write_retrying
+from project.transactions import LabelledTransactWrite, transact, write_retrying
 
 if TYPE_CHECKING:
     from django.core.mail.backends.base import BaseEmailBackend
@@ -57,6 +57,15 @@ TAKEN = "taken"  # another sender holds it
 ALREADY = "already"  # its ledger line exists: handled before
 POSTPONED = "postponed"  # the site's limit: due again when its window ends
 SITE_SUBJECT = "site"
+# Kinds whose feed entry rolls several events up ("Bob and 2 others replied"): one mail per
+# entry while it stays unread (the entry's id changes once it is read), not one per event.
+ENTRY_KINDS = ("reply", "mention", "message")
+ALREADY_MAILED = "already e-mailed about this notification (still unread)"
+
+
+def entry_marker_source(entry_id: str) -> str:
+    """The ledger source that says "a mail about this feed entry went" (`entry:<entry_id>`)."""
+    return f"entry:{entry_id}"
 
 
 def _lease_ms() -> int:
@@ -108,6 +117,55 @@ def ledger_put(
     return None
 
 
+def ledger_claim_with_entry(
+    *, user_id: str, source: str, kind: str, entry_id: str, address: str
+) -> tuple[Send | None, bool]:
+    """Claim the line about `source` and the entry's marker in one transaction (both absent).
+
+    (line, False): claimed, send. (None, False): the line exists (another sender has it).
+    (None, True): a mail about the same unread entry went already (an earlier event rolled
+    into it): a `skipped` line is put instead. Twice or concurrently: one claimer wins the
+    transaction, the others find the line. Dies half way: the transaction is all or nothing.
+    """
+    now = clock.now_ms()
+    line = Send(
+        user_id,
+        ledger_line(channel=EMAIL, source=source),
+        channel=EMAIL,
+        source=source,
+        kind=kind,
+        state=SENDING,
+        entry_id=entry_id,
+        address=address,
+        token=uuid.uuid4().hex,
+        at=now,
+        lease_until=now + _lease_ms(),
+    )
+    marker = Send(
+        user_id,
+        ledger_line(channel=EMAIL, source=entry_marker_source(entry_id)),
+        channel=EMAIL,
+        source=entry_marker_source(entry_id),
+        kind=kind,
+        state=SENT,
+        reason=f"marks the mail about {source}",
+        entry_id=entry_id,
+        at=now,
+    )
+
+    def build(transaction: LabelledTransactWrite) -> None:
+        transaction.save(line, condition=Send.line.does_not_exist(), label="line")
+        transaction.save(marker, condition=Send.line.does_not_exist(), label="entry")
+
+    outcome = transact(build, what="mail ledger claim")
+    if outcome.ok:
+        return line, False
+    if "line" in outcome.failed_labels:
+        return None, False
+    ledger_put(user_id=user_id, source=source, kind=kind, state=SKIPPED, entry_id=entry_id, reason=ALREADY_MAILED)
+    return None, True
+
+
 def ledger_mark(line: Send, *, state: str, reason: str = "", subject: str = "") -> bool:
     """`sending` -> `state`, on condition the line is still ours and `sending` (False when not)."""
     actions: list[Action] = [Send.state.set(state), Send.at.set(clock.now_ms()), Send.reason.set(reason[:300])]
@@ -120,11 +178,19 @@ def ledger_mark(line: Send, *, state: str, reason: str = "", subject: str = "") 
 
 
 def ledger_take_back(line: Send) -> bool:
-    """Delete a `sending` line of ours before anything was sent (the site limit said wait)."""
-    return _conditional(
+    """Delete a `sending` line of ours before anything was sent (the site limit said wait), and
+    the entry's marker claimed with it (`ledger_claim_with_entry`), so the mail can go later."""
+    taken = _conditional(
         lambda: line.delete(condition=(Send.token == line.token) & (Send.state == SENDING)),
         what="mail ledger take back",
     )
+    if taken and line.kind in ENTRY_KINDS and line.entry_id:
+        marker = Send(line.user_id, ledger_line(channel=EMAIL, source=entry_marker_source(line.entry_id)))
+        _conditional(
+            lambda: marker.delete(condition=Send.reason == f"marks the mail about {line.source}"),
+            what="mail ledger take back",
+        )
+    return taken
 
 
 @dataclass
@@ -147,9 +213,21 @@ def mail_deliver(
     The one path every mail takes (notifications and digests), so each is sent at most
     once per person and source whatever runs concurrently or dies (module doc).
     """
-    line = ledger_put(
-        user_id=recipient.user_id, source=source, kind=kind, state=SENDING, entry_id=entry_id, address=recipient.address
-    )
+    if kind in ENTRY_KINDS and entry_id:
+        line, already = ledger_claim_with_entry(
+            user_id=recipient.user_id, source=source, kind=kind, entry_id=entry_id, address=recipient.address
+        )
+        if already:
+            return Delivered(SKIPPED)
+    else:
+        line = ledger_put(
+            user_id=recipient.user_id,
+            source=source,
+            kind=kind,
+            state=SENDING,
+            entry_id=entry_id,
+            address=recipient.address,
+        )
     if line is None:
         return Delivered(ALREADY)
     if not limit_hit(

@@ -21,7 +21,7 @@ from notifications.preferences.services import preferences_update, thread_mute
 from notifications.services import inbox_mark_read
 from project.clock import ManualClock, clock, clock_override
 from project.limits import limit_forget, limits_forget_memory
-from tests.notifications.mail_helpers import email_on, reply_to, schedule, send_due, uid, verified
+from tests.notifications.mail_helpers import email_on, newest_entry_id, reply_to, schedule, send_due, uid, verified
 
 pytestmark = pytest.mark.django_db
 
@@ -63,9 +63,6 @@ def test_read_before_it_is_due_sends_nothing(alice_and_bob):
     alice, bob = alice_and_bob
     reply_to(alice, bob)
     source = schedule(alice)
-    entry_id = ledger_entry = None
-    from tests.notifications.mail_helpers import newest_entry_id
-
     entry_id = newest_entry_id(alice)
     inbox_mark_read(user_id=uid(alice), entry_ids=[entry_id])
 
@@ -239,3 +236,24 @@ def test_an_unread_like_notification_is_mailed_and_a_read_one_is_not(make_user, 
     like_notifications_mark_read(user_id=uid(author), comment_ids=[other])
     assert send_due().get("skipped") == 1
     assert len(mail.outbox) == 1
+
+
+def test_replies_rolled_up_into_one_unread_entry_make_one_mail(alice_and_bob, make_user):
+    alice, bob = alice_and_bob
+    carol = make_user("carol", display_name="Carol")
+    from actions.comments import comment_create
+
+    parent, _ = reply_to(alice, bob, "First")
+    entry_id = newest_entry_id(alice)
+    schedule(alice)
+    comment_create(author_id=uid(carol), body="Second", parent_id=parent)
+    assert newest_entry_id(alice) == entry_id  # rolled into the same unread entry
+    schedule(alice, entry_id=entry_id, source=f"second:{parent}")
+
+    stats = send_due()
+    assert (stats.get("sent"), stats.get("skipped")) == (1, 1)
+    (message,) = mail.outbox
+    assert message.subject == "Carol and Bob replied to your comment"
+    assert [line.reason for line in ledger_of_user(user_id=uid(alice)) if line.outcome == "skipped"] == [
+        "already e-mailed about this notification (still unread)"
+    ]
