@@ -76,3 +76,28 @@ def test_new_notifications_are_offered_and_shown_without_a_reload(pages, make_us
     page.screenshot(path="/tmp/b_inbox_shown.png")
     assert axe_violations(page) == []
     assert pages.console_errors == []
+
+
+def test_a_poll_asked_before_the_marking_does_not_bring_the_old_count_back(pages, make_user):
+    """The badge poll and the inbox's mark-read cross: the poll, asked first, answers last with
+    the count from before the marking. Held here by routing both requests."""
+    alice, bob = make_user("alice"), make_user("bob")
+    comment = comment_create(author_id=uid(alice), body="first").comment_id
+    like_add(comment_id=comment, user_id=uid(bob))
+    held: dict[str, list] = {"read": [], "live": []}
+    page = pages.open(None, user=alice)
+    page.route("**/api/notifications/read/", lambda route: held["read"].append(route))
+    page.route("**/api/live/**", lambda route: held["live"].append(route))
+    page.goto("/notifications/")
+    while not (held["read"] and held["live"]):  # both asked, neither answered
+        page.wait_for_timeout(100)
+
+    held["read"][0].continue_()
+    page.get_by_text("Nothing unread: everything here is read.").wait_for()
+    held["live"][0].fulfill(json={"unread_count": 1, "like_counts": {}, "liked": {}})  # read before the marking
+    while len(held["live"]) < 2:  # the next poll is asked once the stale answer was handled
+        page.wait_for_timeout(100)
+
+    expect(page.locator("[data-unread-badge]")).to_be_hidden()
+    expect(page.get_by_role("button", name="Mark all as read")).to_be_disabled()
+    page.unroute("**/api/live/**")
