@@ -7,7 +7,7 @@ import re
 import pytest
 
 from actions.comments import comment_create
-from social import selectors, services
+from social import selectors, services, views
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,3 +67,22 @@ def test_the_api_counts_line_breaks_as_the_page_does(api, alice):
     over = api.post("/api/comments/", {"body": body + "\r\ny"}, format="json")
     assert over.status_code == 400 and "body" in over.json()
     assert services.comment_body_clean("a\r\nb\rc") == "a\nb\nc"
+
+
+def test_a_post_refused_once_goes_through_on_the_next_press_with_the_same_key(client, alice, monkeypatch):
+    real, calls = views.comment_create, []
+
+    def refused_once(**kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise services.ApplicationError("Try again.", field="body")
+        return real(**kwargs)
+
+    monkeypatch.setattr(views, "comment_create", refused_once)
+    client.force_login(alice)
+    key = drawn_key(client, "/")
+    refused = client.post("/", {"body": "Second time lucky", "idempotency_key": key})
+    assert refused.status_code == 200 and "Try again." in refused.content.decode()
+    assert f'value="{key}"' in refused.content.decode()  # the form drawn again keeps its key
+    assert client.post("/", {"body": "Second time lucky", "idempotency_key": key}).status_code == 302
+    assert bodies_of(alice) == ["Second time lucky"]
