@@ -14,6 +14,8 @@ from notifications.mail.tokens import DIGEST, unsubscribe_read
 from notifications.mail.verification import email_verify
 from notifications.preferences.selectors import KINDS
 from notifications.preferences.services import preferences_update
+from project.errors import RateLimited
+from project.views import refused_page
 
 
 @csrf_exempt  # RFC 8058: the mail client POSTs without a session or a CSRF token; the signed token is the proof
@@ -29,7 +31,11 @@ def mail_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     what = KIND_NAMES[found.kind]
     if request.method == "POST":
         patch = {"digest": "off"} if found.kind == DIGEST else {"kinds": {found.kind: {"email": False}}}
-        preferences_update(user_id=found.user_id, patch=patch)
+        try:
+            preferences_update(user_id=found.user_id, patch=patch)
+        except RateLimited as error:  # the account's preference changes, spent by a flood of them
+            page = render(request, "notifications/mail/unsubscribe.html", {"what": what, "error": error.message})
+            return refused_page(page, error)
         return render(request, "notifications/mail/unsubscribe.html", {"what": what, "done": True})
     return render(request, "notifications/mail/unsubscribe.html", {"what": what, "done": False})
 
