@@ -39,7 +39,7 @@ def _message(*, recipient: Recipient, subject: str, template: str, context: dict
         "settings_url": site_url("/me/notifications/"),
     }
     message = EmailMultiAlternatives(
-        subject=subject[:SUBJECT_MAX],
+        subject=" ".join(subject.split())[:SUBJECT_MAX],  # one line: a header cannot hold a line break
         body=render_to_string(f"notifications/mail/{template}.txt", context),
         to=[recipient.address],
         headers={"List-Unsubscribe": f"<{link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
