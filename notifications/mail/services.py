@@ -193,6 +193,13 @@ def ledger_take_back(line: Send) -> bool:
     return taken
 
 
+def _take_back_quietly(line: Send) -> None:
+    try:
+        ledger_take_back(line)
+    except Exception:  # the error that brought us here may stop this write too: it reads unknown
+        logger.warning("mail %s to user %s: ledger line not taken back", line.source, line.user_id)
+
+
 @dataclass
 class Delivered:
     outcome: str  # sent, failed, skipped, postponed, already
@@ -230,16 +237,21 @@ def mail_deliver(
         )
     if line is None:
         return Delivered(ALREADY)
-    if not limit_hit(
-        name="mail_recipient", subject=recipient.user_id, rules=settings.MAIL_LIMIT_RECIPIENT, liftable=False
-    ).allowed:
-        ledger_mark(line, state=SKIPPED, reason="per-recipient mail limit (MAIL_LIMIT_RECIPIENT)")
-        return Delivered(SKIPPED)
-    site = limit_hit(name="mail_site", subject=SITE_SUBJECT, rules=settings.MAIL_LIMIT_SITE, liftable=False)
-    if not site.allowed:
-        ledger_take_back(line)
-        return Delivered(POSTPONED, retry_after=site.retry_after)
-    message = build()
+    try:
+        if not limit_hit(
+            name="mail_recipient", subject=recipient.user_id, rules=settings.MAIL_LIMIT_RECIPIENT, liftable=False
+        ).allowed:
+            ledger_mark(line, state=SKIPPED, reason="per-recipient mail limit (MAIL_LIMIT_RECIPIENT)")
+            return Delivered(SKIPPED)
+        site = limit_hit(name="mail_site", subject=SITE_SUBJECT, rules=settings.MAIL_LIMIT_SITE, liftable=False)
+        if not site.allowed:
+            ledger_take_back(line)
+            return Delivered(POSTPONED, retry_after=site.retry_after)
+        message = build()
+    except Exception:
+        # Nothing went out: give the line back so that the mail goes later, not `unknown`.
+        _take_back_quietly(line)
+        raise
     if connection is not None:
         message.connection = connection
     try:

@@ -257,3 +257,24 @@ def test_replies_rolled_up_into_one_unread_entry_make_one_mail(alice_and_bob, ma
     assert [line.reason for line in ledger_of_user(user_id=uid(alice)) if line.outcome == "skipped"] == [
         "already e-mailed about this notification (still unread)"
     ]
+
+
+def test_an_outage_before_the_send_gives_the_line_back_and_the_mail_goes_later(alice_and_bob, monkeypatch):
+    alice, bob = alice_and_bob
+    reply_to(alice, bob)
+    source = schedule(alice)
+    item = mail_queue_due()[0]
+
+    def unreachable(**kwargs):
+        raise ConnectionError("DynamoDB does not answer")
+
+    monkeypatch.setattr("notifications.mail.services.limit_hit", unreachable)
+    with pytest.raises(ConnectionError):
+        mail_process(item=item)
+    assert ledger_get(user_id=uid(alice), channel=EMAIL, source=source) is None
+    monkeypatch.undo()
+
+    item = MailQueue.get(item.shard, item.mail_id, consistent_read=True)
+    item.update(actions=[MailQueue.due_at.set(clock.now_ms())])  # its lease ran out
+    assert send_due().get("sent") == 1
+    assert len(mail.outbox) == 1
