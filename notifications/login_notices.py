@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 NOTICE_TITLE = "Someone tried to log in to your account"
 
 
-def login_failures_notice(*, user_id: str, failures: int, **_signal) -> None:
+def login_failures_notice(*, user_id: str, failures: int, addresses: int = 1, **_signal) -> None:
     """Put the notice into the owner's feed (the signal's receiver).
 
     Twice: two notices (the sender's once-per-window mark keeps it to one). A feed
@@ -32,9 +32,11 @@ def login_failures_notice(*, user_id: str, failures: int, **_signal) -> None:
         rollup_key=None,
         title=NOTICE_TITLE,
         body=(
-            f"{failures} log-ins with a wrong password today. If that was not you, nothing is needed: "
-            "guesses are slowed down and your usual connection is not affected. "
-            "If your password is weak or used elsewhere, change it."
+            f"{failures} log-in{'s' if failures != 1 else ''} with a wrong password or code today, "
+            f"from {addresses} network{'s' if addresses != 1 else ''}. If that was not you, nothing is needed: "
+            "browsers you have logged in from before are not affected, and a new one gets in "
+            "through a password reset. If your password is weak or used elsewhere, change it, "
+            "or turn on two-factor log-in in your settings."
         ),
     )
     try:

@@ -13,9 +13,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib.auth import authenticate
 from django.utils import timezone
+from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import AuthenticationFailed
 
 if TYPE_CHECKING:
@@ -23,11 +26,42 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser
 
 TOKEN_EXPIRED = "This token has expired: log in again (POST /api/auth/token/) for a new one."
+OTP_MISSING = (
+    "This account logs in with a code too: send `otp`, the 6 digits its authenticator app shows "
+    "(or one of its recovery codes)."
+)
 
 
 class TokenExpired(AuthenticationFailed):
     default_detail = TOKEN_EXPIRED
     default_code = "token_expired"
+
+
+class TokenLogInSerializer(AuthTokenSerializer):
+    """DRF's username and password, and `otp` for an account with two-factor log-in on."""
+
+    otp = serializers.CharField(
+        required=False,
+        max_length=32,
+        help_text="The code of the account's authenticator app (or a recovery code), when two-factor log-in is on.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        request = self.context.get("request")
+        user = authenticate(
+            request=request, username=attrs["username"], password=attrs["password"], otp=attrs.get("otp")
+        )
+        second_factor = getattr(request, "login_second_factor", None)  # project.security.LimitedModelBackend
+        if second_factor is not None:
+            # Here, not at the top: project.errors' DRF handler loads this module's authentication.
+            from project.errors import ApplicationError
+            from project.two_factor.services import CODE_WRONG
+
+            raise ApplicationError(OTP_MISSING if second_factor == "missing" else CODE_WRONG, field="otp")
+        if user is None:
+            raise serializers.ValidationError("Unable to log in with provided credentials.", code="authorization")
+        attrs["user"] = user
+        return attrs
 
 
 def api_token_expired(token: Token) -> bool:

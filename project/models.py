@@ -43,8 +43,8 @@ class LimitCounter(Model):
     window are never read again once it is over and TTL deletes them. A limit of up to
     three rules ("10/min,100/day") keeps its shorter windows in the same item (`start1`,
     `count1`, ...): one conditional UpdateItem checks and counts every rule at once.
-    The same table holds once-per-window marks (`once#...`, a conditional put) and the
-    log-in backoff of an account (`next_at`).
+    The same table holds once-per-window marks (`once#...`, a conditional put) and an
+    account's failed log-ins of the day (`count`, and from how many networks: `addresses`).
     """
 
     Meta = table_meta("limits")
@@ -56,7 +56,7 @@ class LimitCounter(Model):
     count1 = NumberAttribute(null=True)
     start2 = NumberAttribute(null=True)
     count2 = NumberAttribute(null=True)
-    next_at = NumberAttribute(null=True)  # log-in backoff: the next guess checked not before this
+    addresses = NumberAttribute(null=True)  # an account's failed log-ins of a day: from this many networks
     expires_at = TTLAttribute(null=True)
 
 

@@ -66,6 +66,10 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    # Two-factor log-in (project/two_factor/): authenticator apps and recovery codes.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp.plugins.otp_static",
     "project",
     "social",
     "notifications",
@@ -86,9 +90,11 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",  # request.user.is_verified(): logged in with a code
     "django.contrib.messages.middleware.MessageMiddleware",
     "project.timezones.BrowserTimeZoneMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "project.login_devices.LoginDeviceMiddleware",  # a successful log-in's device cookie
     "project.security.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
 
@@ -195,14 +201,24 @@ CONTENT_SECURITY_POLICY = env.str(
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
 # Log-in guessing limits (project/login_limits.py, docs/security.md "Limits"), on the log-in page,
 # the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
-LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the two locks below
+LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the three locks below
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
 LOGIN_ADDRESS_FAILURE_LIMIT = env.int("LOGIN_ADDRESS_FAILURE_LIMIT", default=30)  # per address, any accounts
-LOGIN_ACCOUNT_FREE_FAILURES = env.int("LOGIN_ACCOUNT_FREE_FAILURES", default=5)  # per account a day, before delays
-LOGIN_ACCOUNT_DELAY_MAX = env.float("LOGIN_ACCOUNT_DELAY_MAX", default=3600.0)  # seconds, the delays' cap
-LOGIN_FRESH_ADDRESS_FAILURES = env.int("LOGIN_FRESH_ADDRESS_FAILURES", default=2)  # below: not delayed
+LOGIN_DEVICE_FAILURE_LIMIT = env.int("LOGIN_DEVICE_FAILURE_LIMIT", default=20)  # per device cookie
+# Attempts at one account from browsers without its device cookie, all addresses together
+# (OWASP's device cookies): past it they are refused, whatever their address, until the window ends.
+LOGIN_UNTRUSTED_FAILURES = env.int("LOGIN_UNTRUSTED_FAILURES", default=20)
+LOGIN_UNTRUSTED_HOURS = env.float("LOGIN_UNTRUSTED_HOURS", default=24.0)
+LOGIN_DEVICE_COOKIE_DAYS = env.int("LOGIN_DEVICE_COOKIE_DAYS", default=365)  # a device cookie lasts this long
 LOGIN_NOTICE_FAILURES = env.int("LOGIN_NOTICE_FAILURES", default=3)  # a day, before the owner is told
 LOGIN_NOTICE_HOURS = env.float("LOGIN_NOTICE_HOURS", default=6.0)  # at most one notice per this many hours
+# Two-factor log-in (project/two_factor/): staff must log in with a code before the admin opens.
+TOTP_REQUIRED_FOR_STAFF = env.bool("TOTP_REQUIRED_FOR_STAFF", default=False)
+OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Dynamo Social")  # the name authenticator apps show
+# Wrong codes count in the log-in limits (DynamoDB, every process); django-otp's own per-device
+# delays would let anyone holding the password keep the owner waiting.
+OTP_TOTP_THROTTLE_FACTOR = 0
+OTP_STATIC_THROTTLE_FACTOR = 0
 # Write limits (project/limits.py, docs/security.md "Limits"): per account, counted in DynamoDB so
 # every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
 # at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.

@@ -8,7 +8,6 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
-from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
@@ -16,7 +15,7 @@ from rest_framework.views import APIView
 
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
-from project.api_tokens import api_token_issue, api_token_revoke
+from project.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
 from project.errors import PermissionDenied
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
@@ -129,7 +128,9 @@ class TokenCreateApi(APIView):
 
     A token works until API_TOKEN_MAX_AGE_DAYS after it was issued, until its client
     deletes it, or until the account's password changes, whichever comes first; a log-in
-    then issues a new one.
+    then issues a new one. An account with two-factor on sends its code as `otp` (400 naming
+    it when missing or wrong); a success also sets the account's device cookie
+    (project.login_devices), which the client may send with its next log-ins.
     """
 
     throttle_classes = [AnonThrottle]
@@ -138,13 +139,13 @@ class TokenCreateApi(APIView):
         return [IsAuthenticated()] if self.request.method == "DELETE" else [AllowAny()]
 
     @extend_schema(
-        request=AuthTokenSerializer,
+        request=TokenLogInSerializer,
         responses={200: inline_serializer("Token", {"token": serializers.CharField()})},
         auth=[],
     )
     def post(self, request):
-        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
-        valid = serializer.is_valid()
+        serializer = TokenLogInSerializer(data=request.data, context={"request": request})
+        valid = serializer.is_valid()  # a missing or wrong `otp` raises its 400 (ApplicationError)
         refusal = getattr(request, "login_refused", None)  # project.security.LimitedModelBackend
         if refusal is not None:
             raise refusal

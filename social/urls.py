@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from project.two_factor import views as two_factor
 from social import views
 from social.account.views import account_settings
 from social.activity.views import my_activity
@@ -16,7 +17,10 @@ urlpatterns = [
     path("c/<str:comment_id>/edit/", views.comment_edit, name="comment-edit"),
     path("c/<str:comment_id>/delete/", views.comment_delete, name="comment-delete"),
     path("accounts/signup/", views.signup, name="signup"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", two_factor.LoginView.as_view(), name="login"),
+    path("accounts/login/code/", two_factor.login_code, name="login-code"),
+    path("me/two-factor/", two_factor.two_factor_settings, name="two-factor"),
+    path("me/two-factor/remove/", two_factor.two_factor_remove, name="two-factor-remove"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/password/change/", views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
@@ -24,7 +28,7 @@ urlpatterns = [
     path("accounts/password/reset/sent/", auth_views.PasswordResetDoneView.as_view(), name="password_reset_done"),
     path(
         "accounts/password/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        two_factor.PasswordResetConfirmView.as_view(),
         name="password_reset_confirm",
     ),
     path(

@@ -13,8 +13,8 @@ def limits(settings):
     """Small log-in limits, reached in a few attempts."""
     settings.LOGIN_FAILURE_LIMIT = 3
     settings.LOGIN_ADDRESS_FAILURE_LIMIT = 8
-    settings.LOGIN_ACCOUNT_FREE_FAILURES = 4
-    settings.LOGIN_FRESH_ADDRESS_FAILURES = 1
+    settings.LOGIN_UNTRUSTED_FAILURES = 6
+    settings.LOGIN_DEVICE_FAILURE_LIMIT = 4
     settings.LOGIN_NOTICE_FAILURES = 3
     return settings
 
