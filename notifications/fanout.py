@@ -44,6 +44,7 @@ from notifications.preferences.services import thread_watch_if_unset
 from project.clock import clock
 from project.errors import error_code
 from project.transactions import LabelledTransactWrite
+from social.models import Comment
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,25 @@ def fanout_recipients(fanout: FanOut, states: dict[str, str]) -> dict[str, list[
     return {user_id: offered for user_id, offered in kinds.items() if states.get(user_id) != "mute"}
 
 
+def fanout_still_shown(fanout: FanOut) -> bool:
+    """Whether the comment may still notify: it is neither hidden (by staff or by reports) nor
+    deleted, and neither its parent nor its thread's root is hidden (a hidden comment's replies
+    notify nobody). One strongly consistent BatchGetItem of up to 3 small projections, at each
+    expansion, so a hide that lands while a fan-out is pending (the drainer's, or a long
+    one's next claim) stops the rest of it: a hide leaves nothing of its replies to notify."""
+    ids = {fanout.comment_id, fanout.thread_id, *([fanout.parent_id] if fanout.parent_id else [])}
+    found = {
+        comment.comment_id: comment
+        for comment in Comment.batch_get(
+            sorted(ids), consistent_read=True, attributes_to_get=["comment_id", "hidden", "deleted_at"]
+        )
+    }
+    comment = found.get(fanout.comment_id)
+    if comment is None or comment.hidden or comment.deleted_at:
+        return False
+    return not any(found[other].hidden for other in ids - {fanout.comment_id} if other in found)
+
+
 def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
     """Notify up to `budget` people after `fanout.done_through`; returns (all done, the last one done).
 
@@ -141,6 +161,8 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
     watch on its first expansion). A feed write that keeps failing is queued by `feed_append`
     in `feed_retry` for that person alone; other errors raise, and the item stays for the drainer.
     """
+    if not fanout_still_shown(fanout):
+        return True, fanout.done_through  # hidden (or under a hidden comment), or deleted: nobody is told
     if fanout.watchers and not fanout.done_through:
         thread_watch_if_unset(user_id=fanout.actor_id, thread_id=fanout.thread_id)  # never over a mute
     states = thread_states(thread_id=fanout.thread_id)

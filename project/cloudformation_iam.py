@@ -113,6 +113,12 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
             "DeleteItem",
             "BatchWriteItem",
         ),
+        # Reports: a report is a transactional Put (its case a transactional Update, with the
+        # comment's hide at the threshold); the reporter's own report (GetItem); the staff's
+        # queue (the open_newest / open_most indexes, then BatchGetItem), a case's reports
+        # (Query) and decisions (UpdateItem).
+        "reports": ("GetItem", "Query", "PutItem"),
+        "report_cases": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
         # Log lines (in a transaction, PutItem, BatchWriteItem), /me/activity (Query), the
         # month's table looked up before its first write and on the admin Activity page.
         ACTIVITY_MONTHS: ("DescribeTable", "Query", "PutItem", "BatchWriteItem"),
@@ -134,7 +140,8 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "likes": ("BatchGetItem",),
         "like_notified": ("BatchGetItem", "BatchWriteItem"),
         "like_unread": ("GetItem", "PutItem", "UpdateItem"),
-        "comments": ("GetItem",),
+        # The fold's comment (hidden meanwhile?); a fan-out's comment, parent and thread root.
+        "comments": ("GetItem", "BatchGetItem"),
         "counters": ("Query", "UpdateItem", "DeleteItem"),
         # aggregate_counters: the due index (Query), claims and totals (UpdateItem).
         "counter_totals": ("GetItem", INDEX_QUERY, "UpdateItem"),

@@ -239,11 +239,17 @@ RATE_LIMITS = {
         ("delivery", "10/hour,50/day", "3/hour,10/day"),
         # Notification preferences saved, threads muted, unmuted, watched or unwatched.
         ("preferences", "60/min,600/hour,3000/day", "20/min,200/hour,600/day"),
+        # Comments reported (social/moderation/): a person reports a few; a script must not flood the queue.
+        ("report", "10/hour,30/day", "3/hour,10/day"),
         # Texts and likes kept through a log-in for people not logged in, per address: each
         # kept one is a database session row, which strangers must not be able to pile up.
         ("anonymous_keep", "20/hour,100/day", ""),
     )
 }
+# Reports (social/moderation/): a comment reported by this many distinct people is hidden until
+# staff decide; a report from an account younger than LIMIT_NEW_ACCOUNT_DAYS counts this much of one.
+REPORT_HIDE_THRESHOLD = env.int("REPORT_HIDE_THRESHOLD", default=5)
+REPORT_NEW_ACCOUNT_WEIGHT = env.float("REPORT_NEW_ACCOUNT_WEIGHT", default=0.5)
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)

@@ -11,11 +11,13 @@ urlpatterns = [
     # The split view serves Swagger UI's settings as a script file: no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("social.api_urls")),
+    path("api/", include("social.moderation.api_urls")),
     path("api/", include("notifications.api_urls")),
     path("api/", include("delivery.api_urls")),
     path("", include("notifications.urls")),
     path("", include("notifications.mail.urls")),
     path("", include("social.urls")),
+    path("", include("social.moderation.urls")),
 ]
 
 handler400 = "project.views.bad_request"

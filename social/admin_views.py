@@ -12,8 +12,10 @@ from django.views.decorators.http import require_POST
 
 from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import ApplicationError, NotFound
-from social import aggregation, counters, ranking, selectors, services
+from social import aggregation, counters, ranking, selectors
 from social.activity.admin_views import ActivityAdmin
+from social.moderation import staff_services
+from social.moderation.admin_views import ReportsAdmin
 
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
 
@@ -57,10 +59,18 @@ class CommentAdmin(DynamoAdmin):
 
     @method_decorator(require_POST)
     def moderate_view(self, request, comment_id):
-        hidden = request.POST.get("action") == "hide"
+        # Audited like every staff decision (social/moderation/staff_services.py).
+        action = request.POST.get("action")
         try:
-            services.comment_set_hidden(comment_id=comment_id, hidden=hidden)
-            messages.success(request, f"Comment {comment_id} is now {'hidden' if hidden else 'visible'}.")
+            if action == "delete":
+                staff_services.comment_delete_by_staff(comment_id=comment_id, staff=request.user)
+                messages.success(request, f"Comment {comment_id}'s text is deleted.")
+            elif action == "hide":
+                staff_services.comment_hide_by_staff(comment_id=comment_id, staff=request.user)
+                messages.success(request, f"Comment {comment_id} is now hidden.")
+            else:
+                staff_services.comment_unhide_by_staff(comment_id=comment_id, staff=request.user)
+                messages.success(request, f"Comment {comment_id} is now visible.")
         except NotFound:
             messages.error(request, f"No comment {comment_id}.")
         back = request.POST.get("q", "")
@@ -132,3 +142,4 @@ class RankingAdmin(DynamoAdmin):
 dynamo_admin.register(CommentAdmin)
 dynamo_admin.register(RankingAdmin)
 dynamo_admin.register(ActivityAdmin)
+dynamo_admin.register(ReportsAdmin)

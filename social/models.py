@@ -104,6 +104,9 @@ class Comment(Model):
     # The people this comment's @mentions already notified: an edit notifies only the others
     # (actions.comments). Absent until a mention notifies someone (a set can't be empty).
     mentioned_ids = UnicodeSetAttribute(null=True)
+    # Who hid it while `hidden`: "reports" (REPORT_HIDE_THRESHOLD reporters, until staff decide)
+    # or "staff"; absent on hides from before reports existed (staff).
+    hidden_by = UnicodeAttribute(null=True)
 
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()
@@ -210,6 +213,122 @@ class CounterTotal(Model):
 
     due_index = CounterDueIndex()
     ranking_index = CounterRankingIndex()
+
+
+# --- reports and the moderation queue (social/moderation/) ---------------------
+
+
+class Report(Model):
+    """One item per report: PK comment, SK reporter, so "one report per person per comment" is
+    the key (a second report fails its put's condition and changes nothing)."""
+
+    Meta = table_meta("reports")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    reporter_id = UnicodeAttribute(range_key=True)
+    reason = UnicodeAttribute()  # one of social.moderation.reasons.REASONS
+    note = UnicodeAttribute(null=True)  # the reporter's own words, optional
+    weight = NumberAttribute()  # in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT x 100 from a new account
+    created_at = UnicodeAttribute()
+
+
+class ReportQueueNewestIndex(GlobalSecondaryIndex):
+    """Open cases, newest report last (read backwards); sparse: only open cases carry `queue`."""
+
+    class Meta:
+        index_name = "open_newest"
+        projection = KeysOnlyProjection()
+
+    queue = UnicodeAttribute(hash_key=True)
+    newest_key = UnicodeAttribute(range_key=True)  # <last reported at>#<comment id>
+
+
+class ReportQueueMostIndex(GlobalSecondaryIndex):
+    """Open cases by how many people reported them since the last decision (a number ADDed by
+    each report, so no report reads the case first; equal counts in no particular order)."""
+
+    class Meta:
+        index_name = "open_most"
+        projection = KeysOnlyProjection()
+
+    queue = UnicodeAttribute(hash_key=True)
+    open_reporters = NumberAttribute(range_key=True)
+
+
+class ReportCase(Model):
+    """A reported comment's case: exact counts, the queue's sort keys, the staff's last decision.
+
+    Written in each report's transaction with ADDs (concurrent reporters never lose a count,
+    and no report reads it first) on a condition that tells whether this report crosses the
+    threshold (then the same transaction hides the comment, once: `hidden_by_reports_at`), and
+    by staff decisions (which close it: out of the sparse queue indexes).
+    """
+
+    Meta = table_meta("report_cases")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    author_id = UnicodeAttribute()
+    reporters = NumberAttribute(default=0)  # distinct reporters, ever
+    # Since the last staff decision; the `open_most` index's sort key (ADDed by each report).
+    open_reporters = NumberAttribute(default=0)
+    score = NumberAttribute(default=0)  # weighted, hundredths, since the last staff decision
+    # Reports per reason, ever (social.moderation.reasons.REASONS): ADDed, so never a lost count.
+    reason_spam = NumberAttribute(null=True)
+    reason_harassment = NumberAttribute(null=True)
+    reason_hate = NumberAttribute(null=True)
+    reason_violence = NumberAttribute(null=True)
+    reason_sexual = NumberAttribute(null=True)
+    reason_misinformation = NumberAttribute(null=True)
+    reason_other = NumberAttribute(null=True)
+    first_reported_at = UnicodeAttribute(null=True)
+    last_reported_at = UnicodeAttribute(null=True)
+    status = UnicodeAttribute(default="open")  # open | closed
+    hidden_by_reports_at = UnicodeAttribute(null=True)  # when the threshold hid it (once)
+    staff_kept = BooleanAttribute(null=True)  # staff chose to keep it visible: reports never hide it again
+    decision = UnicodeAttribute(null=True)  # the last staff action on it
+    decided_by = UnicodeAttribute(null=True)  # staff username
+    decided_at = UnicodeAttribute(null=True)
+    queue = UnicodeAttribute(null=True)  # "open" while open (the queue indexes are sparse)
+    newest_key = UnicodeAttribute(null=True)
+
+    newest_index = ReportQueueNewestIndex()
+    most_index = ReportQueueMostIndex()
+
+
+class ModerationAction(models.Model):
+    """The staff audit log: one line per staff action (hide, unhide, resolve, suspend, delete),
+    and per hide the reports caused. Written before the action as `pending` and marked `done`
+    or `failed` after it, so a process that dies in between leaves a line that says so."""
+
+    ACTIONS = [
+        ("hide", "hide"),
+        ("unhide", "unhide"),
+        ("resolve", "resolve"),
+        ("delete", "delete"),
+        ("suspend", "suspend"),
+        ("unsuspend", "unsuspend"),
+    ]
+    TARGETS = [("comment", "comment"), ("user", "user")]
+    OUTCOMES = [("pending", "pending"), ("done", "done"), ("failed", "failed")]
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Null for the threshold's own hides ("by reports") and once the staff account is deleted;
+    # `staff_username` keeps the name.
+    staff = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    staff_username = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=16, choices=ACTIONS, db_index=True)
+    target_type = models.CharField(max_length=16, choices=TARGETS)
+    target_id = models.CharField(max_length=64, db_index=True)
+    detail = models.TextField(blank=True)
+    source = models.CharField(max_length=16, default="admin")  # admin | api | reports
+    outcome = models.CharField(max_length=16, choices=OUTCOMES, default="pending")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        who = self.staff_username or "reports"
+        return f"{who} {self.action} {self.target_type} {self.target_id}"
 
 
 # The activity log's daily rollup (relational); its DynamoDB tables are per month.

@@ -274,8 +274,32 @@ def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment
     return comment
 
 
-def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
-    """Hide a comment from every listing, or show it again (staff moderation).
+def comment_visibility_actions(*, comment: Comment, hidden: bool, hidden_by: str = "staff") -> list[Action]:
+    """The update that hides `comment` from every listing (by "staff" or "reports"), or shows it again."""
+    if hidden:
+        return [
+            Comment.hidden.set(True),
+            Comment.hidden_by.set(hidden_by),
+            Comment.timeline_key.remove(),
+            Comment.reply_to.remove(),
+        ]
+    if comment.deleted_at:
+        # A deleted comment shown again stays a tombstone where its delete left it.
+        return [Comment.hidden.set(False), Comment.hidden_by.remove()]
+    if comment.parent_id:
+        return [Comment.hidden.set(False), Comment.hidden_by.remove(), Comment.reply_to.set(comment.parent_id)]
+    day = comment.created_at[:10].replace("-", "")
+    shards = _timeline_day_ensure(day)
+    return [
+        Comment.hidden.set(False),
+        Comment.hidden_by.remove(),
+        Comment.timeline_key.set(timeline_key(day=day, comment_id=comment.comment_id, shards=shards)),
+    ]
+
+
+def comment_set_hidden(*, comment_id: str, hidden: bool, hidden_by: str = "staff") -> Comment:
+    """Hide a comment from every listing, or show it again (staff moderation; the audited
+    staff path is social.moderation.services, which calls this).
 
     Idempotent; the update is one conditional UpdateItem, so a concurrent moderator
     simply sets the same flag.
@@ -283,21 +307,7 @@ def comment_set_hidden(*, comment_id: str, hidden: bool) -> Comment:
     comment = comment_find(comment_id=comment_id)
     if comment is None:
         raise NotFound("No such comment.")
-    day = comment.created_at[:10].replace("-", "")
-    actions: list[Action]
-    if hidden:
-        actions = [Comment.hidden.set(True), Comment.timeline_key.remove(), Comment.reply_to.remove()]
-    elif comment.deleted_at:
-        # A deleted comment shown again stays a tombstone where its delete left it.
-        actions = [Comment.hidden.set(False)]
-    elif comment.parent_id:
-        actions = [Comment.hidden.set(False), Comment.reply_to.set(comment.parent_id)]
-    else:
-        shards = _timeline_day_ensure(day)
-        actions = [
-            Comment.hidden.set(False),
-            Comment.timeline_key.set(timeline_key(day=day, comment_id=comment_id, shards=shards)),
-        ]
+    actions = comment_visibility_actions(comment=comment, hidden=hidden, hidden_by=hidden_by)
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
     return comment

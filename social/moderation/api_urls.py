@@ -1,0 +1,8 @@
+from django.urls import path
+
+from social.moderation import apis
+
+urlpatterns = [
+    path("comments/<str:comment_id>/report/", apis.CommentReportApi.as_view(), name="api-comment-report"),
+    path("moderation/reports/", apis.ModerationReportsApi.as_view(), name="api-moderation-reports"),
+]

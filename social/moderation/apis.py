@@ -1,0 +1,105 @@
+"""JSON API of reports (docs/api.md): report a comment; the staff's open queue."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from project.schema import page_parameters
+from project.serializers import NoBlankSerializer, StrictSerializer
+from social.moderation import selectors, services
+from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+
+
+class CommentReportApi(APIView):
+    """Report a comment to the moderators (signed in). One report per person per comment:
+    again is a no-op answering the first report. 404 for a comment the caller cannot see."""
+
+    class InputSerializer(StrictSerializer):
+        reason = serializers.ChoiceField(choices=list(REASONS), help_text="Why: one of the fixed reasons.")
+        note = serializers.CharField(
+            required=False, allow_blank=True, max_length=NOTE_MAX_LENGTH, help_text="Optional, in your own words."
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        comment_id = serializers.CharField()
+        reason = serializers.CharField()
+        note = serializers.CharField()
+        reported_at = serializers.DateTimeField()
+        reported = serializers.BooleanField(default=True)
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request, comment_id: str):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        state = services.report_create(
+            comment_id=comment_id,
+            reporter_id=str(request.user.pk),
+            reason=serializer.validated_data["reason"],
+            note=serializer.validated_data.get("note", ""),
+        )
+        return Response(self.OutputSerializer(state).data)
+
+
+class ReportedCommentSerializer(serializers.Serializer):
+    id = serializers.CharField(source="comment_id")
+    author = serializers.SerializerMethodField()
+    body = serializers.CharField()
+    hidden = serializers.BooleanField()
+    hidden_by = serializers.CharField(allow_null=True, help_text='"reports" (the threshold) or "staff".')
+    deleted = serializers.BooleanField()
+
+    def get_author(self, case) -> dict[str, str] | None:
+        author = case.author
+        return (
+            None
+            if author is None
+            else {"id": author.id, "username": author.username, "display_name": author.display_name}
+        )
+
+
+class ReportCaseSerializer(serializers.Serializer):
+    comment = ReportedCommentSerializer(source="*")
+    reporters = serializers.IntegerField(help_text="Distinct people who reported it, ever.")
+    open_reporters = serializers.IntegerField(help_text="Reporters since the last staff decision.")
+    score = serializers.FloatField(help_text="Weighted reporters since the last decision (new accounts count less).")
+    reasons = serializers.DictField(child=serializers.IntegerField(), help_text="Reports per reason.")
+    first_reported_at = serializers.DateTimeField(allow_null=True)
+    last_reported_at = serializers.DateTimeField(allow_null=True)
+    hidden_by_reports_at = serializers.DateTimeField(allow_null=True)
+    author_active = serializers.BooleanField(help_text="False once the author is suspended.")
+
+
+class ModerationReportsApi(APIView):
+    """The open report queue (staff only): newest report first, or most reporters first."""
+
+    permission_classes = [IsAdminUser]
+
+    class InputSerializer(NoBlankSerializer):
+        order = serializers.ChoiceField(choices=["newest", "most"], required=False, default="newest")
+        cursor = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=selectors.QUEUE_PAGE_MAX)
+
+    class OutputSerializer(serializers.Serializer):
+        results = ReportCaseSerializer(many=True)
+        next = serializers.CharField(allow_null=True, source="next_cursor")
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("order", str, enum=["newest", "most"], description="newest (default) or most reported"),
+            *page_parameters(size_max=selectors.QUEUE_PAGE_MAX, size_default=selectors.QUEUE_PAGE_SIZE),
+        ],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request):
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = selectors.report_queue(
+            order=query.validated_data["order"],
+            limit=query.validated_data.get("limit"),
+            cursor=query.validated_data.get("cursor") or None,
+        )
+        return Response(self.OutputSerializer(page).data)

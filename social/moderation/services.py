@@ -1,0 +1,218 @@
+"""Reporting a comment: one report per person, exact counts, a hide at the threshold exactly once.
+
+A report is one TransactWriteItems (no read of the case first):
+
+1. the `reports` item, put on condition it is absent (the key is comment + reporter, so "one
+   report per person per comment" is the database's constraint: a second report, however
+   concurrent, fails it and changes nothing);
+2. the comment's `report_cases` item, updated with ADDs (reporters, open reporters, weighted
+   score, the reason's count) and SETs (last reported, the open queue's keys), on a condition
+   saying whether this report crosses REPORT_HIDE_THRESHOLD: the plain path's condition is
+   "the score stays under the threshold with this report, or reports hid it already, or staff
+   chose to keep it"; the crossing path's is the opposite, and it also stamps
+   `hidden_by_reports_at` (absent before: once) and
+3. (crossing path only) hides the comment (condition: still visible, not deleted).
+
+The reporter tries the plain path first; the case's condition failing sends it to the crossing
+path and back, as the counts move under it, so of concurrent reporters exactly one hides the
+comment. ADDs commute: no count is lost whatever the order, and on AWS concurrent transactions
+on one case conflict and are retried (`transact`). Dies half way: nothing was written (one
+transaction). Twice: the second answers the first report (`created=False`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import transaction as db_transaction
+
+from project.clock import clock
+from project.errors import ApplicationError, Conflict, NotFound
+from project.limits import account_is_new, account_limit_enforce
+from project.transactions import LabelledTransactWrite, TransactOutcome, transact
+from social.models import Comment, ModerationAction, Report, ReportCase
+from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.selectors import comment_find
+from social.services import comment_visibility_actions
+
+if TYPE_CHECKING:
+    from pynamodb.expressions.condition import Condition
+    from pynamodb.expressions.update import Action
+
+logger = logging.getLogger(__name__)
+
+REPORT_ATTEMPTS = 16  # the plain and crossing paths may swap a few times under concurrent reporters
+OPEN = "open"
+CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class ReportState:
+    comment_id: str
+    reason: str
+    note: str
+    reported_at: str
+    created: bool  # False: this person had reported it already (nothing written)
+    hid_comment: bool = False  # this report crossed the threshold and hid the comment
+
+
+def report_weight(*, reporter_id: str) -> int:
+    """A report's weight in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT of it from a new account."""
+    if account_is_new(user_id=reporter_id):
+        weight: float = settings.REPORT_NEW_ACCOUNT_WEIGHT
+        return max(0, round(weight * 100))
+    return 100
+
+
+def report_threshold() -> int:
+    """REPORT_HIDE_THRESHOLD in the score's hundredths."""
+    threshold: int = settings.REPORT_HIDE_THRESHOLD
+    return threshold * 100
+
+
+def report_find(*, comment_id: str, reporter_id: str) -> Report | None:
+    try:
+        return Report.get(comment_id, reporter_id, consistent_read=True)
+    except Report.DoesNotExist:
+        return None
+
+
+def _state(report: Report, *, created: bool, hid: bool = False) -> ReportState:
+    return ReportState(
+        comment_id=report.comment_id,
+        reason=report.reason,
+        note=report.note or "",
+        reported_at=report.created_at,
+        created=created,
+        hid_comment=hid,
+    )
+
+
+def report_clean(*, reason: str, note: str) -> tuple[str, str]:
+    """The reason and note as stored, or a 400 naming the field at fault."""
+    if reason not in REASONS:
+        raise ApplicationError(f"Choose one of: {', '.join(REASONS)}.", field="reason")
+    note = " ".join(note.split())
+    if len(note) > NOTE_MAX_LENGTH:
+        raise ApplicationError(f"At most {NOTE_MAX_LENGTH} characters.", field="note")
+    return reason, note
+
+
+def _crossing(weight: int) -> Condition:
+    """The case's state in which a report of `weight` hides the comment."""
+    threshold = report_threshold()
+    reaches: Condition = ReportCase.score >= threshold - weight
+    if weight >= threshold:
+        reaches = reaches | ReportCase.comment_id.does_not_exist()
+    not_kept: Condition = ReportCase.staff_kept.does_not_exist() | (ReportCase.staff_kept == False)  # noqa: E712
+    crossing: Condition = reaches & ReportCase.hidden_by_reports_at.does_not_exist() & not_kept
+    return crossing
+
+
+def _plain(weight: int) -> Condition:
+    """The complement of `_crossing`: this report leaves the comment as it is."""
+    threshold = report_threshold()
+    stays: Condition = ReportCase.score < threshold - weight
+    if weight < threshold:
+        stays = stays | ReportCase.comment_id.does_not_exist()
+    plain: Condition = stays | ReportCase.hidden_by_reports_at.exists() | (ReportCase.staff_kept == True)  # noqa: E712
+    return plain
+
+
+def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str = "") -> ReportState:
+    """Report a comment (see the module's docstring for the transaction and its guarantees).
+
+    Again by the same person: a no-op answering the first report, whatever the comment's state
+    now (a client retrying after the report that hid it gets its answer, not a 404). Unknown,
+    hidden or deleted for the reporter: NotFound; one's own comment: 400. Over LIMIT_REPORT:
+    RateLimited, nothing written (a repeat costs no unit).
+    """
+    reason, note = report_clean(reason=reason, note=note)
+    existing = report_find(comment_id=comment_id, reporter_id=reporter_id)
+    if existing is not None:
+        return _state(existing, created=False)
+    comment = comment_find(comment_id=comment_id)
+    if comment is None or comment.hidden or comment.deleted_at:
+        raise NotFound("No such comment.")
+    if comment.author_id == reporter_id:
+        raise ApplicationError("You can't report your own comment.")
+    account_limit_enforce(name="report", user_id=reporter_id)
+    weight = report_weight(reporter_id=reporter_id)
+    now = clock.now_iso()
+    report = Report(comment_id, reporter_id, reason=reason, note=note or None, weight=weight, created_at=now)
+    path = {"crossing": False}
+    already: list[Report] = []
+
+    def build(transaction: LabelledTransactWrite) -> None:
+        transaction.save(report, condition=Report.reporter_id.does_not_exist(), label="report")
+        actions: list[Action] = [
+            ReportCase.author_id.set(comment.author_id),
+            ReportCase.reporters.add(1),
+            ReportCase.open_reporters.add(1),
+            ReportCase.score.add(weight),
+            getattr(ReportCase, f"reason_{reason}").add(1),
+            ReportCase.first_reported_at.set(ReportCase.first_reported_at | now),
+            ReportCase.last_reported_at.set(now),
+            ReportCase.status.set(OPEN),
+            ReportCase.queue.set(OPEN),
+            ReportCase.newest_key.set(f"{now}#{comment_id}"),
+        ]
+        if path["crossing"]:
+            actions.append(ReportCase.hidden_by_reports_at.set(now))
+        condition = _crossing(weight) if path["crossing"] else _plain(weight)
+        transaction.update(ReportCase(comment_id), actions=actions, condition=condition, label="case")
+        if path["crossing"]:
+            visible: Condition = (
+                Comment.comment_id.exists()
+                & (Comment.hidden == False)  # noqa: E712
+                & Comment.deleted_at.does_not_exist()
+            )
+            hide = comment_visibility_actions(comment=comment, hidden=True, hidden_by="reports")
+            transaction.update(Comment(comment_id), actions=hide, condition=visible, label="comment")
+
+    def on_failed(outcome: TransactOutcome) -> bool:
+        failed = outcome.failed_labels
+        if "report" in failed:
+            found = report_find(comment_id=comment_id, reporter_id=reporter_id)
+            if found is not None:
+                already.append(found)
+                return False
+            return True  # gone again (account deletion): try again
+        if "case" in failed:
+            # The counts moved (another report crossed first, or staff closed the case): the
+            # other path holds now. A comment that report hid is a race this report still counts in.
+            path["crossing"] = not path["crossing"]
+            return True
+        return False  # the case would cross but the comment was hidden by staff or deleted: 404
+
+    outcome = transact(build, what="report_create", attempts=REPORT_ATTEMPTS, on_failed=on_failed)
+    if already:
+        return _state(already[0], created=False)
+    if not outcome.ok:
+        if "comment" in outcome.failed_labels:
+            raise NotFound("No such comment.")
+        raise Conflict("report_create: too many concurrent reports, retry shortly.")
+    logger.info("comment %s reported by user %s (%s)", comment_id, reporter_id, reason)
+    if path["crossing"]:
+        logger.warning("comment %s hidden by reports (threshold %s)", comment_id, settings.REPORT_HIDE_THRESHOLD)
+        _audit_hide_by_reports(comment_id=comment_id)
+    return _state(report, created=True, hid=path["crossing"])
+
+
+def _audit_hide_by_reports(*, comment_id: str) -> None:
+    """The audit line of a hide the threshold made (no staff; written by the one report that
+    hid it, after its commit: a process dying in between leaves the hide without its line, and
+    the case keeps `hidden_by_reports_at`)."""
+    with db_transaction.atomic():
+        ModerationAction.objects.create(
+            staff=None,
+            action="hide",
+            target_type="comment",
+            target_id=comment_id,
+            detail=f"hidden by reports (threshold {settings.REPORT_HIDE_THRESHOLD} reporters)",
+            source="reports",
+            outcome="done",
+        )

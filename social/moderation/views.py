@@ -1,0 +1,71 @@
+"""The report page: `/c/<id>/report/` (a plain form, no JavaScript needed), linked as "Report"
+from each comment of someone else."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+
+from project.errors import ApplicationError, NotFound, RateLimited
+from project.views import refused_page
+from social import selectors as social_selectors
+from social.moderation import selectors, services
+from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+
+
+class ReportForm(forms.Form):
+    reason = forms.ChoiceField(
+        choices=list(REASONS.items()), widget=forms.RadioSelect, label="Why are you reporting it?"
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=NOTE_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Anything the moderators should know? (optional)",
+    )
+
+
+def _back(comment) -> str:
+    if comment.parent_id:
+        return f"{reverse('comment', args=[comment.parent_id])}#c-{comment.id}"
+    return reverse("comment", args=[comment.id])
+
+
+@login_required
+def comment_report(request, comment_id):
+    user_id = str(request.user.pk)
+    try:
+        comment = social_selectors.comment_get(comment_id=comment_id, viewer_id=user_id)
+    except NotFound:
+        comment = None
+    if comment is None or comment.deleted:
+        raise Http404("No such comment.")
+    mine = selectors.report_of(comment_id=comment_id, reporter_id=user_id)
+    if comment.author.id == user_id:
+        messages.info(request, "That is your own comment: you can edit or delete it instead.")
+        return HttpResponseRedirect(_back(comment))
+    form, refused = ReportForm(request.POST or None), None
+    if request.method == "POST" and mine is None and form.is_valid():
+        try:
+            services.report_create(
+                comment_id=comment_id,
+                reporter_id=user_id,
+                reason=form.cleaned_data["reason"],
+                note=form.cleaned_data["note"],
+            )
+        except NotFound:
+            raise Http404("No such comment.") from None
+        except RateLimited as error:
+            form.add_error(None, error.message)
+            refused = error
+        except ApplicationError as error:
+            form.add_error(error.field if error.field in form.fields else None, error.message)
+        else:
+            messages.success(request, "Thank you: your report was sent to the moderators.")
+            return HttpResponseRedirect(_back(comment))
+    context = {"comment": comment, "form": form, "mine": mine, "reason_label": REASONS.get(mine.reason) if mine else ""}
+    return refused_page(render(request, "moderation/report.html", context), refused)
