@@ -157,6 +157,8 @@ MAIL_LEASE_SECONDS = env.int("MAIL_LEASE_SECONDS", default=120)  # a sender's cl
 NOTIFY_DIGEST_HOUR = env.int("NOTIFY_DIGEST_HOUR", default=8)  # UTC hour the daily (and Monday's weekly) digest goes
 # An e-mail verification link works for this many seconds.
 EMAIL_VERIFY_TIMEOUT = env.int("EMAIL_VERIFY_TIMEOUT", default=3 * 24 * 3600)
+# Days the mail ledger keeps a line (staff read it; TTL deletes it afterwards).
+MAIL_LEDGER_DAYS = env.int("MAIL_LEDGER_DAYS", default=180)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")

@@ -30,6 +30,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -66,6 +67,11 @@ ALREADY_MAILED = "already e-mailed about this notification (still unread)"
 def entry_marker_source(entry_id: str) -> str:
     """The ledger source that says "a mail about this feed entry went" (`entry:<entry_id>`)."""
     return f"entry:{entry_id}"
+
+
+def _expiry() -> datetime:
+    """When TTL may delete a ledger line put now (MAIL_LEDGER_DAYS)."""
+    return clock.utcnow() + timedelta(days=int(settings.MAIL_LEDGER_DAYS))
 
 
 def _lease_ms() -> int:
@@ -111,6 +117,7 @@ def ledger_put(
         token=uuid.uuid4().hex,
         at=now,
         lease_until=now + _lease_ms() if state == SENDING else 0,
+        expires_at=_expiry(),
     )
     if _conditional(lambda: line.save(condition=Send.line.does_not_exist()), what="mail ledger claim"):
         return line
@@ -140,6 +147,7 @@ def ledger_claim_with_entry(
         token=uuid.uuid4().hex,
         at=now,
         lease_until=now + _lease_ms(),
+        expires_at=_expiry(),
     )
     marker = Send(
         user_id,
@@ -151,6 +159,7 @@ def ledger_claim_with_entry(
         reason=f"marks the mail about {source}",
         entry_id=entry_id,
         at=now,
+        expires_at=_expiry(),
     )
 
     def build(transaction: LabelledTransactWrite) -> None:
