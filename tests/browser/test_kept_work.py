@@ -121,3 +121,14 @@ def test_a_pasted_text_over_the_limit_is_counted_and_not_cut(pages, make_user):
     box.fill("x" * 2000)
     expect(page.get_by_role("alert")).to_have_count(0)
     expect(page.locator(".counter")).to_have_text("2,000 / 2,000 characters")
+
+
+def test_logging_out_forgets_the_unsent_text_this_tab_kept(pages, make_user):
+    """Text kept for a person (a like that fell back to the form) must not greet whoever logs
+    in next in the same tab."""
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    page.evaluate("sessionStorage.setItem('draft:/', 'private words'); sessionStorage.setItem('other', 'kept')")
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("link", name=re.compile("log in", re.I)).first).to_be_visible()
+    assert page.evaluate("[sessionStorage.getItem('draft:/'), sessionStorage.getItem('other')]") == [None, "kept"]

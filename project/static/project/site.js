@@ -273,4 +273,16 @@
     event.preventDefault();
     like(form, event.submitter || form.querySelector("button.like"));
   });
+
+  // Logging out forgets the unsent text this tab kept: whoever uses the tab next must not
+  // find it in their box (the server's kept drafts live in the session, which ends too).
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    var store = storage();
+    if (!store || !form.matches || !form.matches("form.log-out")) return;
+    for (var index = store.length - 1; index >= 0; index--) {
+      var key = store.key(index);
+      if (key && key.indexOf(DRAFT_PREFIX) === 0) store.removeItem(key);
+    }
+  });
 })();
