@@ -1,0 +1,137 @@
+"""Staff decisions on reported comments: the admin queue and case pages, each action audited
+(the comments page's hide, unhide and delete too), and a suspended author locked out."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from actions.comments import comment_create
+from social.models import Comment, ModerationAction, ReportCase
+from social.moderation import staff_services
+from social.moderation.services import report_create
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def people(make_user, settings):
+    settings.REPORT_HIDE_THRESHOLD = 2
+    names = ("author", "r1", "r2", "r3")
+    made = {name: make_user(name) for name in names}
+    for user in made.values():
+        user.date_joined = timezone.now() - timedelta(days=60)
+        user.save(update_fields=["date_joined"])
+    made["mod"] = make_user("mod", is_staff=True)
+    return made
+
+
+@pytest.fixture
+def staff_client(client, people):
+    people["mod"].is_superuser = True
+    people["mod"].save(update_fields=["is_superuser"])
+    client.force_login(people["mod"])
+    return client
+
+
+def reported(people, body="rude", reporters=("r1",)):
+    comment = comment_create(author_id=str(people["author"].pk), body=body)
+    for name in reporters:
+        report_create(comment_id=comment.comment_id, reporter_id=str(people[name].pk), reason="harassment", note="")
+    return comment
+
+
+def stored(comment) -> Comment:
+    return Comment.get(comment.comment_id, consistent_read=True)
+
+
+def lines():
+    return [
+        (line.action, line.target_type, line.staff_username, line.outcome)
+        for line in ModerationAction.objects.order_by("id")
+    ]
+
+
+def test_the_queue_and_a_case_page_show_reasons_and_reporters(staff_client, people):
+    comment = reported(people, "nasty words", reporters=("r1", "r2"))  # hidden by reports at 2
+    queue = staff_client.get("/admin/dynamo/reports/?order=most")
+    assert queue.status_code == 200
+    page = queue.content.decode()
+    assert comment.comment_id in page and "harassment 2" in page and "hidden by reports" in page
+    case = staff_client.get(f"/admin/dynamo/reports/{comment.comment_id}/").content.decode()
+    assert "nasty words" in case and "r1" in case and "r2" in case and "Harassment or bullying" in case
+    assert "Reports" in staff_client.get("/admin/").content.decode()
+
+
+@pytest.mark.parametrize("action", ["resolve", "hide", "unhide", "delete"])
+def test_every_decision_on_a_comment_is_an_audit_line(staff_client, people, action):
+    comment = reported(people)
+    answer = staff_client.post(
+        f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": action, "note": "looked at it"}
+    )
+    assert answer.status_code == 302
+    assert lines() == [(action, "comment", "mod", "done")]
+    assert ModerationAction.objects.get().detail == "looked at it"
+    case = ReportCase.get(comment.comment_id, consistent_read=True)
+    assert (case.status, case.decision, case.decided_by, case.queue) == ("closed", action, "mod", None)
+    after = stored(comment)
+    assert after.hidden == (action in ("hide", "delete"))
+    if action == "delete":
+        assert after.body == "" and after.deleted_at
+
+
+def test_the_comments_page_hide_unhide_and_delete_are_audited(staff_client, people):
+    comment = comment_create(author_id=str(people["author"].pk), body="never reported")
+    url = f"/admin/dynamo/comments/{comment.comment_id}/moderate/"
+    for action in ("hide", "unhide", "delete"):
+        assert staff_client.post(url, {"action": action}).status_code == 302
+    assert lines() == [(a, "comment", "mod", "done") for a in ("hide", "unhide", "delete")]
+    assert stored(comment).body == ""
+    assert not ReportCase.count(comment.comment_id)  # a comment nobody reported gets no case
+
+
+def test_a_failed_action_is_audited_as_failed(staff_client, people):
+    missing = "00000000-0000-0000-0000-000000000000"
+    staff_client.post(f"/admin/dynamo/comments/{missing}/moderate/", {"action": "hide"})
+    [line] = ModerationAction.objects.all()
+    assert (line.action, line.outcome) == ("hide", "failed")
+
+
+def test_a_suspended_author_cannot_log_in_or_use_their_token_or_session(staff_client, people, api, client):
+    from django.test import Client
+
+    comment = reported(people)
+    author = people["author"]
+    author_session = Client()
+    author_session.force_login(author)
+    api.as_user(author)
+    assert api.get("/api/me/").status_code == 200
+    staff_client.post(f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": "suspend"})
+    assert lines() == [("suspend", "user", "mod", "done")]
+    author.refresh_from_db()
+    assert not author.is_active and not Token.objects.filter(user=author).exists()
+    assert api.get("/api/me/").status_code == 401  # the token is gone
+    assert author_session.get("/me/settings/").status_code == 302  # the session no longer logs in
+    assert not Client().login(username="author", password="pw-Secret-123")
+    staff_client.post(f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": "unsuspend"})
+    assert Client().login(username="author", password="pw-Secret-123")
+    assert [line[0] for line in lines()] == ["suspend", "unsuspend"]
+
+
+def test_staff_accounts_are_not_suspended_from_the_queue(people):
+    with pytest.raises(Exception, match="Staff accounts"):
+        staff_services.user_suspend(user_id=str(people["mod"].pk), staff=people["mod"])
+    assert lines() == [("suspend", "user", "mod", "failed")]
+
+
+def test_the_audit_log_lists_and_filters(staff_client, people):
+    comment = reported(people, reporters=("r1", "r2"))  # a hide by reports: no staff
+    staff_client.post(f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": "unhide"})
+    listing = staff_client.get("/admin/social/moderationaction/")
+    assert listing.status_code == 200 and "unhide" in listing.content.decode()
+    only_unhide = staff_client.get("/admin/social/moderationaction/?action__exact=unhide").context["cl"]
+    assert [line.action for line in only_unhide.result_list] == ["unhide"]
+    by_target = staff_client.get(f"/admin/social/moderationaction/?q={comment.comment_id}").context["cl"]
+    assert sorted(line.source for line in by_target.result_list) == ["admin", "reports"]
+    assert staff_client.get("/admin/social/moderationaction/add/").status_code == 403
