@@ -69,6 +69,7 @@ class SocialAdminSite(admin.AdminSite):
             authentication_form=TwoStepAdminAuthenticationForm,
             template_name="admin/login.html",
             code_url_name="admin:login_code",
+            next_page=reverse("admin:index", current_app=self.name),
         )
         return cast("HttpResponse", never_cache(view)(request))
 
