@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 class Command(BaseCommand):
     help = (
-        "Lift log-in limits early: the account's delays (USERNAME), the address's lock (--address), "
-        "and with both, the account's failures from that address."
+        "Lift log-in limits early: the account's budget for browsers without its device cookie (USERNAME), "
+        "the address's lock (--address), and with both, the account's failures from that address."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
