@@ -15,15 +15,19 @@ import logging
 
 from notifications.fanout import FanOut, fanout_outbox_add, fanout_send
 from project.clock import clock
+from project.errors import PermissionDenied
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, transact
 from social import services as social_services
 from social.mentions import mention_names, mentions_to_notify
 from social.models import Comment
+from social.relations.selectors import blocked_by
 from social.selectors import comment_find, comment_thread_id
 from social.services import comment_new, comment_put, comment_replied_mark
 
 logger = logging.getLogger(__name__)
+
+REPLY_BLOCKED = "You can't reply to this comment: its author has blocked you."
 
 
 def comment_fanout(*, comment: Comment, parent: Comment | None, mention_ids: list[str]) -> FanOut | None:
@@ -48,9 +52,16 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     Twice: two comments (each call mints its own id). Dies half way: at worst a day marker
     without comments, which the timeline skips; once the comment committed, its fan-out item
     makes `process_feed_retries` notify whoever the request did not (notifications.fanout).
-    Over the author's `comment` (or `reply`) limit: RateLimited, nothing written.
+    Over the author's `comment` (or `reply`) limit: RateLimited, nothing written. A reply to a
+    comment whose author blocked the replier: PermissionDenied (403), nothing written.
     """
     comment, parent = comment_new(author_id=author_id, body=body, parent_id=parent_id)
+    if (
+        parent is not None
+        and parent.author_id != author_id
+        and blocked_by(owner_id=parent.author_id, other_id=author_id)
+    ):
+        raise PermissionDenied(REPLY_BLOCKED)  # one GetItem, before anything is written or counted
     account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
     if parent is not None:
         comment.thread_id = comment_thread_id(parent)

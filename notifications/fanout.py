@@ -130,7 +130,11 @@ def fanout_recipients(fanout: FanOut, states: dict[str, str]) -> dict[str, list[
             if state == "watch":
                 offer(user_id, THREAD_KIND)
     # The one place every notification of a comment passes: a muted thread tells nobody anything.
-    # Blocking (a later issue) drops here, in the same way, the people who blocked `actor_id`.
+    # People who blocked or muted `actor_id` are dropped one step later, by each one's feed write:
+    # the feed's merge refuses an event whose actor is in the feed's `silenced` set
+    # (notifications/silence.py), under the version condition a block's retraction also writes
+    # with, so a mention or reply racing the block is refused or retracted, never kept, and the
+    # fan-out reads nothing more for it (the feed write reads that feed anyway).
     return {user_id: offered for user_id, offered in kinds.items() if states.get(user_id) != "mute"}
 
 

@@ -29,6 +29,9 @@ after the fold's transaction instead of inside it):
 - not liked, listed in the unread notification: taken out, -1, and remembered as
   withdrawn (`unliked_ids`, cleared by the read) unless already put back once since the
   read (`restored_ids`); the marker stays. A withdrawn liker who likes again is put back.
+- a liker the author blocked or muted counts as not liking (their like still counts on the
+  comment): not listed, or taken out as above. A block writes a `silence` event for each
+  unread notification listing them (notifications/silence.py), so that fold happens at once.
 - anything else changes nothing. So a person who likes, unlikes and likes again counts
   once in the unread notification however their events were split between folds; once
   it is read, their like again within the window does not raise it again, and flapping
@@ -86,12 +89,16 @@ from project.clock import clock
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.models import Comment
+from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
 
 logger = logging.getLogger(__name__)
 
 LIKE = "like"
 UNLIKE = "unlike"
+# A block's or mute's trigger (notifications/silence.py): no action of the liker's, only a
+# reason to fold their state again, which the block changed.
+SILENCE = "silence"
 # Events one fold takes (one Query page). The notification lists the likers a fold notified
 # (`fold_notified`): a few short ids for a quiet comment, at most 45 when a storm's folds
 # amortise a bigger item over as many likes.
@@ -119,6 +126,13 @@ def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: st
     )
 
 
+def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str = SILENCE) -> None:
+    """A plain put of an event outside any like (a block's trigger): the comment's next fold
+    takes the liker's state again. Twice: two events, folded as one (the fold is state-based)."""
+    event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
+    LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now()).save()
+
+
 def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> Fold:
     """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
 
@@ -139,6 +153,9 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     likers_markers = readers.submit(markers_get, comment_id, likers)
     # The author's choices, once per batch (strongly: they decide whom this fold notifies).
     preferences = readers.submit(preferences_get, user_id=author_id, consistent=True)
+    # The people the author blocked or muted, once per batch (one Query of a small list): for
+    # the notification they do not like the comment (their likes still count).
+    silenced = readers.submit(silenced_ids, user_id=author_id) if likers else None
     fold = Fold(comment_id, author_id, events, unread.result(), badge.result())
     if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
         # The notification is as `previous` committed it: its journal is `previous.notify`.
@@ -152,7 +169,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = comment.result()
-    liked = liked_future.result()
+    liked = liked_future.result() - (silenced.result() if silenced is not None else frozenset())
     if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
         return fold
     listed = fold.old_list
@@ -259,6 +276,8 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
         writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
         *[writers.submit(activity_lines, chunk) for chunk in chunks(fold.events)],
     ]
+    if fold.notify:
+        steps.append(writers.submit(_silenced_since_read, fold))
     if fold.changes:
         steps.append(writers.submit(badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
     elif fold.unread is not None:
@@ -271,6 +290,20 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
         count=len(fold.events),
         finish=_finishers.submit(_fold_finish, fold, steps),
     )
+
+
+def _silenced_since_read(fold: Fold) -> None:
+    """After the commit: the likers it notified whom the author blocked or muted since the batch's
+    read get a trigger event, so the next fold takes them out again.
+
+    Closes the race with a block: the block's retraction (notifications/silence.py) reads the
+    author's unread notifications after the block committed; a fold that read the list before
+    the block and committed after that read is the one case it cannot see, and this read, made
+    after the commit, sees the block. One Query, only for a batch that notified someone; a fold
+    that dies before it leaves its events, and their next fold reads the list anew.
+    """
+    for liker in sorted(set(fold.notify) & silenced_ids(user_id=fold.author_id)):
+        like_event_put(author_id=fold.author_id, comment_id=fold.comment_id, liker_id=liker)
 
 
 def _fold_finish(fold: Fold, steps: list[Future]) -> None:

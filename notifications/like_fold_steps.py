@@ -27,6 +27,7 @@ from social.activity.services import ActivityLine, activity_record_keyed
 logger = logging.getLogger("notifications.like_fold")
 
 BATCH_WRITE_MAX = 25
+PERSON_ACTIONS = ("like", "unlike")  # event kinds that are a person's action (and an activity line)
 # Leaf reads and writes only (nothing run here waits on these pools), so they never deadlock;
 # a fold's later steps are ordered by like_fold's finishers, which wait on `writers`.
 readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
@@ -279,5 +280,6 @@ def activity_lines(events: list[LikeEvent]) -> None:
                 suffix=event.event_id.split("#")[-1],
             )
             for event in events
+            if event.kind in PERSON_ACTIONS  # not a block's trigger (notifications/silence.py)
         ]
     )

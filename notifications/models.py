@@ -7,6 +7,7 @@ from pynamodb.attributes import (
     NumberAttribute,
     TTLAttribute,
     UnicodeAttribute,
+    UnicodeSetAttribute,
     VersionAttribute,
 )
 from pynamodb.indexes import (
@@ -139,7 +140,7 @@ class LikeEvent(Model):
     event_id = UnicodeAttribute(range_key=True)  # <time ns, zero-padded>#<random>: oldest first
     author_id = UnicodeAttribute()
     liker_id = UnicodeAttribute()
-    kind = UnicodeAttribute()  # like, unlike
+    kind = UnicodeAttribute()  # like, unlike, silence (a block's trigger: notifications/silence.py)
     created_at = NumberAttribute()  # epoch seconds (fold lag)
 
 
@@ -204,6 +205,10 @@ class Feed(Model):
     legacy_entries = ListAttribute(of=LegacyFeedEntry, attr_name="entries", null=True)
     legacy_event_ids = ListAttribute[str](of=UnicodeAttribute, attr_name="event_ids", null=True)  # type: ignore[arg-type]
     updated_at = UnicodeAttribute(null=True)
+    # The people the owner blocked or muted, as the feed knows them (notifications/silence.py
+    # keeps it in step with social's `blocks` table): the merge refuses their events, so a reply
+    # racing a block is either refused here or retracted by the block's own feed write.
+    silenced = UnicodeSetAttribute(attr_name="s", null=True)
     version = VersionAttribute()
 
     @property

@@ -27,6 +27,7 @@ from project.backlog import BACKLOG_CAP, Backlog
 from project.clock import clock, parse_iso
 from project.cursors import InvalidCursor, cursor_decode, cursor_encode
 from social.models import Comment
+from social.relations.selectors import silenced_ids
 from social.selectors import authors_by_id
 
 if TYPE_CHECKING:
@@ -278,15 +279,16 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
     entries), ordered by the records' heads; only the page's entries are decoded, and
     their text read from its sources.
     """
+    feed = feed_read(user_id=user_id)
     positioned = sorted(
-        ((_feed_position(record), record) for record in feed_read(user_id=user_id).records),
+        ((_feed_position(record), record) for record in feed.records),
         key=lambda pair: pair[0],
         reverse=True,
     )
     if before is not None:
         positioned = [pair for pair in positioned if pair[0] < before]
     page = positioned[:limit]
-    views = feed_entry_views([record.entry() for _, record in page])
+    views = feed_entry_views([record.entry() for _, record in page], silenced=frozenset(feed.silenced or ()))
     return [
         Notification(
             id=position[2],
@@ -305,6 +307,7 @@ def feed_source(*, user_id: str, before: Position | None, limit: int) -> list[No
             grouped_by=view.grouped_by,
         )
         for (position, _), view in zip(page, views, strict=True)
+        if not view.hidden  # only people the owner blocked or muted: left out (a page may be short)
     ]
 
 
@@ -363,6 +366,18 @@ def _excerpt(body: str) -> str:
     return body if len(body) <= EXCERPT_LENGTH else body[: EXCERPT_LENGTH - 1] + "…"
 
 
+def _only_silenced(notification: Notification, silenced: frozenset[str]) -> bool:
+    """A like notification naming only people the reader blocked or muted (their read history,
+    or an unread one whose fold has not taken them out yet): the inbox leaves it out."""
+    actors = notification.actors
+    return (
+        notification.kind == "like"
+        and bool(actors)
+        and notification.actor_count <= len(actors)
+        and all(actor.id in silenced for actor in actors)
+    )
+
+
 def notification_inbox(
     *, user_id: str, cursor: str | None = None, limit: int | None = None, excerpts: bool = False
 ) -> InboxPage:
@@ -374,9 +389,11 @@ def notification_inbox(
     limit = max(1, min(INBOX_PAGE_SIZE_MAX, limit or INBOX_PAGE_SIZE))
     before = decode_cursor(cursor, user_id=user_id) if cursor else None
     badge = _badge_reader.submit(unread_count, user_id=user_id)
+    silenced = _badge_reader.submit(silenced_ids, user_id=user_id)
     merged: list[Notification] = []
     for source in INBOX_SOURCES:
         merged.extend(source(user_id=user_id, before=before, limit=limit + 1))
+    merged = [n for n in merged if not _only_silenced(n, silenced.result())]
     merged.sort(key=lambda n: n.position, reverse=True)
     results, more = merged[:limit], len(merged) > limit
     if excerpts:

@@ -118,6 +118,10 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # queue (the open_newest / open_most indexes, then BatchGetItem), a case's reports
         # (Query) and decisions (UpdateItem).
         "reports": ("GetItem", "Query", "PutItem"),
+        # Blocks and mutes: a pair and a person's list (Query: a pair is read as a Query of its
+        # key, so no GetItem), a block (transactional Update), an unblock (transactional Delete
+        # or Update).
+        "blocks": ("Query", "UpdateItem", "DeleteItem"),
         "report_cases": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
         # Log lines (in a transaction, PutItem, BatchWriteItem), /me/activity (Query), the
         # month's table looked up before its first write and on the admin Activity page.
@@ -136,10 +140,14 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # fold_like_events: a Scan page of pending events, each comment's events (Query),
         # deleted in batches; like rows, markers, the notification, the badge, the comment
         # (hidden meanwhile?), the counter's due flag and its compaction.
-        "like_events": ("Scan", "Query", "BatchWriteItem"),
+        # A block's trigger events (PutItem: the fold after a commit, a drained retraction).
+        "like_events": ("Scan", "Query", "PutItem", "BatchWriteItem"),
         "likes": ("BatchGetItem",),
         "like_notified": ("BatchGetItem", "BatchWriteItem"),
-        "like_unread": ("GetItem", "PutItem", "UpdateItem"),
+        # The unread ones listing a blocked person (a drained retraction: the by_num_likes LSI).
+        "like_unread": ("GetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
+        # Blocks and mutes read by the fold, a drained retraction and the mail sender.
+        "blocks": ("Query",),
         # The fold's comment (hidden meanwhile?); a fan-out's comment, parent and thread root.
         "comments": ("GetItem", "BatchGetItem"),
         "counters": ("Query", "UpdateItem", "DeleteItem"),

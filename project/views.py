@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.views import defaults
 
 from project import drafts
-from project.errors import ApplicationError, RateLimited, exception_answer
+from project.errors import ApplicationError, PermissionDenied, RateLimited, exception_answer
 from project.guard import is_api, too_large
 
 if TYPE_CHECKING:
@@ -58,8 +58,11 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
 
 
 def refused_page(response: HttpResponse, error: ApplicationError | None) -> HttpResponse:
-    """A page re-rendered with the form a write limit refused: 429 and Retry-After, the text kept."""
+    """A page re-rendered with the form a write limit refused: 429 and Retry-After, the text kept;
+    a refusal of the person (a reply to someone who blocked them) 403, the text kept too."""
     if isinstance(error, RateLimited):
         response.status_code = 429
         response["Retry-After"] = error.retry_after_header
+    elif isinstance(error, PermissionDenied):
+        response.status_code = 403
     return response

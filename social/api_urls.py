@@ -2,12 +2,16 @@ from django.urls import path
 
 from social import apis
 from social.activity.apis import ActivityDailyApi
+from social.relations.apis import MyRelationsApi, UserBlockApi, UserMuteApi
 
 urlpatterns = [
     path("users/", apis.UserCreateApi.as_view(), name="api-user-create"),
     path("users/<str:username>/", apis.ProfileApi.as_view(), name="api-profile"),
     path("users/<str:username>/comments/", apis.ProfileCommentsApi.as_view(), name="api-profile-comments"),
+    path("users/<str:username>/block/", UserBlockApi.as_view(), name="api-user-block"),
+    path("users/<str:username>/mute/", UserMuteApi.as_view(), name="api-user-mute"),
     path("me/", apis.MeApi.as_view(), name="api-me"),
+    path("me/relations/", MyRelationsApi.as_view(), name="api-me-relations"),
     path("auth/token/", apis.TokenCreateApi.as_view(), name="api-token"),
     path("comments/", apis.CommentListCreateApi.as_view(), name="api-comments"),
     path("comments/popular/", apis.PopularCommentsApi.as_view(), name="api-comments-popular"),

@@ -215,6 +215,23 @@ class CounterTotal(Model):
     ranking_index = CounterRankingIndex()
 
 
+class Relation(Model):
+    """One person's block or mute of another (social/relations/): one item per pair.
+
+    A block and a mute are two attributes of the one item, so undoing one leaves the other;
+    the item is deleted when neither is left. The owner's whole list is one Query of their
+    partition (at most RELATIONS_MAX items), read by the timeline, the inbox and the like fold;
+    "has X blocked me" is one GetItem of (X, me).
+    """
+
+    Meta = table_meta("blocks")  # blocks and mutes: a short name, as IAM policies name every table
+
+    user_id = UnicodeAttribute(hash_key=True)  # who blocks or mutes
+    other_id = UnicodeAttribute(range_key=True)  # whom
+    blocked_at = NumberAttribute(null=True)  # epoch seconds; absent: not blocked
+    muted_at = NumberAttribute(null=True)  # epoch seconds; absent: not muted
+
+
 # --- reports and the moderation queue (social/moderation/) ---------------------
 
 

@@ -18,6 +18,7 @@ from project.errors import NotFound
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
+from social.relations.selectors import silenced_ids
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
 PAGE_SIZE = 20
@@ -303,9 +304,17 @@ def comment_timeline(
     own = _written_get(written)
     wanted = limit + 1 + len(own)  # an own comment the index lists but the table no longer does
     found: list[Comment] = []
+    # People the viewer blocked or muted are left out (one Query of their small list per page).
+    silenced = silenced_ids(user_id=viewer_id) if viewer_id else frozenset()
     for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
         before = position["before"] if position and day.day == position["day"] else None
-        found.extend(_timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=wanted - len(found)))
+        while True:  # a day read again past what was left out, so that no comment of it is skipped
+            need = wanted - len(found)
+            day_comments = _timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=need)
+            found.extend(comment for comment in day_comments if comment.author_id not in silenced)
+            if len(day_comments) < need or len(found) >= wanted:
+                break
+            before = day_comments[-1].sort_key
         if len(found) >= wanted:
             break
     bound = position["before"] if position else None

@@ -5,13 +5,16 @@ from project.two_factor import views as two_factor
 from social import views
 from social.account.views import account_settings
 from social.activity.views import my_activity
+from social.relations.views import relation_set, relations_settings
 
 urlpatterns = [
     path("", views.timeline, name="timeline"),
     path("popular/", views.popular, name="popular"),
     path("me/activity/", my_activity, name="my-activity"),
     path("me/settings/", account_settings, name="account-settings"),
+    path("me/people/", relations_settings, name="relations"),
     path("u/<str:username>/", views.profile, name="profile"),
+    path("u/<str:username>/relation/", relation_set, name="relation-set"),
     path("c/<str:comment_id>/", views.comment_detail, name="comment"),
     path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),
     path("c/<str:comment_id>/edit/", views.comment_edit, name="comment-edit"),

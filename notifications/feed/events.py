@@ -34,6 +34,8 @@ PREFERENCE_KINDS = {THREAD_KIND: "reply"}
 # `feed_retry` items whose retry id starts so are a comment's fan-out (notifications/fanout.py),
 # expanded into one event per person, not one event.
 FANOUT_PREFIX = "fanout#"
+# ... and so a block's or mute's retraction from its owner's inbox (notifications/silence.py).
+SILENCE_PREFIX = "silence#"
 
 
 class FeedEventTooLarge(ApplicationError):

@@ -97,6 +97,7 @@ class FeedWrite:
     merged: bool = False  # rolled up into an existing unread entry
     unread_count: int = 0
     read_version: int | None = None  # None: the feed item does not exist yet
+    silenced: bool = False  # refused: its actor is blocked or muted by the feed's owner (nothing written)
     # The unread count moved (a new entry, or marked read); a merge into an unread entry
     # leaves it as it is, and then the `unread_counts` item is not rewritten.
     count_changed: bool = True
@@ -232,6 +233,11 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
     entry_id = feed_entry_id(event.event_id)
     if event_digest in applied or any(record.entry_id == entry_id for record in records):
         return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
+    if event.actor_id is not None and event.actor_id in (feed.silenced or ()):
+        # Blocked or muted by the owner: nothing is written, whatever the event (a reply, a
+        # mention, a watched thread's reply). Decided on the feed read under the version
+        # condition, so it cannot miss a block that `feed_silence_compute` wrote meanwhile.
+        return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version, silenced=True)
     unread_before = sum(1 for record in records if not record.read)
     created_ms = iso_to_ms(event.created_at) if event.created_at else clock.now_ms()
     rollup = digest(event.rollup_key) if event.rollup_key is not None else None
@@ -283,6 +289,51 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
         feed=feed,
         entry_id=entry_id,
         merged=merged,
+        unread_count=unread_count,
+        read_version=read_version,
+        count_changed=unread_count != unread_before,
+    )
+
+
+def feed_silence_compute(*, feed: Feed, other_id: str, silenced: bool) -> FeedWrite:
+    """`feed` brought in step with its owner's block or mute of `other_id` (or its undoing).
+
+    Silenced: `other_id` joins `feed.silenced` (the merge refuses their events from then on)
+    and leaves every unread entry's actors (`actor_count` one less); an unread entry left with
+    no actor is dropped. Read entries are history and stay (the pages hide those that only
+    name silenced people). Not silenced: `other_id` leaves `feed.silenced`; nothing retracted
+    comes back. Idempotent: a feed already in step gives `already_applied` (nothing to write).
+    Only unread records holding the person's bytes are decoded.
+    """
+    user_id, read_version = feed.user_id, feed.version
+    known = set(feed.silenced or ())
+    if (other_id in known) == silenced and not silenced:
+        return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
+    needle = actor_bytes(other_id)
+    records: list[Record] = []
+    retracted = 0
+    for record in feed.records:
+        if silenced and not record.read and needle in record.raw and other_id in record.actor_ids():
+            entry = record.entry()
+            entry.actor_ids = [actor for actor in entry.actor_ids if actor != other_id]
+            entry.actor_count = max(0, int(entry.actor_count or 0) - 1)
+            retracted += 1
+            if not entry.actor_ids:
+                continue  # nobody else did it: the entry goes
+            entry.actor_count = max(entry.actor_count, len(entry.actor_ids))
+            record = Record.of(entry)
+        records.append(record)
+    if (other_id in known) == silenced and not retracted:
+        return FeedWrite(user_id=user_id, already_applied=True, read_version=read_version)
+    unread_before = sum(1 for record in feed.records if not record.read)
+    feed.records = records
+    feed.silenced = (known | {other_id}) if silenced else (known - {other_id}) or None
+    feed.updated_at = clock.now_iso()
+    unread_count = sum(1 for record in records if not record.read)
+    return FeedWrite(
+        user_id=user_id,
+        already_applied=False,
+        feed=feed,
         unread_count=unread_count,
         read_version=read_version,
         count_changed=unread_count != unread_before,

@@ -89,6 +89,9 @@ class FeedEntryView:
     # What the entry groups: "comment" (replies to one comment), "person" (one person's
     # replies across comments, beyond FEED_REPLIES_PER_PERSON entries), None (one event).
     grouped_by: str | None = None
+    # Every person it names is blocked or muted by the feed's owner (`Feed.silenced`): pages,
+    # the API and e-mail leave it out (a read entry from before the block, or one retracted next).
+    hidden: bool = False
 
 
 def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str, event_count: int = 1) -> str:
@@ -166,12 +169,13 @@ def batch_get_by_key(model: type[_M], ids: set[str], attributes: list[str]) -> d
     return found
 
 
-def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
-    """The text of each entry by entry id: one BatchGetItem per kind shown at most."""
+def _texts(entries: list[FeedEntry], silenced: frozenset[str] = frozenset()) -> dict[str, FeedText]:
+    """The text of each entry by entry id: one BatchGetItem per kind shown at most. A reply by
+    someone in `silenced` (the owner blocked or muted them) is shown without its text."""
     reply_kinds = ("reply", PERSON_ROLLUP_KIND, THREAD_KIND, MENTION_KIND)  # their text is a comment's
     reply_ids = {entry.object_id for entry in entries if entry.kind in reply_kinds and entry.object_id}
     replies = batch_get_by_key(
-        Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden", "deleted_at", "thread_id"]
+        Comment, reply_ids, ["comment_id", "body", "parent_id", "hidden", "deleted_at", "thread_id", "author_id"]
     )
     wanted: dict[str, set[str]] = {}
     for entry in entries:
@@ -198,6 +202,8 @@ def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
                 rollup_key = f"{PERSON_ROLLUP_KIND}#{entry.actor_ids[-1]}"
             if reply.hidden or reply.deleted_at:
                 texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
+            elif reply.author_id in silenced:  # the newest reply of an entry others are left in
+                texts[entry.entry_id] = FeedText(url=url, rollup_key=rollup_key)
             else:
                 texts[entry.entry_id] = FeedText(body=reply.body, url=url, rollup_key=rollup_key)
         else:
@@ -206,11 +212,12 @@ def _texts(entries: list[FeedEntry]) -> dict[str, FeedText]:
     return texts
 
 
-def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
-    """Views of `entries` with their actors and their text read from its source."""
+def feed_entry_views(entries: list[FeedEntry], *, silenced: frozenset[str] = frozenset()) -> list[FeedEntryView]:
+    """Views of `entries` with their actors and their text read from its source; `silenced`
+    (the feed's `silenced` set) marks entries naming only those people `hidden`."""
     ids = [actor_id for entry in entries for actor_id in entry.actor_ids]
     authors = authors_by_id(ids) if ids else {}
-    texts = _texts(entries)
+    texts = _texts(entries, silenced)
     views = []
     for entry in entries:
         actors = [authors[actor_id] for actor_id in reversed(entry.actor_ids) if actor_id in authors]
@@ -244,6 +251,7 @@ def feed_entry_views(entries: list[FeedEntry]) -> list[FeedEntryView]:
                 read_at=_at(entry.read_ms) if entry.read_ms is not None else None,
                 event_count=int(entry.event_count),
                 grouped_by=grouped_by,
+                hidden=bool(entry.actor_ids) and all(actor_id in silenced for actor_id in entry.actor_ids),
             )
         )
     return views
@@ -257,11 +265,13 @@ class FeedPage:
 
 def feed_entries_list(*, user_id: str, unread_only: bool = False) -> FeedPage:
     """The user's feed entries, newest first (at most FEED_MAX_ENTRIES), from one consistent read."""
-    entries = list(feed_read(user_id=user_id).entries)
+    feed = feed_read(user_id=user_id)
+    entries = list(feed.entries)
     unread_count = sum(1 for entry in entries if not entry.read)
     if unread_only:
         entries = [entry for entry in entries if not entry.read]
-    return FeedPage(unread_count=unread_count, results=feed_entry_views(entries))
+    views = feed_entry_views(entries, silenced=frozenset(feed.silenced or ()))
+    return FeedPage(unread_count=unread_count, results=[view for view in views if not view.hidden])
 
 
 FEED_RETRY_BACKLOG_CAP = 100  # the index holds whole items (the event's JSON): count fewer

@@ -28,8 +28,14 @@ from typing import cast
 from django.conf import settings
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
-from notifications.feed.events import FANOUT_PREFIX, FeedEvent, feed_retry_key
-from notifications.feed.merge import FeedWrite, feed_entries_mark_read, feed_unread_entries, feed_write_compute
+from notifications.feed.events import FANOUT_PREFIX, SILENCE_PREFIX, FeedEvent, feed_retry_key
+from notifications.feed.merge import (
+    FeedWrite,
+    feed_entries_mark_read,
+    feed_silence_compute,
+    feed_unread_entries,
+    feed_write_compute,
+)
 from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
@@ -282,6 +288,39 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
     raise Conflict("The feed kept changing while it was marked read, retry shortly.")
 
 
+def feed_silence(*, user_id: str, other_id: str, silenced: Callable[[], bool]) -> bool:
+    """Bring the user's feed in step with their block or mute of `other_id` (`silenced()` reads
+    it now, strongly); returns whether the feed was written.
+
+    Same version-conditioned put as an append (notifications/feed/merge.py `feed_silence_compute`),
+    so a reply being appended meanwhile is either refused by the merge (it read the feed after
+    this write) or retracted by it (this write read the feed after the reply). Each attempt
+    reads the feed, then the relation: a later block or unblock has a write of its own that
+    reads both after it, so the last one wins. Twice: the second finds the feed in step and
+    writes nothing. Dies half way: the one put happened or not (the caller's item stays).
+    """
+
+    def compute() -> FeedWrite:
+        feed = feed_read(user_id=user_id)
+        return feed_silence_compute(feed=feed, other_id=other_id, silenced=silenced())
+
+    write = compute()
+    if write.already_applied:
+        return False
+
+    def reread() -> bool:
+        nonlocal write
+        write = compute()
+        return not write.already_applied
+
+    outcome = _feed_put(lambda: write, what="feed_silence", reread=reread)
+    if outcome.ok:
+        return True
+    if write.already_applied:
+        return False
+    raise Conflict("The feed kept changing while a block or mute was applied, retry shortly.")
+
+
 # --- the retry worker ----------------------------------------------------------
 # An event lands in `feed_retry` when `feed_append` ran out of attempts or throughput, and,
 # for replies, through the outbox in the reply's own transaction. Each is applied at most
@@ -340,6 +379,10 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
             from notifications.fanout import fanout_retry_apply
 
             return fanout_retry_apply(retry)
+        if retry.retry_id.startswith(SILENCE_PREFIX):
+            from notifications.silence import silence_retry_apply  # it writes through this module
+
+            return silence_retry_apply(retry)
         event = FeedEvent.from_json(retry.event)
         result = feed_append(user_id=retry.user_id, event=event, outbox=True, queue=False)
     except (Conflict, Throttled, PynamoDBException) as error:

@@ -2,7 +2,8 @@
 
 Every check here is a strongly consistent read made just before the ledger claim: the
 entry (or like notification) still unread, the kind's e-mail still on, the thread not
-muted, an active account with a verified address. Whatever changed since the mail was
+muted, nothing from someone the reader blocked or muted, an active account with a verified
+address. Whatever changed since the mail was
 scheduled wins; a check that fails becomes a `skipped` ledger line with its reason.
 """
 
@@ -17,6 +18,7 @@ from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
 from notifications.selectors import _excerpt, _like_notifications
+from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
 
 
@@ -37,6 +39,7 @@ class About:
     excerpt: str  # the reply's (or message's) first words
     path: str  # where to read it on the site (a path; the mail prefixes SITE_URL)
     comment_id: str | None = None  # whose thread a mute silences
+    actor_ids: tuple[str, ...] = ()  # who it names (a like's first likers)
 
 
 @dataclass(frozen=True)
@@ -79,12 +82,14 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
         (notification,) = _like_notifications([item], unread=True)
         comment = comment_find(comment_id=comment_id)
         excerpt = _excerpt(comment.body) if comment and not comment.hidden and not comment.deleted_at else ""
-        return About(kind, notification.text, excerpt, notification.url, comment_id=comment_id)
-    entries = [entry for entry in feed_read(user_id=user_id).entries if entry.entry_id == entry_id]
+        actor_ids = tuple(actor.id for actor in notification.actors)
+        return About(kind, notification.text, excerpt, notification.url, comment_id=comment_id, actor_ids=actor_ids)
+    feed = feed_read(user_id=user_id)
+    entries = [entry for entry in feed.entries if entry.entry_id == entry_id]
     if not entries or entries[0].read:
         return None
-    (view,) = feed_entry_views(entries)
-    if view.removed:
+    (view,) = feed_entry_views(entries, silenced=frozenset(feed.silenced or ()))
+    if view.removed or view.hidden:  # hidden: it names only people the reader blocked or muted
         return None
     thread_comment_id = entries[0].object_id if kind != "message" else None
     return About(kind, view.text, _excerpt(view.body), view.url or "/notifications/", comment_id=thread_comment_id)
@@ -111,4 +116,7 @@ def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
         return Verdict(skip="read in the inbox (or gone) before the mail was due")
     if thread_muted(user_id=user_id, comment_id=about.comment_id):
         return Verdict(skip="thread muted")
+    if about.actor_ids and set(about.actor_ids) <= silenced_ids(user_id=user_id):
+        # A like notification whose fold has not taken the blocked liker out yet (one Query).
+        return Verdict(skip="from someone the reader blocked or muted")
     return Verdict(recipient=found, about=about)
