@@ -11,6 +11,7 @@ from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold
 from project.after_response import after_response
+from project.errors import NotFound
 from project.limits import account_limit_prepare
 from project.transactions import transact
 from social.counters import (
@@ -22,6 +23,7 @@ from social.counters import (
     like_counter_shard_count,
 )
 from social.models import Comment, CounterShard, Like
+from social.selectors import comment_find
 from social.services import comment_get_visible
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ def _like_transaction(
     )
 
 
-def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
+def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = False) -> int:
     """Run the like/unlike transaction; returns the counter's exact value read right after it.
 
     Three round trips and no other read: the comment (consistently, which also carries its
@@ -71,13 +73,19 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     written, and a like within it waits for no extra round trip.
     """
     key = counter_key(kind=LIKES, object_id=comment_id)
-    count_against_budget = account_limit_prepare(name="like", user_id=user_id)  # likes and unlikes share one
-    budget = _limit_checks.submit(count_against_budget) if count_against_budget else None
-    try:
-        comment = comment_get_visible(comment_id=comment_id)
-    finally:
-        if budget is not None:
-            budget.result()  # RateLimited over the budget, before the comment's own answer
+    if erasing:  # a deleted account's likes: any comment, hidden or deleted too; no budget
+        found = comment_find(comment_id=comment_id)
+        if found is None:
+            raise NotFound("No such comment.")
+        comment = found
+    else:
+        count_against_budget = account_limit_prepare(name="like", user_id=user_id)  # likes and unlikes share one
+        budget = _limit_checks.submit(count_against_budget) if count_against_budget else None
+        try:
+            comment = comment_get_visible(comment_id=comment_id)
+        finally:
+            if budget is not None:
+                budget.result()  # RateLimited over the budget, before the comment's own answer
     shards_table = CounterShard.Meta.table_name
 
     contention: list[TransactOutcome] = []
@@ -102,7 +110,11 @@ def _like_write(*, comment_id: str, user_id: str, kind: str) -> int:
     # and only where that is cheap: a like that met no contention is not on a hot comment,
     # where concurrent folds would only cancel each other. What is not folded here, the
     # folder folds.
-    if outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
+    if erasing:
+        # The eraser folds at once and in full, so the unlike's notification change (and its
+        # activity line, which a later step removes) is written before it moves on.
+        like_fold.like_events_fold(comment_id=comment_id)
+    elif outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
 
         def fold() -> None:
             like_fold.like_events_fold_after_response(comment_id=comment_id)
@@ -140,3 +152,19 @@ def like_remove(*, comment_id: str, user_id: str) -> LikeState:
     """
     count = _like_write(comment_id=comment_id, user_id=user_id, kind=like_fold.UNLIKE)
     return LikeState(like_count=count, liked=False)
+
+
+def like_erase(*, comment_id: str, user_id: str) -> None:
+    """A deleted account's like undone: the same transaction as a person's unlike (the like row
+    deleted on condition it exists, 1 subtracted, the unlike event), on any comment (hidden or
+    deleted ones too), outside the like budget, folded at once: the author's unread notification
+    loses the liker ("and N others" counts one fewer), as after an unlike.
+
+    Twice, or after a crash between the unlike and the eraser's progress: the row is gone, the
+    condition fails, nothing is written again, so the count drops exactly once. A comment with
+    no item at all (never the case for a like made through the site): the like row is deleted.
+    """
+    try:
+        _like_write(comment_id=comment_id, user_id=user_id, kind=like_fold.UNLIKE, erasing=True)
+    except NotFound:
+        Like(comment_id, user_id).delete()

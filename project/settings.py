@@ -246,8 +246,15 @@ RATE_LIMITS = {
         # Texts and likes kept through a log-in for people not logged in, per address: each
         # kept one is a database session row, which strangers must not be able to pile up.
         ("anonymous_keep", "20/hour,100/day", ""),
+        # Exports of one's own data (GET /api/me/export/): each reads everything the person has.
+        ("export", "3/day", ""),
     )
 }
+# Account deletion (social/account/): the eraser starts a request this many seconds after it
+# was made (past any request of the account still in flight, and past the likes index's lag),
+# and holds a request it works on for a lease of this many seconds (renewed as it goes).
+ACCOUNT_DELETION_DELAY_SECONDS = env.float("ACCOUNT_DELETION_DELAY_SECONDS", default=60.0)
+ACCOUNT_DELETION_LEASE_SECONDS = env.float("ACCOUNT_DELETION_LEASE_SECONDS", default=120.0)
 # Reports (social/moderation/): a comment reported by this many distinct people is hidden until
 # staff decide; a report from an account younger than LIMIT_NEW_ACCOUNT_DAYS counts this much of one.
 REPORT_HIDE_THRESHOLD = env.int("REPORT_HIDE_THRESHOLD", default=5)

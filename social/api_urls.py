@@ -1,6 +1,7 @@
 from django.urls import path
 
 from social import apis
+from social.account.apis import MeApi, MyExportApi
 from social.activity.apis import ActivityDailyApi
 from social.relations.apis import MyRelationsApi, UserBlockApi, UserMuteApi
 
@@ -10,7 +11,8 @@ urlpatterns = [
     path("users/<str:username>/comments/", apis.ProfileCommentsApi.as_view(), name="api-profile-comments"),
     path("users/<str:username>/block/", UserBlockApi.as_view(), name="api-user-block"),
     path("users/<str:username>/mute/", UserMuteApi.as_view(), name="api-user-mute"),
-    path("me/", apis.MeApi.as_view(), name="api-me"),
+    path("me/", MeApi.as_view(), name="api-me"),
+    path("me/export/", MyExportApi.as_view(), name="api-me-export"),
     path("me/relations/", MyRelationsApi.as_view(), name="api-me-relations"),
     path("auth/token/", apis.TokenCreateApi.as_view(), name="api-token"),
     path("comments/", apis.CommentListCreateApi.as_view(), name="api-comments"),

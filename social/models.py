@@ -126,6 +126,20 @@ class TimelineDay(Model):
     shards = NumberAttribute()
 
 
+class LikesByUserIndex(GlobalSecondaryIndex):
+    """A person's likes, by comment id: what their export lists and their deletion undoes.
+
+    Keys only (both are the table's keys already): one index write per like or unlike.
+    """
+
+    class Meta:
+        index_name = "by_user"
+        projection = KeysOnlyProjection()
+
+    user_id = UnicodeAttribute(hash_key=True)
+    comment_id = UnicodeAttribute(range_key=True)
+
+
 class Like(Model):
     """One item per like: the key makes "one like per user per comment" a constraint."""
 
@@ -133,6 +147,8 @@ class Like(Model):
 
     comment_id = UnicodeAttribute(hash_key=True)
     user_id = UnicodeAttribute(range_key=True)
+
+    by_user = LikesByUserIndex()
 
 
 class CounterShard(Model):
@@ -346,6 +362,29 @@ class ModerationAction(models.Model):
     def __str__(self) -> str:
         who = self.staff_username or "reports"
         return f"{who} {self.action} {self.target_type} {self.target_id}"
+
+
+class AccountDeletion(models.Model):
+    """A person asked for their account to be deleted (social/accounts/): the request and the
+    eraser's progress. Created in the database transaction that deactivates the account; the
+    worker (`erase_accounts`) claims it with a lease, runs the eraser steps (project/erasure.py)
+    and stores the step and cursor it reached after each unit, so a restart resumes there.
+    Kept once done, without the person's name: staff's record that an account was erased."""
+
+    user_id = models.BigIntegerField(unique=True)  # no foreign key: the user row goes at the end
+    requested_at = models.DateTimeField(db_index=True)
+    step = models.CharField(max_length=64, blank=True)  # the step being run; empty: not started
+    cursor = models.TextField(blank=True)  # where that step resumes
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        ordering = ["requested_at", "id"]
+
+    def __str__(self) -> str:
+        return f"deletion of user {self.user_id} ({'done' if self.finished_at else self.step or 'waiting'})"
 
 
 # The activity log's daily rollup (relational); its DynamoDB tables are per month.

@@ -3,7 +3,7 @@ from django.urls import path
 
 from project.two_factor import views as two_factor
 from social import views
-from social.account.views import account_settings
+from social.account.views import account_delete, account_export, account_settings
 from social.activity.views import my_activity
 from social.relations.views import relation_set, relations_settings
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("popular/", views.popular, name="popular"),
     path("me/activity/", my_activity, name="my-activity"),
     path("me/settings/", account_settings, name="account-settings"),
+    path("me/delete/", account_delete, name="account-delete"),
+    path("me/export/", account_export, name="account-export"),
     path("me/people/", relations_settings, name="relations"),
     path("u/<str:username>/", views.profile, name="profile"),
     path("u/<str:username>/relation/", relation_set, name="relation-set"),

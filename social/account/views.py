@@ -1,13 +1,21 @@
-"""The settings page: display name and e-mail address (verified through a link it mails)."""
+"""The settings page: display name and e-mail address (verified through a link it mails); the pages
+to delete one's account (/me/delete/) and download one's data (/me/export/)."""
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
 from notifications.mail.verification import email_address_set, email_verification_send
-from project.errors import ApplicationError, RateLimited
+from project.errors import ApplicationError, LockedOut, PermissionDenied, RateLimited
+from project.security import client_ip
+from project.views import refused_page
 from social import services
+from social.account.selectors import account_export_chunks
+from social.account.services import account_delete_request, account_export_allow
 
 
 class DisplayNameForm(forms.Form):
@@ -54,3 +62,53 @@ def account_settings(request):
         except (ApplicationError, RateLimited) as error:
             email_form.add_error("email", error.message)
     return render(request, "social/settings.html", {"form": form, "email_form": email_form})
+
+
+class AccountDeleteForm(forms.Form):
+    password = forms.CharField(
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+        max_length=128,
+        label="Your password",
+        help_text="To be sure it is you.",
+    )
+
+
+def export_response(*, user_id: str, username: str) -> StreamingHttpResponse:
+    """The export as a streamed JSON download (the API answers the same)."""
+    response = StreamingHttpResponse(account_export_chunks(user_id=user_id), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="dynamo-social-{username}.json"'
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@login_required
+def account_export(request):
+    """Download everything stored about oneself as one JSON file (a few a day)."""
+    try:
+        account_export_allow(user_id=str(request.user.pk))
+    except RateLimited as error:
+        return refused_page(render(request, "social/account/export_refused.html", {"error": error}), error)
+    return export_response(user_id=str(request.user.pk), username=request.user.username)
+
+
+@sensitive_post_parameters("password")
+@sensitive_variables("password")
+@login_required
+def account_delete(request):
+    """Delete one's account: the password confirms; at once nobody can log in to it, and the
+    eraser removes what is theirs within minutes (docs/security.md says what is kept)."""
+    form = AccountDeleteForm(request.POST if request.method == "POST" else None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account_delete_request(
+                user=request.user, password=form.cleaned_data["password"], address=client_ip(request)
+            )
+        except LockedOut as refusal:
+            form.add_error("password", refusal.message)
+            return refused_page(render(request, "social/account/delete.html", {"form": form}), refusal)
+        except (ApplicationError, PermissionDenied) as error:
+            form.add_error("password" if getattr(error, "field", None) else None, error.message)
+        else:
+            logout(request)
+            return render(request, "social/account/deleted.html")
+    return render(request, "social/account/delete.html", {"form": form})

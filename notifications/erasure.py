@@ -1,0 +1,132 @@
+"""What `notifications` keeps about a person: eraser steps and export sections (project/erasure.py).
+
+Removed: the person's like notifications (unread and read), badge items, feed, queued feed
+events and mails, the `sends` ledger's lines about them (the ledger guards against mailing a
+person twice; nobody mails a deleted account), their preferences and thread states. What they
+did to others' notifications is undone by the likes step (their likes leave every "and N
+others") and by the comments step (a reply entry in someone's feed then reads "This reply was
+removed.").
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from pynamodb.models import Model
+
+from notifications.feed.events import FEED_RETRY_SHARDS
+from notifications.feed.selectors import feed_entries_list
+from notifications.mail.queue import MAIL_QUEUE_SHARDS
+from notifications.models import Feed, FeedRetry, LikeRead, LikeUnread, MailQueue, Send, ThreadSubscription, UnreadCount
+from notifications.preferences.selectors import preferences_get
+from notifications.preferences.services import preferences_forget
+from project.erasure import erasure_step, export_section
+
+PAGE = 100
+
+
+def _delete_page(model: type[Model], items: list[Any]) -> bool:
+    if not items:
+        return False
+    with model.batch_write() as batch:
+        for item in items:
+            batch.delete(item)
+    return True
+
+
+def _queued(model: type[FeedRetry] | type[MailQueue], shards: int, key: Any, user_id: str) -> list[Any]:
+    """The person's items of a queue sharded by a hash of the user id: one Query of their shard."""
+    shard = str(zlib.crc32(user_id.encode()) % shards)
+    return list(model.query(shard, key.startswith(f"{user_id}#"), consistent_read=True, limit=PAGE))
+
+
+@erasure_step(name="notifications", order=30)
+def notifications_erase(*, user_id: str, cursor: str | None) -> str | None:
+    """Up to PAGE items of the first of the person's notification tables still holding some
+    (each a Query of their partition, then BatchWriteItem deletes); "" while any is left.
+
+    Deletes only: again after a crash, what is gone is not found. Runs after the likes step,
+    so the fold no longer writes into the authors' items of this person's likes.
+    """
+    pages: list[tuple[type[Model], Any]] = [
+        (LikeUnread, lambda: list(LikeUnread.query(user_id, consistent_read=True, limit=PAGE))),
+        (LikeRead, lambda: list(LikeRead.query(user_id, consistent_read=True, limit=PAGE))),
+        (UnreadCount, lambda: list(UnreadCount.query(user_id, consistent_read=True, limit=PAGE))),
+        (FeedRetry, lambda: _queued(FeedRetry, FEED_RETRY_SHARDS, FeedRetry.retry_id, user_id)),
+        (MailQueue, lambda: _queued(MailQueue, MAIL_QUEUE_SHARDS, MailQueue.mail_id, user_id)),
+        (Send, lambda: list(Send.query(user_id, consistent_read=True, limit=PAGE))),
+    ]
+    for model, read in pages:
+        if _delete_page(model, read()):
+            return ""
+    Feed(user_id).delete(
+        add_version_condition=False
+    )  # whatever its version: a writer racing it loses nothing of anyone else
+    return None
+
+
+@erasure_step(name="preferences", order=40)
+def preferences_erase(*, user_id: str, cursor: str | None) -> str | None:
+    """Preferences and muted / watched threads: `preferences_forget`, as the account's
+    post_delete hook does (which then finds nothing left)."""
+    preferences_forget(user_id=user_id)
+    return None
+
+
+# --- the export ---------------------------------------------------------------------
+
+
+@export_section(name="like_notifications", order=30)
+def like_notifications_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    for unread in LikeUnread.query(user_id, consistent_read=True, page_size=PAGE):
+        if int(unread.num_likes or 0):
+            yield {
+                "comment_id": unread.comment_id,
+                "unread": True,
+                "liker_ids": list(unread.liker_ids or []),
+                "num_likes": int(unread.num_likes or 0),
+            }
+    for read in LikeRead.query(user_id, consistent_read=True, scan_index_forward=False, page_size=PAGE):
+        yield {
+            "comment_id": read.comment_id,
+            "unread": False,
+            "liker_ids": list(read.liker_ids or []),
+            "num_likes": int(read.num_likes or 0),
+        }
+
+
+@export_section(name="feed", order=35)
+def feed_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    """The feed's entries (at most FEED_MAX_ENTRIES, one item), as the API shows them."""
+    for entry in feed_entries_list(user_id=user_id).results:
+        yield {
+            "id": entry.id,
+            "kind": entry.kind,
+            "text": entry.text,
+            "title": entry.title,
+            "body": entry.body,
+            "url": entry.url,
+            "unread": entry.unread,
+            "actor_ids": [actor.id for actor in entry.actors],
+            "created_at": entry.created_at.isoformat(),
+            "updated_at": entry.updated_at.isoformat(),
+        }
+
+
+@export_section(name="preferences", order=40, single=True)
+def preferences_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    yield preferences_get(user_id=user_id, consistent=True).as_json()
+
+
+@export_section(name="thread_subscriptions", order=45)
+def threads_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    for entry in ThreadSubscription.by_user.query(user_id, page_size=PAGE):
+        yield {"thread_id": entry.thread_id, "state": entry.state, "at": entry.at}
+
+
+@export_section(name="mail_sent", order=50)
+def sends_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    for line in Send.query(user_id, consistent_read=True, page_size=PAGE):
+        yield {"kind": line.kind, "source": line.source, "state": line.state, "address": line.address, "at": line.at}

@@ -1,0 +1,111 @@
+"""kill -9 of the eraser half way through a deleted account's likes: a second run finishes,
+every like is undone exactly once (counts exact, each author's notification loses the liker
+once), and the account is gone.
+
+The first eraser runs as a process of its own (tests/social/held_eraser.py) and holds after its
+30th like undone, in the middle of its second page (the first page's progress stored, the
+second's not); the test kills it with SIGKILL there, lets its lease lapse (as the lease's
+seconds would) and runs `manage.py erase_accounts` again. No sleeps: the test waits on the
+marker file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from actions.likes import like_add
+from notifications.selectors import notification_inbox, unread_count
+from project import dynamo
+from project.testing.harness import wait_for
+from project.testing.postgres import suite_database_url
+from social.account.services import account_delete_request
+from social.counters import LIKES, counter_key, counter_value
+from social.models import AccountDeletion, Like
+from tests.notifications.helpers import fold, post, uid
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMENTS = 40
+HOLD_AFTER = 30
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the eraser's processes read the request
+
+
+def _env(dynamodb, **extra: str) -> dict[str, str]:
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
+        "ENV_FILE": "/dev/null",
+        "SECRET_KEY": "erase-kill-test-" + uuid.uuid4().hex,
+        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
+        "DYNAMODB_HOST": dynamodb,
+        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
+        "ACCOUNT_DELETION_DELAY_SECONDS": "0",
+        "LOG_LEVEL": "INFO",
+        "LOG_FORMAT": "text",
+        **extra,
+    }
+
+
+def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb, make_user, tmp_path):
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    comments = [post(bob, f"Bob {n}") for n in range(COMMENTS)]
+    for comment_id in comments:
+        like_add(comment_id=comment_id, user_id=uid(alice))
+        like_add(comment_id=comment_id, user_id=uid(carol))
+    fold()
+    assert unread_count(user_id=uid(bob)) == 2 * COMMENTS  # the badge counts unread likes
+    account_delete_request(user=alice, password="pw-Secret-123", address="192.0.2.1")
+
+    held = tmp_path / "held"
+    log = tmp_path / "first.log"
+    first = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "social" / "held_eraser.py")],
+        cwd=ROOT,
+        env=_env(dynamodb, HELD_MARKER=str(held), HOLD_AFTER=str(HOLD_AFTER)),
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
+    try:
+        wait_for(lambda: held.exists() or first.poll() is not None, what="the eraser holding", seconds=300)
+        assert first.poll() is None, log.read_text()[-3000:]
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    deletion = AccountDeletion.objects.get(user_id=alice.pk)
+    assert deletion.step == "likes" and deletion.cursor and deletion.finished_at is None  # one page stored
+    left = len(list(Like.by_user.query(uid(alice))))
+    assert left == COMMENTS - HOLD_AFTER  # half way: 30 undone, 10 to go
+
+    AccountDeletion.objects.filter(pk=deletion.pk).update(lease_until=None)  # its lease lapsed
+    second = subprocess.run(
+        [sys.executable, "manage.py", "erase_accounts"],
+        cwd=ROOT,
+        env=_env(dynamodb),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert "erased 1 account(s)" in second.stdout
+
+    fold()
+    for comment_id in comments:
+        assert counter_value(key=counter_key(kind=LIKES, object_id=comment_id)) == 1  # Carol's, once each
+    inbox = notification_inbox(user_id=uid(bob), cursor=None, limit=100)
+    likes = [item for item in inbox.results if item.kind == "like" and item.unread]
+    assert len(likes) == COMMENTS
+    assert {item.text for item in likes} == {"Carol liked your comment"}
+    assert unread_count(user_id=uid(bob)) == COMMENTS  # Alice's 40 likes left the badge, once each
+    assert not get_user_model().objects.filter(pk=alice.pk).exists()
+    assert AccountDeletion.objects.get(pk=deletion.pk).finished_at is not None
