@@ -73,7 +73,7 @@ def _kinds_parse(kinds: Any) -> dict[str, bool]:
     return changes
 
 
-def preferences_update(*, user_id: str, patch: Any) -> NotifyPreferences:
+def preferences_update(*, user_id: str, patch: Any, limited: bool = True) -> NotifyPreferences:
     """Apply any part of the preferences (`patch`, as the API takes it) and answer the whole new state.
 
     One UpdateItem that SETs only the flags sent (and, with the digest, the sparse
@@ -84,12 +84,15 @@ def preferences_update(*, user_id: str, patch: Any) -> NotifyPreferences:
     land (neither rewrites the other's attribute; a read-modify-put would lose one); of
     the same field: the later one stands, as if sent one after the other. Dies half way:
     the UpdateItem applied as a whole or not at all. An empty patch writes nothing and
-    answers the stored state (one strongly consistent GetItem).
+    answers the stored state (one strongly consistent GetItem). `limited=False` skips the
+    account's LIMIT_PREFERENCES: only for a mail's one-click unsubscribe, which must never
+    be refused (its caller writes only when the e-mail is still on).
     """
     changes = preferences_patch_parse(patch)
     if not changes:
         return preferences_get(user_id=user_id, consistent=True)
-    account_limit_enforce(name=LIMIT, user_id=user_id)  # RateLimited (429): nothing written
+    if limited:
+        account_limit_enforce(name=LIMIT, user_id=user_id)  # RateLimited (429): nothing written
     actions = []
     for name, value in changes.items():
         actions.append(getattr(Preferences, name).set(value))

@@ -7,6 +7,7 @@ from django.test import Client
 
 from notifications.mail.tokens import unsubscribe_token, unsubscribe_url
 from notifications.preferences.selectors import preferences_get
+from notifications.preferences.services import preferences_update
 from tests.notifications.mail_helpers import email_on, uid
 
 pytestmark = pytest.mark.django_db
@@ -50,8 +51,6 @@ def test_get_shows_a_confirm_button_and_changes_nothing(alice):
 
 
 def test_the_digest_link_turns_the_digest_off(alice):
-    from notifications.preferences.services import preferences_update
-
     preferences_update(user_id=uid(alice), patch={"digest": "weekly"})
     Client().post(f"/mail/unsubscribe/{unsubscribe_token(user_id=uid(alice), kind='digest')}/")
     prefs = preferences_get(user_id=uid(alice), consistent=True)
@@ -80,3 +79,16 @@ def test_a_token_of_a_deleted_account_is_404(alice):
     token = unsubscribe_token(user_id=uid(alice), kind="reply")
     alice.delete()
     assert Client().post(f"/mail/unsubscribe/{token}/").status_code == 404
+
+
+def test_one_click_is_never_refused_even_with_the_preference_limit_spent(alice, settings):
+    """A mail client's one-click POST is not retried: refusing it (429) would leave the person
+    subscribed. It skips the preference-change limit, and writes only while the e-mail is on."""
+    settings.RATE_LIMITS_ENABLED = True
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "preferences": ("1/hour", "1/hour")}
+    preferences_update(user_id=uid(alice), patch={"digest": "daily"})  # the hour's one change
+    for kind in ("reply", "digest", "reply"):
+        answer = Client().post(f"/mail/unsubscribe/{unsubscribe_token(user_id=uid(alice), kind=kind)}/")
+        assert answer.status_code == 200
+    prefs = preferences_get(user_id=uid(alice), consistent=True)
+    assert not prefs.wants("reply", "email") and prefs.digest == "off"
