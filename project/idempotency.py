@@ -269,7 +269,7 @@ def form_post_once(*, user_id: str, key: str, text: str, create: Callable[[], st
             "This text is being posted already (pressed twice): reload the page in a moment.", field="body"
         ) from None
     if isinstance(outcome, Stored):
-        return str(cast(dict, outcome.body)["id"]), True
+        return str(cast("dict[str, str]", outcome.body)["id"]), True
     try:
         created = create()
     except BaseException:

@@ -34,5 +34,5 @@ def send_then_stall(self, messages):
     return count
 
 
-EmailBackend.send_messages = send_then_stall
+EmailBackend.send_messages = send_then_stall  # type: ignore[method-assign]
 call_command("mail_notifications", "--loop", "--poll-seconds", "0.2", "--no-digests")

@@ -23,7 +23,9 @@ def signed_in(make_user):
 
 
 def _link(message) -> str:
-    return re.search(r"https?://\S+/me/email/verify/\S+/", message.body).group(0)
+    found = re.search(r"https?://\S+/me/email/verify/\S+/", message.body)
+    assert found is not None, message.body
+    return found.group(0)
 
 
 def test_setting_an_address_sends_a_link_that_verifies_it(signed_in, settings):

@@ -23,7 +23,7 @@ from tests.notifications.helpers import post, uid
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REAL_CALL = BaseClient._make_api_call
+REAL_CALL = BaseClient._make_api_call  # type: ignore[attr-defined]
 
 
 def _on_preferences_update(fault):
