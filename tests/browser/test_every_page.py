@@ -72,6 +72,7 @@ PAGES = [
     ("profile", lambda w: "/u/alice/", "alice"),
     ("profile-anonymous", lambda w: "/u/alice/", None),
     ("settings", lambda w: "/me/settings/", "alice"),
+    ("two-factor", lambda w: "/me/two-factor/", "alice"),
     ("notification-settings", lambda w: "/me/notifications/", "alice"),
     ("password-change", lambda w: "/accounts/password/change/", "alice"),
     ("password-reset", lambda w: "/accounts/password/reset/", None),
