@@ -69,12 +69,14 @@ FLOORS: dict[str, tuple[float, float]] = {
     # The comment, read to find its thread (1); the subscription item (1) and its `by_user`
     # index entry (1).
     "mute a thread (API PUT)": (1, 2),
-    # The sender's claim of the queue item (1, its `by_due` LSI entry moves: 2), the checks: the
-    # feed (the entry still unread? 2 for a 5 KB feed, 1 here), the preferences (1) and the
-    # thread's mute (1); the ledger line put (1 + its `by_source` entry 1) and marked sent (1),
-    # the queue item's delete (1 + LSI 1). The mail itself is billed by the mail service (SES:
-    # $0.10 per 1,000), about 13 times this DynamoDB cost.
-    "notification mail sent (sender, per mail)": (3, 8),
+    # The sender's claim of the queue item (1, its `by_due` LSI entry moves: 2); the checks, all
+    # consistent: an earlier ledger line (1, billed when absent), the feed (the entry still
+    # unread? 1 for a small feed, 2 at 5 KB), the preferences (1) and the thread's mute (1);
+    # the ledger line put (1 + its `by_source` entry 1) and marked sent (1 + 1); the two limit
+    # counts (2); the entry's "mailed" mark, in a transaction so that replies rolled into the
+    # same unread entry send no second mail (2); the queue item's delete (1 + LSI 1). The mail
+    # itself is billed by the mail service (SES: $0.10 per 1,000), about 11 times this.
+    "notification mail sent (sender, per mail)": (5, 13),
 }
 
 # --- the site ------------------------------------------------------------------
