@@ -18,6 +18,7 @@ WORKERS = (
     "dispatch_deliveries",
     "rollup_activity",
     "mail_notifications",
+    "erase_accounts",
 )
 
 OK = "ok"

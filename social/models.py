@@ -251,6 +251,18 @@ class Relation(Model):
 # --- reports and the moderation queue (social/moderation/) ---------------------
 
 
+class ReportsByReporterIndex(GlobalSecondaryIndex):
+    """A person's own reports (their export, and their account's deletion): no Scan of `reports`.
+    Carries what the export shows, so it needs no read of the items."""
+
+    class Meta:
+        index_name = "by_reporter"
+        projection = IncludeProjection(["reason", "note", "created_at"])
+
+    reporter_id = UnicodeAttribute(hash_key=True)
+    comment_id = UnicodeAttribute(range_key=True)
+
+
 class Report(Model):
     """One item per report: PK comment, SK reporter, so "one report per person per comment" is
     the key (a second report fails its put's condition and changes nothing)."""
@@ -263,6 +275,8 @@ class Report(Model):
     note = UnicodeAttribute(null=True)  # the reporter's own words, optional
     weight = NumberAttribute()  # in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT x 100 from a new account
     created_at = UnicodeAttribute()
+
+    by_reporter = ReportsByReporterIndex()
 
 
 class ReportQueueNewestIndex(GlobalSecondaryIndex):

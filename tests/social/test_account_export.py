@@ -1,0 +1,94 @@
+"""GET /api/me/export/ and /me/export/: everything stored about the person, streamed, limited."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from django.http import StreamingHttpResponse
+
+from actions.comments import comment_create
+from actions.likes import like_add
+from notifications.preferences.services import preferences_update, thread_mute
+from social.models import Relation
+from tests.notifications.helpers import fold, post, uid
+
+HEAVY_COMMENTS = 300
+HEAVY_LIKES = 300
+
+
+@pytest.fixture
+def alice(make_user):
+    return make_user("alice", display_name="Alice")
+
+
+@pytest.fixture
+def bob(make_user):
+    return make_user("bob", display_name="Bob")
+
+
+def read_stream(response) -> tuple[int, dict]:
+    """Iterate the streamed answer piece by piece; returns (pieces, the parsed document)."""
+    assert isinstance(response, StreamingHttpResponse)
+    pieces = [piece.decode() for piece in response.streaming_content]
+    return len(pieces), json.loads("".join(pieces))
+
+
+def test_a_heavy_users_export_streams_valid_json_with_everything(api, alice, bob):
+    with ThreadPoolExecutor(8) as pool:
+        own = list(pool.map(lambda n: post(alice, f"Alice {n}"), range(HEAVY_COMMENTS)))
+        bobs = list(pool.map(lambda n: post(bob, f"Bob {n}"), range(HEAVY_LIKES)))
+        list(pool.map(lambda comment_id: like_add(comment_id=comment_id, user_id=uid(alice)), bobs))
+        list(pool.map(lambda comment_id: like_add(comment_id=comment_id, user_id=uid(bob)), own[:5]))
+    comment_create(author_id=uid(bob), body="A reply", parent_id=own[0])
+    fold()
+    preferences_update(user_id=uid(alice), patch={"kinds": {"reply": {"email": True}}})
+    thread_mute(user_id=uid(alice), thread_id=bobs[0])
+    Relation(uid(alice), uid(bob), muted_at=1).save()
+
+    response = api.as_user(alice).get("/api/me/export/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    pieces, document = read_stream(response)
+    assert pieces > 10  # written as it is read, not built whole
+    assert document["profile"]["username"] == "alice"
+    assert len(document["comments"]) == HEAVY_COMMENTS
+    assert {item["body"] for item in document["comments"]} == {f"Alice {n}" for n in range(HEAVY_COMMENTS)}
+    assert {item["comment_id"] for item in document["likes"]} == set(bobs)
+    likes_of_hers = document["like_notifications"]
+    assert sorted(item["comment_id"] for item in likes_of_hers) == sorted(own[:5])
+    assert {(item["num_likes"], tuple(item["liker_ids"]), item["unread"]) for item in likes_of_hers} == {
+        (1, (uid(bob),), True)
+    }
+    assert [entry["kind"] for entry in document["feed"]] == ["reply"]
+    assert document["preferences"]["kinds"]["reply"]["email"] is True
+    assert document["thread_subscriptions"] == [
+        {"thread_id": bobs[0], "state": "mute", "at": document["thread_subscriptions"][0]["at"]}
+    ]
+    assert document["blocks_and_mutes"][0]["user_id"] == uid(bob)
+    assert {"activity", "reports", "mail_sent"} <= set(document)
+    assert any(line["action"] == "like" for line in document["activity"])
+    # Nothing of Bob's in it.
+    assert not any(item["body"].startswith("Bob") for item in document["comments"])
+
+
+def test_the_page_downloads_it_and_both_are_limited(client, api, alice, settings):
+    settings.RATE_LIMITS_ENABLED = True
+    client.force_login(alice)
+    settings_page = client.get("/me/settings/")
+    assert b'href="/me/export/"' in settings_page.content
+    page = client.get("/me/export/")
+    assert page.status_code == 200 and "attachment" in page["Content-Disposition"]
+    _, document = read_stream(page)
+    assert document["profile"]["id"] == uid(alice)
+    assert api.as_user(alice).get("/api/me/export/").status_code == 200
+    assert api.get("/api/me/export/").status_code == 200
+    refused = api.get("/api/me/export/")
+    assert refused.status_code == 429 and refused["Retry-After"]
+    assert client.get("/me/export/").status_code == 429
+
+
+def test_anonymous_gets_no_export(api, client):
+    assert api.get("/api/me/export/").status_code in (401, 403)
+    assert client.get("/me/export/").status_code == 302
