@@ -54,7 +54,14 @@ def relation_room_check(*, user_id: str, other_id: str) -> None:
     people added at the same moment may pass it together, so the bound is "about")."""
     if Relation.count(user_id, consistent_read=True, range_key_condition=Relation.other_id == other_id):
         return  # already listed: a second kind or the same again takes no room
-    if Relation.count(user_id, consistent_read=True) >= RELATIONS_MAX:
+    if Relation.count(user_id, consistent_read=True) < RELATIONS_MAX:
+        return
+    # A full list may name deleted accounts: the eraser cannot find others' items naming the
+    # person (no index by `other_id`), and no list shows them, so nobody could undo them. They
+    # take no room: only people whose account exists count (one relational query, when full).
+    listed = [item.other_id for item in Relation.query(user_id, consistent_read=True)]
+    existing = get_user_model().objects.filter(pk__in=[int(other) for other in listed if other.isdigit()])
+    if existing.count() >= RELATIONS_MAX:
         raise ApplicationError(RELATIONS_FULL, field="username")
 
 

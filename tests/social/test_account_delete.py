@@ -13,11 +13,15 @@ from notifications.selectors import notification_inbox
 from project.erasure import erasure_steps
 from social.account.services import account_deletions_run
 from social.counters import LIKES, counter_key, counter_value
-from social.models import AccountDeletion, Comment, Like, Relation
+from social.models import AccountDeletion, Comment, Like, Relation, Report
+from social.moderation.selectors import case_get, case_reports, report_of
+from social.moderation.services import report_create
+from social.relations.selectors import relation_get
 from social.selectors import comment_find
 from tests.notifications.helpers import fold, like, post, uid
 
 PASSWORD = "pw-Secret-123"
+REPORTS_FILED = 27  # more than one page of the reports step (social/erasure.py PAGE)
 
 
 @pytest.fixture(autouse=True)
@@ -168,3 +172,56 @@ def test_the_page_deletes_with_the_password(client, alice):
     assert done.status_code == 200 and b"Your account is deleted" in done.content
     assert client.get("/me/settings/").status_code == 302
     assert not client.login(username="alice", password=PASSWORD)
+
+
+def test_the_reports_they_filed_go_and_the_cases_counts_stay(api, alice, bob, carol):
+    """More than one eraser page (PAGE 25) of Alice's reports: every one leaves the `reports`
+    table and its `by_reporter` index; Bob's report of the same comment stays, and the case
+    keeps counting both reporters and both reasons (staff's aggregate record)."""
+    reported = [post(carol, f"Carol {n}") for n in range(REPORTS_FILED)]
+    for comment_id in reported:
+        report_create(comment_id=comment_id, reporter_id=uid(alice), reason="spam", note="Alice's words")
+    report_create(comment_id=reported[0], reporter_id=uid(bob), reason="harassment")
+    assert len(list(Report.by_reporter.query(uid(alice)))) == REPORTS_FILED
+    before = case_get(comment_id=reported[0])
+    assert before is not None and before.reporters == 2
+
+    assert api.as_user(alice).delete("/api/me/", {"password": PASSWORD}, format="json").status_code == 202
+    assert account_deletions_run() == 1
+
+    assert list(Report.by_reporter.query(uid(alice))) == []
+    assert all(report_of(comment_id=comment_id, reporter_id=uid(alice)) is None for comment_id in reported)
+    assert [view.reporter.username for view in case_reports(comment_id=reported[0]) if view.reporter] == ["bob"]
+    case = case_get(comment_id=reported[0])
+    assert case is not None
+    assert (case.reporters, case.open_reporters, case.reasons) == (2, 2, {"spam": 1, "harassment": 1})
+    assert case.score == before.score
+    others = [case_get(comment_id=comment_id) for comment_id in reported[1:]]
+    assert [view.reporters if view else None for view in others] == [1] * (REPORTS_FILED - 1)
+
+
+def test_someone_who_blocked_them_still_has_a_working_list(client, api, alice, bob, carol, monkeypatch):
+    """Bob blocked and muted Alice; her account is erased (her row gone, his item naming her
+    kept: nothing indexes items by whom they name). His /me/people/ and the API list leave her
+    out, and she takes no room on his full list."""
+    for kind in ("block", "mute"):
+        assert api.as_user(bob).put(f"/api/users/alice/{kind}/").status_code == 200
+    assert api.as_user(bob).put("/api/users/carol/mute/").status_code == 200
+    assert api.as_user(alice).delete("/api/me/", {"password": PASSWORD}, format="json").status_code == 202
+    assert account_deletions_run() == 1
+    assert relation_get(user_id=uid(bob), other_id=str(alice.pk)).blocked  # the item stays
+
+    client.force_login(bob)
+    page = client.get("/me/people/")
+    assert page.status_code == 200
+    assert b"You blocked nobody." in page.content and b"@carol" in page.content
+    assert b"alice" not in page.content.lower()
+    assert api.as_user(bob).get("/api/me/relations/").json() == {
+        "results": [{"username": "carol", "blocked": False, "muted": True}]
+    }
+    monkeypatch.setattr("social.relations.services.RELATIONS_MAX", 2)  # Alice's item and Carol's
+    for name in ("dave", "erin"):
+        get_user_model().objects.create_user(username=name, password=PASSWORD)
+    assert api.as_user(bob).put("/api/users/dave/mute/").status_code == 200
+    full = api.as_user(bob).put("/api/users/erin/mute/")  # Carol and Dave: full
+    assert full.status_code == 400 and "at most" in str(full.json())
