@@ -2,8 +2,8 @@
 
 `WorkerCommand` is the base of the polling workers deploy/supervisord.conf runs with
 `--loop` (`fold_like_events`, `aggregate_counters`, `process_feed_retries`,
-`dispatch_deliveries`, `rollup_activity`, `mail_notifications`, `erase_accounts`, and the daily `clear_sessions`, which writes
-no heartbeat): each says what one pass does, and this
+`dispatch_deliveries`, `rollup_activity`, `mail_notifications`, `erase_accounts`, and the
+daily `clear_sessions`, which writes no heartbeat): each says what one pass does, and this
 module gives them all the same `--loop`/`--poll-seconds` options, SIGTERM/SIGINT
 handling (`stop_on_signals`), heartbeat, back-off through outages (`worker_loop`)
 and start/stop log lines.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -31,7 +32,9 @@ def bob(make_user):
 def read_stream(response) -> tuple[int, dict]:
     """Iterate the streamed answer piece by piece; returns (pieces, the parsed document)."""
     assert isinstance(response, StreamingHttpResponse)
-    pieces = [piece.decode() for piece in response.streaming_content]
+    content = response.streaming_content
+    assert isinstance(content, Iterator)  # a WSGI answer: not async
+    pieces = [piece.decode() for piece in content]
     return len(pieces), json.loads("".join(pieces))
 
 
