@@ -24,6 +24,7 @@ CloudFormation changes at most one GSI of a table per stack update: `template_st
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -32,13 +33,11 @@ import yaml
 from django.conf import settings
 from pynamodb.models import Model
 
-from project.cloudformation_iam import policy_resources
+from project.cloudformation_iam import PREFIX_MAX_LENGTH, policy_resources
 from project.dynamo import TableMeta, registered_models
 
 TEMPLATE_PATH = Path(settings.BASE_DIR) / "deploy" / "aws" / "tables.yaml"
 IAM_TEMPLATE_PATH = TEMPLATE_PATH.with_name("iam.yaml")
-# IAM takes 6,144 characters a managed policy: the web one must fit with the longest prefix.
-PREFIX_MAX_LENGTH = 24
 COMMAND = "python manage.py cloudformation"
 HEADER = (
     "# Generated from the code by `python manage.py cloudformation`: do not edit, regenerate\n"
@@ -134,6 +133,7 @@ def iam_template_build() -> dict[str, Any]:
     """The IAM policies' template (deploy/aws/iam.yaml), as a dict: a stack of its own, so
     tables can be imported into a stack (a restore, tables `create_tables` made) alone."""
     tables = [cast(TableMeta, model.Meta).logical_name for model in registered_models()]
+    policies = policy_resources(tables)
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "Dynamo Social: the IAM managed policies of the web process, the workers and the "
@@ -152,12 +152,24 @@ def iam_template_build() -> dict[str, Any]:
             },
         },
         "Conditions": {"HasActivityExportBucket": {"Fn::Not": [{"Fn::Equals": [{"Ref": "ActivityExportBucket"}, ""]}]}},
-        "Resources": policy_resources(tables),
-        "Outputs": {
-            f"{role}PolicyArn": {"Description": f"{what}: attach to its role", "Value": {"Ref": f"{role}Policy"}}
-            for role, what in (("Web", "the web process"), ("Workers", "the workers"), ("Operators", "operators"))
-        },
+        "Resources": policies,
+        "Outputs": policy_outputs(policies),
     }
+
+
+def policy_outputs(policies: dict[str, Any]) -> dict[str, Any]:
+    """Each policy's ARN (`WebPolicyArn`, `WebPolicy2Arn`...) and each role's, comma-separated
+    (`WebPolicyArns`): what to attach to the role, however many parts its policy has."""
+    outputs: dict[str, Any] = {}
+    for role, what in (("Web", "the web process"), ("Workers", "the workers"), ("Operators", "operators")):
+        parts = [name for name in policies if re.fullmatch(rf"{role}Policy\d*", name)]
+        for name in parts:
+            outputs[f"{name}Arn"] = {"Description": f"{what}: attach to its role", "Value": {"Ref": name}}
+        outputs[f"{role}PolicyArns"] = {
+            "Description": f"every policy of {what}, comma-separated: attach each to its role",
+            "Value": {"Fn::Join": [",", [{"Ref": name} for name in parts]]},
+        }
+    return outputs
 
 
 def template_render(template: dict[str, Any]) -> str:

@@ -1,15 +1,19 @@
 """The IAM managed policies of deploy/aws/iam.yaml: what each process may call.
 
-Three roles, one policy each, attached to the task (or instance) role that runs it:
+Three roles, each with its managed policies (`WebPolicy`, and `WebPolicy2`... once a role's
+statements outgrow IAM's 6,144 characters: `policy_documents` splits them by table), attached
+to the task (or instance) role that runs it:
 
 - **web**: gunicorn (pages, APIs, admin pages, /readyz, /metrics) and what it does once an
-  answer is sent (the like fold of `LIKE_FOLD_AFTER_RESPONSE`): data-plane actions on the
+  answer is sent (the like fold of `LIKE_FOLD_AFTER_RESPONSE`), the export of a person's data
+  (`GET /api/me/export/`: every app's export sections): data-plane actions on the
   tables it reads and writes, plus the describe calls of /readyz and the admin Tables and
   Activity pages. No CreateTable: a month's activity table is made ahead by the workers
   (`rollup_activity`); a web process that finds it missing logs the failed create and the
   action goes on without its log line (social/activity/services.py).
-- **workers**: the six polling commands (`fold_like_events`, `aggregate_counters`,
-  `process_feed_retries`, `dispatch_deliveries`, `rollup_activity`, `mail_notifications`) and their heartbeats
+- **workers**: the seven polling commands (`fold_like_events`, `aggregate_counters`,
+  `process_feed_retries`, `dispatch_deliveries`, `rollup_activity`, `mail_notifications`,
+  `erase_accounts`: every program of deploy/supervisord.conf but gunicorn) and their heartbeats
   (`clear_sessions`, beside them under supervisord, touches the relational database only).
   `rollup_activity --loop` keeps the activity tables in shape every hour, as
   `activity_tables` does, so it holds the monthly tables' life cycle too.
@@ -29,10 +33,16 @@ appear under those names. Every declared table gets the operators' `create_table
 actions and the web's describe calls from the models (`EVERY_TABLE`); its data-plane
 actions must be given in `ACCESS` for each role that reads or writes it: the generator
 refuses a model that no process reads or writes, and a row for a table no model declares.
+The account eraser's steps and the export's sections, which every app extends with its own
+tables, are checked on every run of the suite: tests/project/test_cloudformation.py records
+each request `erase_accounts` and `GET /api/me/export/` make (action, table, index) and
+checks it against the policies of the role that runs them.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 # A Query of a table's indexes (`table/<name>/index/*`), not of the table itself.
@@ -65,15 +75,17 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # replies and author indexes.
         "comments": ("GetItem", "BatchGetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
         "timeline_days": ("GetItem", "Query", "PutItem"),
-        # A like is a transactional Put (an unlike a Delete); pages ask BatchGetItem "liked?".
-        "likes": ("BatchGetItem", "PutItem", "DeleteItem"),
+        # A like is a transactional Put (an unlike a Delete); pages ask BatchGetItem "liked?";
+        # the export lists a person's likes (the by_user index).
+        "likes": ("BatchGetItem", INDEX_QUERY, "PutItem", "DeleteItem"),
         # Counter shards: a like's transactional Update, a view's UpdateItem, the fold's
         # compaction (Delete + Update), the exact value a Query.
         "counters": ("Query", "UpdateItem", "DeleteItem"),
         # Due flags and shard-count overrides (UpdateItem, GetItem), the ranking index.
         "counter_totals": ("GetItem", INDEX_QUERY, "UpdateItem"),
-        # The like fold after an answer, mark-read transactions, the inbox (LSI by_num_likes).
-        "like_unread": ("GetItem", "BatchGetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
+        # The like fold after an answer, mark-read transactions, the inbox (LSI by_num_likes),
+        # the export (a Query of the person's partition).
+        "like_unread": ("GetItem", "BatchGetItem", "Query", INDEX_QUERY, "PutItem", "UpdateItem"),
         "like_read": ("Query", "PutItem"),
         "unread_counts": ("GetItem", INDEX_QUERY, "UpdateItem"),
         "like_events": ("Query", "PutItem", "BatchWriteItem"),
@@ -116,62 +128,85 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # Reports: a report is a transactional Put (its case a transactional Update, with the
         # comment's hide at the threshold); the reporter's own report (GetItem); the staff's
         # queue (the open_newest / open_most indexes, then BatchGetItem), a case's reports
-        # (Query) and decisions (UpdateItem).
-        "reports": ("GetItem", "Query", "PutItem"),
+        # (Query) and decisions (UpdateItem); the export's reports a person filed (by_reporter).
+        "reports": ("GetItem", "Query", INDEX_QUERY, "PutItem"),
         # Blocks and mutes: a pair and a person's list (Query: a pair is read as a Query of its
         # key, so no GetItem), a block (transactional Update), an unblock (transactional Delete
         # or Update).
         "blocks": ("Query", "UpdateItem", "DeleteItem"),
         "report_cases": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
-        # Log lines (in a transaction, PutItem, BatchWriteItem), /me/activity (Query), the
-        # month's table looked up before its first write and on the admin Activity page.
+        # Log lines (in a transaction, PutItem, BatchWriteItem), /me/activity and the export
+        # (Query), the month's table looked up before its first write and on the admin Activity page.
         ACTIVITY_MONTHS: ("DescribeTable", "Query", "PutItem", "BatchWriteItem"),
     },
     "workers": {
+        # erase_accounts runs every app's eraser steps (project/erasure.py: social, actions,
+        # notifications, delivery) beside the fold's and the dispatcher's own calls: it finds a
+        # person's items by their partition (Query) or their by_user, author, by_reporter
+        # indexes, and deletes them (DeleteItem, BatchWriteItem) or empties them (UpdateItem).
         # Every worker: its heartbeat (Put), deleted on a clean stop.
         "worker_heartbeats": ("PutItem", "DeleteItem"),
         # mail_notifications: due mails (LSI by_due), claimed (UpdateItem), deleted once
         # handled; put by feed writes, the fold and the dispatcher (transactional Put). The
         # ledger: a line claimed (conditional Put), marked (UpdateItem), taken back (Delete);
-        # the mail limits (conditional UpdateItem, GetItem on a refusal).
-        "mail_queue": (INDEX_QUERY, "PutItem", "UpdateItem", "DeleteItem"),
-        "sends": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
-        "limits": ("GetItem", "UpdateItem"),
+        # the mail limits (conditional UpdateItem, GetItem on a refusal). The eraser: a person's
+        # queued mails (a Query of their shard) and ledger lines (their partition), batch-deleted;
+        # their write limits' current windows (DeleteItem).
+        "mail_queue": ("Query", INDEX_QUERY, "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        "sends": ("GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        "limits": ("GetItem", "UpdateItem", "DeleteItem"),
         # fold_like_events: a Scan page of pending events, each comment's events (Query),
         # deleted in batches; like rows, markers, the notification, the badge, the comment
         # (hidden meanwhile?), the counter's due flag and its compaction.
         # A block's trigger events (PutItem: the fold after a commit, a drained retraction).
         "like_events": ("Scan", "Query", "PutItem", "BatchWriteItem"),
-        "likes": ("BatchGetItem",),
-        "like_notified": ("BatchGetItem", "BatchWriteItem"),
-        # The unread ones listing a blocked person (a drained retraction: the by_num_likes LSI).
-        "like_unread": ("GetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
-        # Blocks and mutes read by the fold, a drained retraction and the mail sender.
-        "blocks": ("Query",),
+        # The eraser's likes step: a person's likes (the by_user index), each undone as an unlike
+        # (a transactional Delete), its marker deleted.
+        "likes": ("BatchGetItem", INDEX_QUERY, "DeleteItem"),
+        "like_notified": ("BatchGetItem", "DeleteItem", "BatchWriteItem"),
+        # The unread ones listing a blocked person (a drained retraction: the by_num_likes LSI);
+        # the eraser's notifications step: a person's partition, batch-deleted (and so like_read's,
+        # unread_counts').
+        "like_unread": ("GetItem", "Query", INDEX_QUERY, "PutItem", "UpdateItem", "BatchWriteItem"),
+        "like_read": ("Query", "BatchWriteItem"),
+        # Blocks and mutes read by the fold, a drained retraction and the mail sender; a
+        # person's own, batch-deleted by the eraser.
+        "blocks": ("Query", "BatchWriteItem"),
         # The fold's comment (hidden meanwhile?); a fan-out's comment, parent and thread root.
-        "comments": ("GetItem", "BatchGetItem"),
+        # The eraser's comments step: a person's (the author index), each emptied (UpdateItem)
+        # and taken out of the listings unless a reply hangs under it (the replies index).
+        "comments": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
         "counters": ("Query", "UpdateItem", "DeleteItem"),
         # aggregate_counters: the due index (Query), claims and totals (UpdateItem).
         "counter_totals": ("GetItem", INDEX_QUERY, "UpdateItem"),
         # Badges: the fold's UpdateItem, feed writes' transactional Update.
-        "unread_counts": ("GetItem", "UpdateItem"),
-        # process_feed_retries: due retries (LSI by_due), claimed (UpdateItem), deleted once applied.
-        "feed_retry": (INDEX_QUERY, "UpdateItem", "DeleteItem"),
-        # Feed writes (retries, delivered messages: BatchGetItem of a batch's feeds).
-        "feed": ("GetItem", "BatchGetItem", "PutItem"),
+        "unread_counts": ("GetItem", "Query", "UpdateItem", "BatchWriteItem"),
+        # process_feed_retries: due retries (LSI by_due), claimed (UpdateItem), deleted once
+        # applied; a person's (a Query of their shard), batch-deleted by the eraser.
+        "feed_retry": ("Query", INDEX_QUERY, "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        # Feed writes (retries, delivered messages: BatchGetItem of a batch's feeds); a person's
+        # feed deleted by the eraser.
+        "feed": ("GetItem", "BatchGetItem", "PutItem", "DeleteItem"),
         # dispatch_deliveries: prepare (chunks, targets), lease, deliver, finish, backlog.
         "deliveries": ("GetItem", "BatchGetItem", "UpdateItem", "ConditionCheckItem"),
         "delivery_chunks": ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "ConditionCheckItem"),
-        "delivery_targets": ("BatchGetItem", "PutItem", "DeleteItem"),
+        # The eraser drops a person's pending targets (Query, then per target a transactional
+        # Delete with its chunk's Update).
+        "delivery_targets": ("BatchGetItem", "Query", "PutItem", "DeleteItem"),
         "delivery_queue": ("Query", "DeleteItem"),
         # Preferences read per batch (the fold, the feed retries, dispatch), by the mail
-        # sender at send time, and the digest's readers (the sparse digest index).
-        "preferences": ("GetItem", "BatchGetItem", INDEX_QUERY),
-        # Muted threads (the fold), watchers of a thread (a retried reply's fan-out).
-        "thread_subscriptions": ("GetItem", "BatchGetItem", "Query", "PutItem"),
+        # sender at send time, and the digest's readers (the sparse digest index); deleted by
+        # the eraser.
+        "preferences": ("GetItem", "BatchGetItem", INDEX_QUERY, "DeleteItem"),
+        # Muted threads (the fold), watchers of a thread (a retried reply's fan-out); a
+        # person's thread states (the by_user index), batch-deleted by the eraser.
+        "thread_subscriptions": ("GetItem", "BatchGetItem", "Query", INDEX_QUERY, "PutItem", "BatchWriteItem"),
+        # The eraser's reports step: the reports a person filed (by_reporter), batch-deleted.
+        "reports": (INDEX_QUERY, "BatchWriteItem"),
         # rollup_activity (by_day Query, and the hourly life cycle); the fold's and the
-        # dispatcher's log lines (BatchWriteItem).
-        ACTIVITY_MONTHS: (*ACTIVITY_LIFE_CYCLE, "BatchWriteItem"),
+        # dispatcher's log lines (BatchWriteItem); a person's lines of each month (a Query of
+        # their partition), batch-deleted by the eraser.
+        ACTIVITY_MONTHS: (*ACTIVITY_LIFE_CYCLE, "Query", "BatchWriteItem"),
     },
     # Beside create_tables' actions on every declared table (`EVERY_TABLE` below):
     "operators": {
@@ -202,17 +237,36 @@ DESCRIPTIONS = {
     "web": "Dynamo Social web process (gunicorn): data-plane actions on its tables and indexes, describe calls "
     "of /readyz and the admin pages. Generated by python manage.py cloudformation (project/cloudformation_iam.py).",
     "workers": "Dynamo Social workers (fold_like_events, aggregate_counters, process_feed_retries, "
-    "dispatch_deliveries, rollup_activity, mail_notifications): their tables, and the monthly activity "
+    "dispatch_deliveries, rollup_activity, mail_notifications, erase_accounts): their tables, and the monthly activity "
     "tables' life cycle. "
     "Generated by python manage.py cloudformation (project/cloudformation_iam.py).",
     "operators": "Dynamo Social operators' commands (create_tables, activity_tables, health, counter_shards, "
     "login_unlock): table creation and checks, the monthly activity tables. "
     "Generated by python manage.py cloudformation (project/cloudformation_iam.py).",
 }
-# Roles whose policy says `dynamodb:Describe*` for DESCRIBE (policy_document says why).
+# Roles whose policy says `dynamodb:Describe*` for DESCRIBE (`_table_statements` says why).
 DESCRIBE_WILDCARD = ("web",)
 # Roles whose activity life cycle exports a month to S3 (ACTIVITY_EXPORT_S3_BUCKET).
 EXPORTERS = ("workers", "operators")
+# The longest `TablePrefix` the stacks take (their parameter's MaxLength).
+PREFIX_MAX_LENGTH = 24
+# IAM takes 6,144 characters a managed policy (whitespace not counted). A role's statements
+# are split into as many policies as they need, each kept 512 under it: room for a longer
+# partition, region or export prefix than WORST_CASE names, without a policy that fails to deploy.
+MANAGED_POLICY_MAX = 6144
+POLICY_BUDGET = MANAGED_POLICY_MAX - 512
+# IAM's default quota of managed policies attached to one role (a role running the web
+# process and the workers together carries both roles' parts).
+ROLE_POLICIES_MAX = 10
+# The longest value each of the template's substitutions can take, for `policy_size`.
+WORST_CASE = {
+    "AWS::Partition": "aws-us-gov",
+    "AWS::Region": "ap-southeast-5",
+    "AWS::AccountId": "123456789012",
+    "TablePrefix": "p" * PREFIX_MAX_LENGTH,
+    "ActivityExportBucket": "b" * 63,
+    "ActivityExportPrefix": "activity/",
+}
 
 
 def _arn(path: str) -> dict[str, str]:
@@ -248,20 +302,23 @@ def role_access(role: str, tables: list[str]) -> dict[str, set[str]]:
     return by_resource
 
 
-def policy_document(role: str, tables: list[str]) -> dict[str, Any]:
-    """The policy of `role`: one statement per set of actions, over every resource that takes exactly that set."""
+def _table_of(resource: str) -> str:
+    """The table a resource path names (`<table>`, `<table>/index/*`, `<table>/export/*`)."""
+    return resource.split("/", 1)[0]
+
+
+def _table_statements(role: str, access: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """One statement per set of actions, over every resource of `access` that takes exactly that set."""
     by_actions: dict[tuple[str, ...], list[str]] = {}
-    for resource, allowed in role_access(role, tables).items():
+    for resource, allowed in access.items():
         by_actions.setdefault(tuple(sorted(allowed)), []).append(resource)
-    statements: list[Any] = [
-        {"Effect": "Allow", "Action": [f"dynamodb:{a}" for a in ACCOUNT_WIDE[role]], "Resource": "*"}
-    ]
+    statements: list[dict[str, Any]] = []
     for actions, resources in sorted(by_actions.items(), key=lambda pair: sorted(pair[1])):
         named = [f"dynamodb:{action}" for action in actions]
         if role in DESCRIBE_WILDCARD and set(DESCRIBE) <= set(actions):
             # The web's policy names every table with its describe calls beside its data calls:
-            # `Describe*` (read-only metadata of those tables only) keeps it within IAM's 6,144
-            # characters, where the three names in each of its ~20 statements did not.
+            # `Describe*` (read-only metadata of those tables only) saves the three names in
+            # each of its ~20 statements.
             named = ["dynamodb:Describe*", *(name for name in named if name.removeprefix("dynamodb:") not in DESCRIBE)]
         statements.append(
             {
@@ -270,6 +327,14 @@ def policy_document(role: str, tables: list[str]) -> dict[str, Any]:
                 "Resource": [_arn(resource) for resource in sorted(resources)],
             }
         )
+    return statements
+
+
+def _role_wide_statements(role: str) -> list[Any]:
+    """What takes no table of the project: ListTables and ListExports, the S3 export's files."""
+    statements: list[Any] = [
+        {"Effect": "Allow", "Action": [f"dynamodb:{a}" for a in ACCOUNT_WIDE[role]], "Resource": "*"}
+    ]
     if role in EXPORTERS:
         # DynamoDB's export writes the month's files under ACTIVITY_EXPORT_S3_PREFIX as the caller.
         statements.append(
@@ -287,15 +352,82 @@ def policy_document(role: str, tables: list[str]) -> dict[str, Any]:
                 ]
             }
         )
+    return statements
+
+
+def _worst_case(value: Any) -> Any:
+    """A document as IAM would store it with the longest names the stack can be given."""
+    if isinstance(value, dict):
+        if "Fn::Sub" in value:
+            text = value["Fn::Sub"]
+            for name, filled in WORST_CASE.items():
+                text = text.replace(f"${{{name}}}", filled)
+            return text
+        if "Fn::If" in value:
+            return _worst_case(value["Fn::If"][1])
+        return {key: _worst_case(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_worst_case(item) for item in value]
+    return value
+
+
+def policy_size(document: dict[str, Any]) -> int:
+    """The characters IAM counts in `document` (whitespace is not counted), at its worst case."""
+    return len(re.sub(r"\s", "", json.dumps(_worst_case(document))))
+
+
+def _document(statements: list[Any]) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": statements}
 
 
+def policy_documents(role: str, tables: list[str]) -> list[dict[str, Any]]:
+    """The policies of `role`, as many as its statements need, each within POLICY_BUDGET.
+
+    The role's tables, in name order, fill the first policy (which also holds the role-wide
+    statements) until the next table would take it past POLICY_BUDGET, then the next one,
+    and so on: the same code makes the same split, a table's grants are never divided
+    between two policies, and no grant widens to fit (least privilege stays as it is).
+    """
+    access = role_access(role, tables)
+    by_table: dict[str, dict[str, set[str]]] = {}
+    for resource, allowed in access.items():
+        by_table.setdefault(_table_of(resource), {})[resource] = allowed
+    parts: list[list[Any]] = []
+    held: dict[str, set[str]] = {}
+    head = _role_wide_statements(role)
+
+    def statements(grants: dict[str, set[str]]) -> list[Any]:
+        return [*(head if not parts else []), *_table_statements(role, grants)]
+
+    for table in sorted(by_table):
+        widened = {**held, **by_table[table]}
+        if policy_size(_document(statements(widened))) <= POLICY_BUDGET:
+            held = widened
+            continue
+        if not held:
+            raise ValueError(f"{role}: the grants on {table} alone exceed one policy ({POLICY_BUDGET} characters)")
+        parts.append(statements(held))
+        held = dict(by_table[table])
+    parts.append(statements(held))
+    if len(parts) > ROLE_POLICIES_MAX:
+        raise ValueError(f"{role}: {len(parts)} managed policies, more than a role may attach ({ROLE_POLICIES_MAX})")
+    return [_document(part) for part in parts]
+
+
+def policy_logical_id(role: str, part: int) -> str:
+    """`WebPolicy`, `WebPolicy2`, ...: the first part keeps the name the single policy had."""
+    return f"{role.capitalize()}Policy{part if part > 1 else ''}"
+
+
 def policy_resources(tables: list[str]) -> dict[str, Any]:
-    """The three AWS::IAM::ManagedPolicy resources, by logical id."""
-    return {
-        f"{role.capitalize()}Policy": {
-            "Type": "AWS::IAM::ManagedPolicy",
-            "Properties": {"Description": DESCRIPTIONS[role], "PolicyDocument": policy_document(role, tables)},
-        }
-        for role in ACCESS
-    }
+    """Every role's AWS::IAM::ManagedPolicy resources, by logical id."""
+    resources: dict[str, Any] = {}
+    for role in ACCESS:
+        documents = policy_documents(role, tables)
+        for part, document in enumerate(documents, start=1):
+            of = f" Part {part} of {len(documents)}: attach every part to the role." if len(documents) > 1 else ""
+            resources[policy_logical_id(role, part)] = {
+                "Type": "AWS::IAM::ManagedPolicy",
+                "Properties": {"Description": DESCRIPTIONS[role] + of, "PolicyDocument": document},
+            }
+    return resources

@@ -5,6 +5,8 @@ protection `create_tables` gives the tables it creates on AWS (point-in-time rec
 deletion protection), exercised on DynamoDB Local as far as it answers.
 """
 
+import contextlib
+import dataclasses
 import fnmatch
 import json
 import os
@@ -12,22 +14,26 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
+from unittest import mock
 
 import pytest
 import yaml
+from botocore.client import BaseClient
 from botocore.stub import Stubber
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from project import cloudformation, dynamo, table_protection
+from project import cloudformation, cloudformation_iam, dynamo, table_protection
 from project.clock import ManualClock, clock_override
 from project.cloudformation_iam import ACTIVITY_MONTHS
 from social.activity.models import ACTIVITY_TABLE_STEM
 
 TEMPLATE = cloudformation.TEMPLATE_PATH
 IAM_TEMPLATE = cloudformation.IAM_TEMPLATE_PATH
+ROOT = TEMPLATE.parents[2]  # deploy/aws/tables.yaml
 REGENERATE = "python manage.py cloudformation"
 # IAM's limit on a managed policy's document (characters, whitespace not counted).
 MANAGED_POLICY_MAX = 6144
@@ -57,6 +63,22 @@ def _policies(template: dict) -> dict[str, list[dict]]:
         name: resource["Properties"]["PolicyDocument"]["Statement"]
         for name, resource in template["Resources"].items()
         if resource["Type"] == "AWS::IAM::ManagedPolicy"
+    }
+
+
+ROLES = ("Web", "Workers", "Operators")
+
+
+def _role_policies(template: dict) -> dict[str, list[dict]]:
+    """Every role's statements, over all its parts (`WebPolicy`, `WebPolicy2`...)."""
+    return {
+        role: [
+            statement
+            for name, statements in _policies(template).items()
+            if re.fullmatch(rf"{role}Policy\d*", name)
+            for statement in statements
+        ]
+        for role in ROLES
     }
 
 
@@ -195,8 +217,17 @@ def test_the_monthly_activity_tables_pattern_is_the_activity_logs():
 
 def test_policies_name_only_the_projects_tables():
     allowed = _logical_names() | {ACTIVITY_MONTHS}
-    policies = _policies(_iam_template())
-    assert set(policies) == {"WebPolicy", "WorkersPolicy", "OperatorsPolicy"}
+    template = _iam_template()
+    policies = _policies(template)
+    # Each role's parts are numbered from its first, which keeps the name of a single policy.
+    parts = {role: [name for name in policies if re.fullmatch(rf"{role}Policy\d*", name)] for role in ROLES}
+    assert sorted(name for names in parts.values() for name in names) == sorted(policies)
+    for role, names in parts.items():
+        assert names == [f"{role}Policy", *(f"{role}Policy{n}" for n in range(2, len(names) + 1))]
+        assert len(names) <= cloudformation_iam.ROLE_POLICIES_MAX
+        # What to attach to the role: every part, in one output.
+        joined = template["Outputs"][f"{role}PolicyArns"]["Value"]
+        assert joined == {"Fn::Join": [",", [{"Ref": name} for name in names]]}
     assert not _policies(_template())  # the tables' stack holds tables only
     for name, statements in policies.items():
         for statement in statements:
@@ -221,7 +252,9 @@ def test_policies_name_only_the_projects_tables():
 
 
 def test_each_role_has_only_what_its_processes_call():
-    policies = {name: _table_statements(statements) for name, statements in _policies(_iam_template()).items()}
+    policies = {
+        f"{role}Policy": _table_statements(statements) for role, statements in _role_policies(_iam_template()).items()
+    }
 
     def actions_on(policy: str, table: str, sub: str = "") -> set[str]:
         wanted = f"${{TablePrefix}}{table}{sub}"
@@ -289,6 +322,254 @@ def test_every_policy_fits_iams_managed_policy_size():
         document = json.dumps(_worst_case(resource["Properties"]["PolicyDocument"], longest_prefix))
         size = len(re.sub(r"\s", "", document))
         assert size <= MANAGED_POLICY_MAX, f"{name}: {size} characters (IAM takes {MANAGED_POLICY_MAX})"
+        assert cloudformation_iam.policy_size(resource["Properties"]["PolicyDocument"]) == size
+
+
+def test_the_deploy_guide_names_every_policy_to_attach():
+    guide = (ROOT / "docs" / "deploying-on-aws.md").read_text(encoding="utf-8")
+    for name in _policies(_iam_template()):
+        assert f"`{name}`" in guide, f"docs/deploying-on-aws.md does not name {name}: a role would miss it"
+
+
+def test_a_role_outgrowing_one_policy_gets_several_split_by_table(monkeypatch):
+    """Eighty tables read and written by the workers: as many parts as they need, each within
+    the budget, every grant in exactly one part and a table's grants never divided, the same
+    split every time; the role-wide statements (ListTables, the S3 export) in the first part only."""
+    tables = [f"table_{n:02}" for n in range(80)]
+    grants = ("GetItem", "Query", cloudformation_iam.INDEX_QUERY, "PutItem", "UpdateItem")
+    monkeypatch.setitem(cloudformation_iam.ACCESS, "workers", dict.fromkeys(tables, grants))
+    monkeypatch.setitem(cloudformation_iam.ACCESS, "web", {})
+    documents = cloudformation_iam.policy_documents("workers", tables)
+    assert 2 < len(documents) <= cloudformation_iam.ROLE_POLICIES_MAX
+    assert documents == cloudformation_iam.policy_documents("workers", tables)
+    held: dict[str, int] = {}
+    granted: dict[str, set[str]] = {}
+    for part, document in enumerate(documents):
+        assert cloudformation_iam.policy_size(document) <= cloudformation_iam.POLICY_BUDGET < MANAGED_POLICY_MAX
+        role_wide = [s for s in document["Statement"] if "Fn::If" in s or s["Resource"] == "*"]
+        assert len(role_wide) == (2 if part == 0 else 0)
+        for actions, resources in _table_statements(document["Statement"]):
+            for resource in resources:
+                path = resource.split(":table/", 1)[1]
+                table = path.split("/", 1)[0]
+                assert held.setdefault(table, part) == part, f"{table} is in parts {held[table]} and {part}"
+                granted.setdefault(path, set()).update(actions)
+    assert granted == cloudformation_iam.role_access("workers", tables)
+
+
+# --- what the eraser and the export call, recorded, against their role's policies -------------
+
+# IAM authorizes a transaction action by action.
+TRANSACTION_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+# What the recorded calls are checked against: the account and region are any, the prefix the suite's.
+FILLED = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012"}
+
+
+def _authorized_requests(operation: str, params: dict) -> list[tuple[str, str, str]]:
+    """(IAM action, table, index or "") that IAM authorizes for one DynamoDB call."""
+    if operation in ("TransactWriteItems", "TransactGetItems"):
+        return [
+            (TRANSACTION_ACTIONS[kind], body["TableName"], "")
+            for action in params["TransactItems"]
+            for kind, body in action.items()
+        ]
+    if operation in ("BatchGetItem", "BatchWriteItem"):
+        return [(operation, table, "") for table in params["RequestItems"]]
+    if "TableName" in params:
+        return [(operation, params["TableName"], params.get("IndexName", ""))]
+    return [(operation, "", "")]  # ListTables, ListExports: no table
+
+
+@contextlib.contextmanager
+def _recording(who: dict[str, str]) -> Iterator[set[tuple[str, str, str, str]]]:
+    """Every DynamoDB request made meanwhile, as (who["now"], IAM action, table, index).
+
+    Wraps the one method every botocore client call goes through, so the clients made before
+    (PynamoDB caches one per model and thread, the activity months' models theirs) are
+    recorded too: an event handler registered now would reach only clients made after it,
+    as botocore copies its session's handlers into each client it makes.
+    """
+    calls: set[tuple[str, str, str, str]] = set()
+    # Private in botocore's type stubs, yet the one call PynamoDB itself makes on a client.
+    sending = BaseClient._make_api_call  # type: ignore[attr-defined]
+
+    def recorded(client: BaseClient, operation: str, params: dict) -> Any:
+        if client.meta.service_model.service_name == "dynamodb":
+            calls.update((who["now"], *request) for request in _authorized_requests(operation, params))
+        return sending(client, operation, params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", recorded):
+        yield calls
+
+
+def _role_statements(role: str) -> list[dict]:
+    """Every statement of the role's policies (`WorkersPolicy`, `WorkersPolicy2`...), conditions met."""
+    return [
+        statement["Fn::If"][1] if "Fn::If" in statement else statement
+        for name, statements in _policies(_iam_template()).items()
+        if re.fullmatch(rf"{role}Policy\d*", name)
+        for statement in statements
+    ]
+
+
+def _filled(resource: dict | str) -> str:
+    if resource == "*":
+        return "*"
+    text = cast(dict, resource)["Fn::Sub"]
+    for name, value in {**FILLED, "TablePrefix": dynamo.endpoint().prefix}.items():
+        text = text.replace(f"${{{name}}}", value)
+    return text
+
+
+def _resources(statement: dict) -> list:
+    return statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+
+
+def _refused(statements: list[dict], calls: set[tuple[str, str, str, str]]) -> list[str]:
+    """The recorded calls no statement allows (IAM's `*` and `?` read as fnmatch's)."""
+    refused = []
+    for who, action, table, index in sorted(calls):
+        arn = "*"
+        if table:
+            arn = f"arn:aws:dynamodb:{FILLED['AWS::Region']}:{FILLED['AWS::AccountId']}:table/{table}"
+            arn += f"/index/{index}" if index else ""
+        if not any(
+            statement["Effect"] == "Allow"
+            and any(fnmatch.fnmatchcase(f"dynamodb:{action}", allowed) for allowed in statement["Action"])
+            and any(fnmatch.fnmatchcase(arn, _filled(resource)) for resource in _resources(statement))
+            for statement in statements
+        ):
+            logical = table.removeprefix(dynamo.endpoint().prefix)
+            refused.append(f"{who}: {action} on {logical}{f' index {index}' if index else ''}")
+    return refused
+
+
+def _role_of_program(program: str) -> str:
+    """The role whose policies a program of deploy/supervisord.conf runs with: gunicorn the
+    web's, every other program the workers' (deploy/entrypoint.sh `workers`, the systemd units)."""
+    config = (ROOT / "deploy" / "supervisord.conf").read_text(encoding="utf-8")
+    [group] = re.findall(r"^programs=(.+)$", config, flags=re.MULTILINE)
+    assert program in group.split(","), f"{program} is not a program of deploy/supervisord.conf"
+    return "Web" if program == "web" else "Workers"
+
+
+def _someone_with_everything(make_user) -> tuple[Any, Any]:
+    """Alice, who has an item in every table an eraser step or an export section reads
+    (so each step deletes, not only looks), and Bob, the other side of her likes and replies."""
+    from actions.comments import comment_create
+    from delivery import preparation
+    from delivery import services as deliveries
+    from notifications.feed.events import FeedEvent
+    from notifications.feed.services import feed_retry_item
+    from notifications.mail.queue import mail_queue_item
+    from notifications.models import Send
+    from notifications.preferences.services import preferences_update, thread_mute, thread_watch
+    from notifications.services import like_notifications_mark_read
+    from social.models import Relation
+    from social.moderation.services import report_create
+    from tests.notifications.helpers import like, post, uid
+
+    alice, bob = make_user("alice"), make_user("bob")
+    staff = make_user("staff", is_staff=True)
+    bobs = post(bob, "Bob's")
+    like(alice, bobs)
+    answered, read_one = post(alice, "Alice, answered"), post(alice, "Alice, read")
+    post(alice, "Alice, alone")
+    comment_create(author_id=uid(bob), body="Bob's reply", parent_id=answered)
+    like(bob, answered)
+    like(bob, read_one)
+    like_notifications_mark_read(user_id=uid(alice), comment_ids=[read_one])
+    preferences_update(user_id=uid(alice), patch={"kinds": {"reply": {"email": True}}})
+    thread_mute(user_id=uid(alice), thread_id=bobs)
+    thread_watch(user_id=uid(alice), thread_id=answered)
+    Relation(uid(alice), uid(bob), blocked_at=1).save()
+    report_create(comment_id=bobs, reporter_id=uid(alice), reason="spam")
+    event = FeedEvent("reply#test", "reply", uid(bob), None, body="A reply")
+    feed_retry_item(user_id=uid(alice), event=event, delay_ms=3_600_000).save()
+    mail_queue_item(user_id=uid(alice), kind="reply", source="reply#test", entry_id="e", due_ms=0).save()
+    Send(uid(alice), "email#reply#test", channel="email", source="reply#test", kind="reply", state="sent", at=1).save()
+    audience = deliveries.Audience(kind="usernames", usernames=("alice",))
+    delivery = deliveries.delivery_create(
+        title="Closed", body="Closed Friday.", url=None, audience=audience, created_by=staff
+    )
+    preparation.delivery_prepare(delivery_id=delivery.delivery_id)  # her target pending: nothing dispatched
+    return alice, bob
+
+
+def test_the_eraser_calls_only_what_the_workers_policies_allow(make_user, settings, monkeypatch):
+    """`erase_accounts` runs every eraser step of a person holding something in every table;
+    each DynamoDB request it makes (operation, table, index) is allowed by the policies of the
+    role that runs it."""
+    from project.erasure import erasure_steps
+    from social.account import services
+    from social.models import AccountDeletion
+
+    settings.ACCOUNT_DELETION_DELAY_SECONDS = 0
+    alice, _ = _someone_with_everything(make_user)
+    AccountDeletion.objects.create(user_id=alice.pk, requested_at=services._now())
+    who = {"now": "erase_accounts"}
+
+    def attributed(step):
+        def run(**kwargs):
+            who["now"] = f"eraser step {step.name}"
+            try:
+                return step.run(**kwargs)
+            finally:
+                who["now"] = "erase_accounts"
+
+        return dataclasses.replace(step, run=run)
+
+    monkeypatch.setattr(services, "erasure_steps", lambda: [attributed(step) for step in erasure_steps()])
+    with _recording(who) as calls:
+        call_command("erase_accounts")
+    assert services.account_deletions_pending() == 0
+    steps = {step.name for step in erasure_steps()}
+    assert {who.removeprefix("eraser step ") for who, *_ in calls} >= steps, "a step made no DynamoDB call"
+    likes = f"{dynamo.endpoint().prefix}likes"
+    assert ("eraser step likes", "Query", likes, "by_user") in calls
+    refused = _refused(_role_statements(_role_of_program("erase_accounts")), calls)
+    assert not refused, "not allowed by the workers' policies:\n" + "\n".join(refused)
+
+
+def test_the_export_calls_only_what_the_web_policies_allow(make_user, api, settings, monkeypatch):
+    """GET /api/me/export/ (every export section, streamed) of a person holding something in
+    every table: each DynamoDB request of the answer is allowed by the web's policies."""
+    from project.erasure import export_sections
+    from social.account import selectors
+
+    alice, _ = _someone_with_everything(make_user)
+    settings.RATE_LIMITS_ENABLED = True  # the export's limit is read and counted too
+    who = {"now": "GET /api/me/export/"}
+
+    def attributed(section):
+        def read(**kwargs):
+            who["now"] = f"export section {section.name}"
+            try:
+                yield from section.read(**kwargs)
+            finally:
+                who["now"] = "GET /api/me/export/"
+
+        return dataclasses.replace(section, read=read)
+
+    monkeypatch.setattr(selectors, "export_sections", lambda: [attributed(section) for section in export_sections()])
+    client = api.as_user(alice)
+    with _recording(who) as calls:
+        answer = client.get("/api/me/export/")
+        document = json.loads(b"".join(answer.streaming_content))
+    assert answer.status_code == 200 and document["reports"] and document["likes"]
+    # The profile is the relational user row; every other section reads DynamoDB.
+    sections = {section.name for section in export_sections()} - {"profile"}
+    assert {who.removeprefix("export section ") for who, *_ in calls} >= sections, "a section made no DynamoDB call"
+    reports = f"{dynamo.endpoint().prefix}reports"
+    assert ("export section reports", "Query", reports, "by_reporter") in calls
+    refused = _refused(_role_statements(_role_of_program("web")), calls)
+    assert not refused, "not allowed by the web's policies:\n" + "\n".join(refused)
 
 
 # --- which side is out of date ---------------------------------------------------------------
@@ -351,7 +632,7 @@ def test_cloudformation_writes_and_checks_the_templates(tmp_path, capsys):
     assert (tmp_path / "iam.yaml").read_text(encoding="utf-8") == IAM_TEMPLATE.read_text(encoding="utf-8")
     out = capsys.readouterr().out
     assert f"tables.yaml: written ({len(_logical_names())} tables)" in out
-    assert "iam.yaml: written (3 IAM managed policies)" in out
+    assert f"iam.yaml: written ({len(_policies(_iam_template()))} IAM managed policies)" in out
     call_command("cloudformation", "--output-dir", str(tmp_path))
     assert capsys.readouterr().out.count(": unchanged") == 2
     (tmp_path / "tables.yaml").write_text("AWSTemplateFormatVersion: '2010-09-09'\n", encoding="utf-8")
