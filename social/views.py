@@ -1,5 +1,6 @@
 """Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
 
+import uuid
 from urllib.parse import urlsplit
 
 from django import forms
@@ -28,6 +29,7 @@ from project.after_response import after_response
 from project.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.fresh import FRESH_COMMENTS, FRESH_LIKES
+from project.idempotency import form_post_once
 from project.limits import address_subject
 from project.security import client_ip, password_check_limited
 from project.views import refused_page
@@ -40,13 +42,28 @@ LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action fi
 COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
+class CommentBodyField(forms.CharField):
+    """Counted as the box's counter counts (site.js): a line break is one character, though
+    the browser sends it as CRLF (services.line_breaks_normalize), before max_length."""
+
+    def to_python(self, value):
+        return services.line_breaks_normalize(super().to_python(value))
+
+
 class CommentForm(forms.Form):
-    body = forms.CharField(
+    body = CommentBodyField(
         max_length=services.BODY_MAX_LENGTH,
+        help_text=f"Up to {services.BODY_MAX_LENGTH:,} characters; a line break counts as one.",
         widget=forms.Textarea(attrs={"rows": 3, "data-max-length": services.BODY_MAX_LENGTH}),
         error_messages={
             "max_length": "At most %(limit_value)d characters: this has %(show_value)d. Shorten it and post again."
         },
+    )
+
+    # Minted each time the form is drawn; a page restored by Back sends it again, so a second
+    # Post of the same text creates nothing (_post_once). The edit form leaves it out.
+    idempotency_key = forms.CharField(
+        required=False, max_length=64, widget=forms.HiddenInput, initial=lambda: uuid.uuid4().hex
     )
 
     def __init__(self, *args, **kwargs):
@@ -65,6 +82,20 @@ def _form_with_kept_draft(request, *, button: str) -> CommentForm:
     form.is_valid()  # an over-long draft comes back with its error
     messages.info(request, f"Your text was not posted yet. It is back in the box: press {button} to send it.")
     return form
+
+
+def _post_once(request, form: CommentForm, *, parent_id: str | None = None) -> tuple[str, bool]:
+    """Post the form's text (or reply), once per drawn form and text: (comment id, already posted)."""
+    author_id, body = str(request.user.pk), form.cleaned_data["body"]
+    return form_post_once(
+        user_id=author_id,
+        key=form.cleaned_data.get("idempotency_key") or "",
+        text=f"{parent_id or ''}\n{body}",
+        create=lambda: comment_create(author_id=author_id, body=body, parent_id=parent_id).comment_id,
+    )
+
+
+ALREADY_POSTED = "That text was already posted from this page, so it was not posted again."
 
 
 def _keep_draft_and_log_in(request):
@@ -130,10 +161,10 @@ def timeline(request):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                posted = comment_create(author_id=str(request.user.pk), body=form.cleaned_data["body"])
-                messages.success(request, "Posted.", extra_tags="posted")
+                posted_id, replayed = _post_once(request, form)
+                messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
                 response = redirect("timeline")
-                FRESH_COMMENTS.remember(request, response, value=posted.comment_id)  # listed on the page it lands on
+                FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
                 return response
             except ApplicationError as error:
                 form.add_error("body", error.message)  # the form keeps the text for another try
@@ -316,12 +347,10 @@ def comment_detail(request, comment_id):
         form = CommentForm(request.POST)
         if form.is_valid():
             try:
-                reply = comment_create(
-                    author_id=str(request.user.pk), body=form.cleaned_data["body"], parent_id=comment_id
-                )
-                messages.success(request, "Your reply is posted.", extra_tags="posted")
+                reply_id, replayed = _post_once(request, form, parent_id=comment_id)
+                messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
                 response = redirect("comment", comment_id=comment_id)
-                FRESH_COMMENTS.remember(request, response, value=reply.comment_id)  # listed on the page it lands on
+                FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on
                 return response
             except ApplicationError as error:
                 form.add_error("body", error.message)
