@@ -63,9 +63,11 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def site(live_server, transactional_db, settings):
-    """The live server's base URL (no trailing slash), its session cookie not HTTPS-only."""
+    """The live server's base URL (no trailing slash), its session cookie not HTTPS-only; links
+    in mails (SITE_URL) lead to it."""
     settings.SESSION_COOKIE_SECURE = False
     settings.CSRF_COOKIE_SECURE = False
+    settings.SITE_URL = live_server.url
     return live_server.url
 
 

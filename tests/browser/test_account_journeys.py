@@ -38,7 +38,7 @@ def test_an_author_edits_then_deletes_a_comment_and_the_thread_stays_readable(pa
     page.locator(f"#c-{comment}").get_by_role("link", name="Edit your comment").click()
     checked(page, problems, "edit")
     page.get_by_label("Your comment").fill("Hello everyone")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
 
     article = page.locator(f"#c-{comment}")
     expect(article).to_contain_text("Hello everyone")
@@ -79,7 +79,7 @@ def test_a_person_finds_a_profile_from_a_name_and_changes_their_own_name(pages, 
     page.get_by_role("link", name=re.compile("display name", re.I)).click()
     checked(page, problems, "settings")
     page.get_by_label("Display name").fill("Robert")
-    page.get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_text("your comments now show “Robert”")).to_be_visible()
     page.goto("/")
     expect(page.locator("article.comment", has_text="Bob's thought")).to_contain_text("Robert")

@@ -35,7 +35,7 @@ def test_all_workers_up_exits_0_and_prints_each(capsys):
     for worker in WORKERS:
         assert worker in out
     assert "4+ pending things" in out and "2.0s ago" in out
-    assert "All 5 worker process(es) are up." in out
+    assert f"All {len(WORKERS)} worker process(es) are up." in out
 
 
 def test_a_stale_or_missing_worker_exits_1_and_is_named(capsys, settings):
