@@ -19,9 +19,11 @@ FLOORS: dict[str, tuple[float, float]] = {
     "post a comment": (0, 10),
     # A like must commit three items atomically: its row (the one-like-per-person
     # constraint), one counter shard (the exact count) and its outbox event (so that
-    # nothing it causes can be lost): 3 x 2 units in a transaction. The answer's count is
-    # one consistent Query (1), the comment's visibility one GetItem (1).
-    "like, synchronous": (2, 6),
+    # nothing it causes can be lost): 3 x 2 units in a transaction, + the like row's entry in
+    # the keys-only `by_user` index (2 in the transaction: a person's likes found for their
+    # account's deletion and export without a Scan). The answer's count is one consistent
+    # Query (1), the comment's visibility one GetItem (1).
+    "like, synchronous": (2, 8),
     # + the fold, plain writes: the notification (1) and its by_num_likes LSI entry, whose
     # key (num_likes) moves (2); the badge item (1) and its by_count LSI entry (2); the
     # liker's marker (1); the counter's due flag (1) and its entry in the sparse `due` index
@@ -30,8 +32,10 @@ FLOORS: dict[str, tuple[float, float]] = {
     # consistent (1 each): the comment's events, the comment (still visible?), the liker's
     # row (still liking?), the notification, the badge, the liker's marker (charged even when
     # absent) and the counter's shards; + the folder's Scans for pending events (0.5 each,
-    # three in the bench's fold-until-idle).
-    "like, all-in (+ its fold)": (10.5, 18),
+    # three in the bench's fold-until-idle); + what the author chose, once per batch: their
+    # preferences (1), the thread's mute (1) and their block list (1, read again after a
+    # commit that notified someone, so a block racing the fold retracts: 1).
+    "like, all-in (+ its fold)": (14.5, 20),
     # The aggregator, once per change of a quiet counter (a busy one: once per
     # COUNTER_AGGREGATION_DELAY, whatever its changes): the claim (1) moves the counter's
     # `due` index entry (2); the total (1) leaves the `due` index (1) and moves its
@@ -40,9 +44,10 @@ FLOORS: dict[str, tuple[float, float]] = {
     # write no ranking entry (with every attribute projected: +1 each).
     "aggregation of a liked comment's count": (1, 7),
     "aggregation of a viewed comment's count": (1, 7),
-    "unlike, synchronous": (2, 6),
-    # + the fold: as a like's, without the marker (kept through the unlike).
-    "unlike, all-in (+ its fold)": (9.5, 17),
+    "unlike, synchronous": (2, 8),
+    # + the fold: as a like's, without the marker (kept through the unlike), and with the
+    # author's block list (2) but no preferences read (nobody is notified of an unlike).
+    "unlike, all-in (+ its fold)": (11.5, 19),
     # The comment (1), its like and view counts (consistent: 2), its replies page (GSI, 0.5)
     # and each reply's count (10 eventually consistent Queries: 5); the view counter's shard
     # (1) once an hour per viewer; its activity line (2).
