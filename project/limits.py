@@ -391,6 +391,22 @@ def account_is_new(*, user_id: str) -> bool:
     return clock.now() - joined.timestamp() < new_for
 
 
+def recipient_subject(email: str) -> str:
+    """The subject an e-mail address is limited as: a digest of it in lower case (no address is
+    stored in the limits table, and `Alice@x` and `alice@x` are one inbox)."""
+    return "email:" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
+
+
+def recipient_mail_allow(*, name: str, email: str) -> bool:
+    """Count one mail about to be sent to `email` against limit `name`; False when its budget is
+    spent (the caller then sends nothing). Count mails, not requests: a request that sends nothing
+    spends nothing, so strangers' requests that found no account cost the owner nothing.
+
+    Twice: two mails counted. Concurrently: exactly the budget is allowed. Dies after counting,
+    before sending: that mail stays counted (the person asks again)."""
+    return limit_hit(name=name, subject=recipient_subject(email)).allowed
+
+
 def once_per_window(*, name: str, subject: str, seconds: int) -> bool:
     """True the first time `subject` is seen for `name` in this window of `seconds` (a conditional put).
 

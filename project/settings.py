@@ -236,8 +236,15 @@ RATE_LIMITS = {
         ("mark_read", "120/min,2000/hour", "120/min,2000/hour"),
         ("signup", "5/hour,20/day", ""),  # per address, not per account
         ("edit", "10/min,120/hour,500/day", "3/min,30/hour,100/day"),  # edits and deletes of one's comments
-        # Reset mails asked for, per address and per e-mail address (no mail-bombing anyone).
+        # Reset mails asked for per client address (IPv6: its /64), answered 429 past it...
         ("password_reset", "5/hour,20/day", ""),
+        # ...and reset mails sent to one (verified) e-mail address, all accounts and requesters
+        # together: past it requests are answered as ever and mail nothing (nobody mail-bombs an
+        # inbox, and strangers cannot make the owner's own request refused).
+        ("password_reset_mail", "3/hour,10/day", ""),
+        # Verification links sent to one e-mail address (sign-up and the settings button), all
+        # accounts together: sign-ups sharing a stranger's address cannot flood it.
+        ("mail_verify_to", "3/hour,10/day", ""),
         ("delivery", "10/hour,50/day", "3/hour,10/day"),
         # Notification preferences saved, threads muted, unmuted, watched or unwatched.
         ("preferences", "60/min,600/hour,3000/day", "20/min,200/hour,600/day"),

@@ -5,7 +5,6 @@ Every write states what happens when it runs twice, concurrently, or dies half w
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import uuid
@@ -97,20 +96,18 @@ def signup_limit_enforce(*, address: str) -> None:
     )
 
 
-def password_reset_limit_enforce(*, address: str, email: str) -> None:
-    """Count a reset-mail request from `address` for `email` against LIMIT_PASSWORD_RESET, for
-    each of the two (RateLimited when either is over). Counted whether or not an account has
-    the e-mail address, so the limit tells nothing about which addresses exist."""
-    if not settings.RATE_LIMITS_ENABLED:
-        return
-    digest = hashlib.sha256(email.strip().lower().encode()).hexdigest()[:32]
-    for subject in (address_subject(address), f"email:{digest}"):
-        limit_enforce(
-            name="password_reset",
-            subject=subject,
-            rules=limit_rules("password_reset"),
-            message="Too many reset e-mails were asked for recently. Please try again later.",
-        )
+def password_reset_limit_enforce(*, address: str) -> None:
+    """Count a reset request from `address` (IPv6: its /64) against LIMIT_PASSWORD_RESET
+    (RateLimited when over). Only the requester's own network is refused: the e-mail address
+    asked for is limited in mails sent (social.reset_mail), never in requests, so
+    strangers asking for the owner's address never get the owner's own request refused.
+    Counted whether or not an account has the address, so it tells nothing about which exist."""
+    limit_enforce(
+        name="password_reset",
+        subject=address_subject(address),
+        rules=limit_rules("password_reset"),
+        message="Too many reset e-mails were asked for from your network recently. Please try again later.",
+    )
 
 
 def user_create(

@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
+from actions.accounts import signup_verification_queue
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
@@ -33,7 +34,7 @@ from project.idempotency import form_post_once
 from project.limits import address_subject
 from project.security import client_ip, password_check_limited
 from project.views import refused_page
-from social import counters, ranking, selectors, services
+from social import counters, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 
@@ -227,30 +228,32 @@ def comment_edit(request, comment_id):
 
 
 class SitePasswordResetForm(PasswordResetForm):
-    """Django's reset form with its link on SITE_URL, never on the host or port a request
-    named (a forged Host header would otherwise send the owner a link to another site), and
-    its mail sent once the answer is out, so the answer takes as long whether or not an
-    account has the address (an SMTP round trip would tell). A process that dies in between
-    sends no mail: the person asks again."""
+    """Django's reset form, its mail made by `reset_mail.password_reset_mail_send`: one mail per
+    request to an address some account verified, links on SITE_URL (never on the host or port a
+    request named: a forged Host header would send the owner a link to another site), within the
+    address's mail budget. All of it runs once the answer is out, so the answer is the same and
+    takes as long whether an account has the address, a mail went, or the budget was spent (an
+    SMTP round trip would tell). A process that dies in between sends no mail: the person asks again."""
 
     def save(self, **kwargs):
-        site = urlsplit(settings.SITE_URL)
-        return super().save(**{**kwargs, "domain_override": site.netloc, "use_https": site.scheme == "https"})
+        email = self.cleaned_data["email"]
 
-    def send_mail(self, *args, **kwargs):
-        send = super().send_mail
-        if not after_response(lambda: send(*args, **kwargs)):
-            send(*args, **kwargs)  # outside a request (a shell): at once
+        def send() -> None:
+            reset_mail.password_reset_mail_send(email=email)
+
+        if not after_response(send):
+            send()  # outside a request (a shell): at once
 
 
 class PasswordResetView(auth_views.PasswordResetView):
-    """Django's reset view, with the reset-mail limit per address and per e-mail address."""
+    """Django's reset view: requests limited per client network (429 to that client only), mails
+    per recipient address (silently: the answer never says whether one went)."""
 
     form_class = SitePasswordResetForm
 
     def form_valid(self, form):
         try:
-            services.password_reset_limit_enforce(address=client_ip(self.request), email=form.cleaned_data["email"])
+            services.password_reset_limit_enforce(address=client_ip(self.request))
         except RateLimited as error:
             form.add_error(None, error.message)
             return refused_page(self.form_invalid(form), error)
@@ -473,6 +476,7 @@ def signup(request):
         else:
             user = form.save_once()
     if user is not None:
+        signup_verification_queue(user=user)
         login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")

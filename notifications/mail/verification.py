@@ -9,8 +9,8 @@ from django.template.loader import render_to_string
 
 from notifications.mail.content import site_url
 from notifications.mail.tokens import verify_read, verify_token
-from project.errors import ApplicationError
-from project.limits import limit_enforce
+from project.errors import ApplicationError, RateLimited
+from project.limits import limit_enforce, recipient_mail_allow
 
 # Verification mails asked for, per account: nobody mail-bombs an address through the button.
 VERIFY_MAIL_RULES = "5/hour,20/day"
@@ -29,12 +29,21 @@ def email_address_set(*, user, email: str) -> bool:
 
 
 def email_verification_send(*, user) -> None:
-    """Mail the account's address a link that verifies it (RateLimited past VERIFY_MAIL_RULES)."""
+    """Mail the account's address a link that verifies it (RateLimited past VERIFY_MAIL_RULES for the
+    account, or past LIMIT_MAIL_VERIFY_TO for the address)."""
     if not user.email:
         raise ApplicationError("Enter an e-mail address first.", field="email")
     limit_enforce(name="mail_verify", subject=str(user.pk), rules=VERIFY_MAIL_RULES)
+    # Sign-up takes any address, shared by any number of accounts: the address's own budget
+    # (every account together) keeps them from flooding a stranger's inbox with links.
+    if not recipient_mail_allow(name="mail_verify_to", email=user.email):
+        raise RateLimited(
+            "Too many verification links went to this address recently. Please try again later.", retry_after=3600
+        )
     link = site_url(f"/me/email/verify/{verify_token(user_id=str(user.pk), email=user.email)}/")
-    context = {"name": user.shown_name, "link": link}
+    # No display name: sign-up takes any address, and the mail must not greet its owner with
+    # words a stranger chose. The username (letters, digits, @ . + - _) says which account.
+    context = {"username": user.get_username(), "link": link}
     message = EmailMultiAlternatives(
         subject="Verify your e-mail address on Dynamo Social",
         body=render_to_string("notifications/mail/verify.txt", context),

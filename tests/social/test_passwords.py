@@ -18,7 +18,7 @@ NEW_PASSWORD = "a-fresh-Passw0rd"
 @pytest.fixture
 def alice(make_user):
     user = make_user("alice", display_name="Alice")
-    user.email = "alice@example.com"
+    user.email, user.email_verified = "alice@example.com", True
     user.save()
     return user
 
@@ -74,7 +74,32 @@ def test_reset_answers_the_same_whether_or_not_the_address_has_an_account(alice,
     assert (known.status_code, known["Location"]) == (unknown.status_code, unknown["Location"])
     assert known["Location"] == "/accounts/password/reset/sent/"
     page = client.get(known["Location"]).content.decode()
-    assert "If an account has that address" in page
+    assert "If an account has that address and verified it" in page
+
+
+def test_the_reset_page_says_a_reset_reaches_a_verified_address_only(client):
+    page = client.get("/accounts/password/reset/").content.decode()
+    assert "A reset link goes only to an address you verified" in page
+
+
+def test_an_unverified_address_gets_no_reset_mail_and_the_same_answer(alice, make_user, client):
+    bob = make_user("bob")
+    bob.email = "bob@example.com"  # typed at sign-up, its link never followed
+    bob.save()
+    unverified = client.post("/accounts/password/reset/", {"email": "bob@example.com"})
+    unknown = client.post("/accounts/password/reset/", {"email": "nobody@example.com"})
+    assert mail.outbox == []
+    assert (unverified.status_code, unverified["Location"]) == (unknown.status_code, unknown["Location"])
+
+
+def test_accounts_that_verified_one_address_get_one_mail_with_a_link_each(alice, make_user, client):
+    other = make_user("alice-work")
+    other.email, other.email_verified = "Alice@example.com", True
+    other.save()
+    client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+    [message] = mail.outbox
+    assert "alice:" in message.body and "alice-work:" in message.body
+    assert len(re.findall(r"/accounts/password/reset/\S+/", message.body)) == 2
 
 
 def test_the_reset_link_is_on_the_site_url_whatever_host_the_request_named(alice, client, settings):
@@ -148,25 +173,50 @@ def test_sign_up_takes_an_optional_email(client, api, django_user_model):
         },
     )
     assert answer.status_code == 302
-    assert django_user_model.objects.get(username="zoe").email == "zoe@example.com"
+    zoe = django_user_model.objects.get(username="zoe")
+    assert (zoe.email, zoe.email_verified) == ("zoe@example.com", False)
+    [link] = mail.outbox  # the verification link, sent with the sign-up
+    assert link.to == ["zoe@example.com"] and "/me/email/verify/" in link.body
     made = api.post("/api/users/", {"username": "yan", "password": NEW_PASSWORD}, format="json")
     assert made.status_code == 201 and django_user_model.objects.get(username="yan").email == ""
+    assert len(mail.outbox) == 1  # no address, no link
     bad = api.post(
         "/api/users/", {"username": "xi", "password": NEW_PASSWORD, "email": "not-an-address"}, format="json"
     )
     assert bad.status_code == 400 and "email" in bad.json()
 
 
-def test_reset_mails_are_limited_per_address_and_per_email(alice, client, settings):
+def test_an_api_sign_up_with_an_email_gets_the_verification_link_and_then_resets(api, client, django_user_model):
+    made = api.post(
+        "/api/users/", {"username": "wen", "password": NEW_PASSWORD, "email": "wen@example.com"}, format="json"
+    )
+    assert made.status_code == 201
+    client.post("/accounts/password/reset/", {"email": "wen@example.com"})
+    [verify] = mail.outbox  # no reset mail yet: the address is not verified
+    found = re.search(r"https?://[^/\s]+(/me/email/verify/\S+/)", str(verify.body))
+    assert found is not None, verify.body
+    client.get(found.group(1))
+    assert django_user_model.objects.get(username="wen").email_verified
+    client.post("/accounts/password/reset/", {"email": "wen@example.com"})
+    assert len(mail.outbox) == 2 and "wen:" in mail.outbox[1].body
+
+
+def test_reset_requests_are_limited_per_address_and_mails_per_email(alice, client, settings):
     settings.RATE_LIMITS_ENABLED = True
-    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "password_reset": ("2/hour", "")}
-    for _ in range(2):
-        assert client.post("/accounts/password/reset/", {"email": "alice@example.com"}).status_code == 302
-    refused = client.post("/accounts/password/reset/", {"email": "alice@example.com"})
+    settings.RATE_LIMITS = {
+        **settings.RATE_LIMITS,
+        "password_reset": ("3/hour", ""),
+        "password_reset_mail": ("2/hour", ""),
+    }
+    answers = [client.post("/accounts/password/reset/", {"email": "alice@example.com"}) for _ in range(3)]
+    assert [(answer.status_code, answer["Location"]) for answer in answers] == [
+        (302, "/accounts/password/reset/sent/")
+    ] * 3
+    assert len(mail.outbox) == 2  # the address's mail budget; the third asked, answered alike, mailed nothing
+    refused = client.post("/accounts/password/reset/", {"email": "nobody@example.com"})
     assert refused.status_code == 429 and "Too many reset e-mails" in refused.content.decode()
-    # From another address, the same e-mail address is still limited; unknown ones are
-    # counted the same way, so the limit says nothing about which addresses have accounts.
+    # Another network is not refused, for the same address or any other; none is mailed past the budget.
     elsewhere = Client(REMOTE_ADDR="198.51.100.7")
-    assert elsewhere.post("/accounts/password/reset/", {"email": "alice@example.com"}).status_code == 429
+    assert elsewhere.post("/accounts/password/reset/", {"email": "alice@example.com"}).status_code == 302
     assert elsewhere.post("/accounts/password/reset/", {"email": "nobody@example.com"}).status_code == 302
     assert len(mail.outbox) == 2
