@@ -14,9 +14,9 @@ from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES
 
 # (read, write) floors: the least the writes and reads each operation must make can cost.
 FLOORS: dict[str, tuple[float, float]] = {
-    # The comment + its timeline and author GSI entries in one transaction (3 x 2), and its
-    # activity line + by_day entry (2 x 2). Reads: none needed.
-    "post a comment": (0, 10),
+    # The comment + its timeline, author and profile GSI entries in one transaction (4 x 2),
+    # and its activity line + by_day entry (2 x 2). Reads: none needed.
+    "post a comment": (0, 12),
     # A like must commit three items atomically: its row (the one-like-per-person
     # constraint), one counter shard (the exact count) and its outbox event (so that
     # nothing it causes can be lost): 3 x 2 units in a transaction, + the like row's entry in

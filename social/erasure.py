@@ -41,7 +41,11 @@ def comment_anonymise(*, comment_id: str) -> None:
     One conditional UpdateItem; again: the same state (the first `deleted_at` is kept).
     """
     comment = Comment.get(comment_id, consistent_read=True)
-    actions: list[Any] = [Comment.body.set(""), Comment.deleted_at.set(Comment.deleted_at | clock.now_iso())]
+    actions: list[Any] = [
+        Comment.body.set(""),
+        Comment.deleted_at.set(Comment.deleted_at | clock.now_iso()),
+        Comment.profile_author.remove(),
+    ]
     if not _has_replies(comment):  # nothing hangs under it: it leaves the listings
         if comment.timeline_key:
             actions.append(Comment.timeline_key.remove())

@@ -70,6 +70,23 @@ class AuthorIndex(GlobalSecondaryIndex):
     sort_key = UnicodeAttribute(range_key=True)
 
 
+class ProfileIndex(GlobalSecondaryIndex):
+    """An author's visible comments and replies, newest last: a profile page is one Query.
+
+    Sparse: `profile_author` is present only while the comment is neither hidden nor deleted
+    (set and removed with `timeline_key` / `reply_to`), so an author's tombstones and hidden
+    comments cost a profile nothing. Carries what a profile shows, so no item is read; not
+    `has_replies`, `like_shards` or `mentioned_ids`, so writing those does not write it.
+    """
+
+    class Meta:
+        index_name = "profile"
+        projection = IncludeProjection(["author_id", "body", "parent_id", "created_at", "edited_at"])
+
+    profile_author = UnicodeAttribute(hash_key=True)
+    sort_key = UnicodeAttribute(range_key=True)
+
+
 class Comment(Model):
     Meta = table_meta("comments")
 
@@ -88,6 +105,9 @@ class Comment(Model):
     # timeline and replies indexes (sparse GSIs) instead of filtering pages.
     timeline_key = UnicodeAttribute(null=True)
     reply_to = UnicodeAttribute(null=True)
+    # The author's id while the comment is visible and not deleted (the sparse `profile` index);
+    # comments from before the index got it from `python manage.py profile_index_backfill`.
+    profile_author = UnicodeAttribute(null=True)
     # How many shards likes of this comment spread over, when its like counter was grown or
     # set (social.counters); absent: LIKE_COUNTER_SHARDS. A like reads the comment anyway,
     # so it learns the count with no read of its own.
@@ -111,6 +131,7 @@ class Comment(Model):
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()
     author_index = AuthorIndex()
+    profile_index = ProfileIndex()
 
 
 class TimelineDay(Model):

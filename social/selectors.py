@@ -400,48 +400,34 @@ def profile_comments(
 ) -> CommentPage:
     """An author's visible comments and replies, newest first, cursor-paginated.
 
-    From the `author` index (keys only, every comment of the author in one partition),
-    then one consistent BatchGetItem for the items; hidden and deleted ones are skipped
-    and the walk goes on until the page is full, so a page is never short while more
-    exist. The cursor is signed for this author's list and names the last key read. The
-    viewer's own `written` comments the index does not list yet are added (`_with_written`).
+    One Query of the sparse `profile` index (only visible, undeleted comments are in it,
+    carrying what the page shows), `limit` + 1 entries: however many comments the author
+    has hidden or deleted, a page reads no more than that and no item. The viewer's own
+    `written` comments the index does not list yet, or lists though just deleted, are merged
+    (`_with_written`, at most FRESH_COMMENTS.most keys). The cursor is signed for this
+    author's list and names the last comment shown.
     """
     limit = clamp_limit(limit)
     query = f"author:{author_id}"
     position = cursor_fields(cursor, query=query, fields=AUTHOR_CURSOR) if cursor else None
-    before = position["before"] if position else None
-    found: list[Comment] = []
-    last_read = None
-    exhausted = False
-    while len(found) <= limit and not exhausted:
-        condition = Comment.sort_key < before if before else None
-        keys = list(
-            Comment.author_index.query(
-                author_id, range_key_condition=condition, scan_index_forward=False, limit=limit + 1
-            )
-        )
-        exhausted = len(keys) < limit + 1
-        if not keys:
-            break
-        batch = Comment.batch_get([key.comment_id for key in keys], consistent_read=True)
-        items = {item.comment_id: item for item in batch}
-        for key in keys:
-            item = items.get(key.comment_id)
-            if item is not None and not item.hidden and not item.deleted_at:
-                found.append(item)
-            last_read = key.sort_key
-            if len(found) > limit:
-                break
-        before = last_read
     bound = position["before"] if position else None
-    floor = None if exhausted else last_read  # older ones are on a later page
+    own = _written_get(written)
+    condition = Comment.sort_key < bound if bound else None
+    found = list(
+        Comment.profile_index.query(
+            author_id,
+            range_key_condition=condition,
+            scan_index_forward=False,
+            limit=limit + 1 + len(own),
+            page_size=limit + 1 + len(own),
+        )
+    )
+    floor = found[-1].sort_key if len(found) > limit + len(own) else None  # older ones: a later page
     found = _with_written(
         found,
-        _written_get(written),
+        own,
         listed=lambda comment: (
-            comment.author_id == author_id
-            and not comment.hidden
-            and not comment.deleted_at
+            comment.profile_author == author_id
             and (bound is None or comment.sort_key < bound)
             and (floor is None or comment.sort_key >= floor)
         ),

@@ -218,6 +218,7 @@ def comment_new(*, author_id: str, body: str, parent_id: str | None = None) -> t
         hidden=False,
         timeline_key=listed_in,
         reply_to=parent_id,
+        profile_author=author_id,
     )
     return comment, parent
 
@@ -279,17 +280,18 @@ def comment_visibility_actions(*, comment: Comment, hidden: bool, hidden_by: str
             Comment.hidden_by.set(hidden_by),
             Comment.timeline_key.remove(),
             Comment.reply_to.remove(),
+            Comment.profile_author.remove(),
         ]
     if comment.deleted_at:
         # A deleted comment shown again stays a tombstone where its delete left it.
         return [Comment.hidden.set(False), Comment.hidden_by.remove()]
+    shown = [Comment.hidden.set(False), Comment.hidden_by.remove(), Comment.profile_author.set(comment.author_id)]
     if comment.parent_id:
-        return [Comment.hidden.set(False), Comment.hidden_by.remove(), Comment.reply_to.set(comment.parent_id)]
+        return [*shown, Comment.reply_to.set(comment.parent_id)]
     day = comment.created_at[:10].replace("-", "")
     shards = _timeline_day_ensure(day)
     return [
-        Comment.hidden.set(False),
-        Comment.hidden_by.remove(),
+        *shown,
         Comment.timeline_key.set(timeline_key(day=day, comment_id=comment.comment_id, shards=shards)),
     ]
 
@@ -430,7 +432,11 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
     # The flag, read consistently with the comment; the index too, for a reply whose flag
     # write failed (a GSI may not list a reply less than a second old yet).
     has_replies = bool(comment.has_replies) or any(True for _ in Comment.replies_index.query(comment_id, limit=1))
-    actions: list[Action] = [Comment.body.set(""), Comment.deleted_at.set(clock.now_iso())]
+    actions: list[Action] = [
+        Comment.body.set(""),
+        Comment.deleted_at.set(clock.now_iso()),
+        Comment.profile_author.remove(),  # a profile lists no tombstone, replies or not
+    ]
     if not has_replies:  # nothing hangs under it: it leaves the timeline or its parent's replies
         if comment.timeline_key:
             actions.append(Comment.timeline_key.remove())

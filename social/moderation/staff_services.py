@@ -162,6 +162,7 @@ def comment_delete_by_staff(
             Comment.hidden_by.set("staff"),
             Comment.timeline_key.remove(),
             Comment.reply_to.remove(),
+            Comment.profile_author.remove(),
         ]
         write_retrying(
             lambda: comment.update(actions=actions, condition=Comment.comment_id.exists()), what="comment_delete_staff"

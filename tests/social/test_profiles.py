@@ -122,3 +122,73 @@ def test_api_me_changes_the_display_name(alice, api):
         assert refused.status_code == 400 and field in refused.json(), payload
     api.credentials()
     assert api.patch("/api/me/", {"display_name": "x"}, format="json").status_code == 401
+
+
+def _dynamodb_reads():
+    """Every DynamoDB request made while the context is open, as (operation, items read)."""
+    from unittest import mock
+
+    from botocore.client import BaseClient
+
+    reads: list[tuple[str, int]] = []
+    sending = BaseClient._make_api_call
+
+    def recorded(client, operation, params):
+        answer = sending(client, operation, params)
+        if client.meta.service_model.service_name == "dynamodb":
+            if operation == "BatchGetItem":
+                items = sum(len(found) for found in answer.get("Responses", {}).values())
+            else:
+                items = len(answer.get("Items", [])) + (1 if "Item" in answer else 0)
+            reads.append((operation, items))
+        return answer
+
+    return reads, mock.patch.object(BaseClient, "_make_api_call", recorded)
+
+
+def test_a_profile_reads_a_bounded_number_of_items_however_many_tombstones(alice, client, api):
+    from social.models import Comment
+
+    kept = [post(alice, f"visible {n}") for n in range(3)]
+    hidden = post(alice, "hidden by staff")
+    services.comment_set_hidden(comment_id=hidden.comment_id, hidden=True)
+    deleted = post(alice, "deleted by her")
+    services.comment_delete(comment_id=deleted.comment_id, author_id=str(alice.pk))
+    # 300 more tombstones as a delete leaves them (bulk-written: 300 posts would take long).
+    with Comment.batch_write() as batch:
+        for n in range(300):
+            tombstone, _ = services.comment_new(author_id=str(alice.pk), body=f"gone {n}")
+            tombstone.body, tombstone.deleted_at = "", tombstone.created_at
+            tombstone.timeline_key = tombstone.profile_author = None
+            batch.save(tombstone)
+    reads, recording = _dynamodb_reads()
+    with recording:
+        page = client.get("/u/alice/")
+        answer = api.get("/api/users/alice/comments/")
+    assert [view.id for view in page.context["page"].results] == [c.comment_id for c in reversed(kept)]
+    assert [c["body"] for c in answer.json()["results"]] == ["visible 2", "visible 1", "visible 0"]
+    # Before the `profile` index: each view read 305 items (its 305 author-index keys, then each
+    # item consistently) in 33 requests; now 3 entries of the index in 4 requests.
+    items = sum(count for _, count in reads)
+    assert items <= 2 * 10, reads  # two views, each: the index's entries, counts and blocks
+    assert len(reads) <= 2 * 6, reads
+
+
+def test_unhiding_lists_a_comment_again_and_the_backfill_lists_old_ones(alice, api):
+    from django.core.management import call_command
+
+    from social.models import Comment
+
+    shown = post(alice, "shown again")
+    services.comment_set_hidden(comment_id=shown.comment_id, hidden=True)
+    assert api.get("/api/users/alice/comments/").json()["results"] == []
+    services.comment_set_hidden(comment_id=shown.comment_id, hidden=False)
+    old, hidden_old = post(alice, "from before the index"), post(alice, "hidden before the index")
+    services.comment_set_hidden(comment_id=hidden_old.comment_id, hidden=True)
+    for comment in (old, hidden_old):
+        Comment(comment.comment_id).update(actions=[Comment.profile_author.remove()])
+    assert [c["body"] for c in api.get("/api/users/alice/comments/").json()["results"]] == ["shown again"]
+    call_command("profile_index_backfill")
+    call_command("profile_index_backfill")  # again: nothing left to do
+    listed = [c["body"] for c in api.get("/api/users/alice/comments/").json()["results"]]
+    assert listed == ["from before the index", "shown again"]
