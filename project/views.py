@@ -49,10 +49,11 @@ def server_error(request: HttpRequest) -> HttpResponse:
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A form sent with an out-of-date token (logged in or out in another tab, a page left
     open for long): nothing is done, but a post's or reply's text is kept in the session
-    and is back in its box when the person opens that page again, logged in."""
+    and is back in its box when the person opens that page again, logged in. A form from
+    another site keeps nothing and leaves the browser's session as it was (drafts)."""
     kept = False
     if request.method == "POST" and "body" in request.POST and not request.path.startswith("/admin/"):
-        kept = drafts.draft_keep(request, path=request.path, body=request.POST.get("body", ""))
+        kept = drafts.draft_keep_refused_form(request, path=request.path, body=request.POST.get("body", ""))
     back = request.path if request.user.is_authenticated else drafts.login_url(request.path)
     return render(request, "403_csrf.html", {"kept": kept, "back": back}, status=403)
 

@@ -132,3 +132,47 @@ def test_logging_out_forgets_the_unsent_text_this_tab_kept(pages, make_user):
     page.get_by_role("button", name="Log out").click()
     expect(page.get_by_role("link", name=re.compile("log in", re.I)).first).to_be_visible()
     assert page.evaluate("[sessionStorage.getItem('draft:/'), sessionStorage.getItem('other')]") == [None, "kept"]
+
+
+def test_a_cross_site_form_neither_logs_the_person_out_nor_plants_text(pages, make_user):
+    """Another site's form posting to the timeline arrives without the SameSite=Lax cookies:
+    it is refused, and keeps nothing (keeping it would start a new session whose cookie
+    replaces the person's, logging them out)."""
+    make_user("bob")
+    page = pages.open("/accounts/login/?next=/")
+    log_in_with_the_form(page, "bob")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    evil = (
+        f'<form method="post" action="{pages.site}/"><input name="body" value="Planted words">'
+        '<button type="submit">Win a prize</button></form>'
+    )
+    page.route("http://evil.example/**", lambda route: route.fulfill(status=200, content_type="text/html", body=evil))
+    page.goto("http://evil.example/")
+
+    page.get_by_role("button", name="Win a prize").click()
+
+    expect(page.get_by_role("heading", name="That form was out of date")).to_be_visible()
+    expect(page.get_by_text("Your text is kept")).to_have_count(0)
+    page.goto(f"{pages.site}/")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    expect(page.get_by_label(re.compile("on your mind", re.I))).to_have_value("")
+
+
+def test_a_like_kept_while_logged_out_is_not_done_for_the_next_person_logging_in(pages, make_user):
+    """A like pressed after the session ended, and the presser walks away: someone else
+    logging in in that browser (going elsewhere) and following a link to the like's address likes nothing."""
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    comment = post(alice, "Pressed by a passer-by")
+    page = pages.open(f"/c/{comment}/", user=bob)
+    end_every_session()
+    like_button(page, comment).click()
+    expect(page.get_by_text("Log in to like that comment")).to_be_visible()
+
+    page.goto("/accounts/login/")
+    log_in_with_the_form(page, "carol")
+    expect(page.get_by_role("button", name="Log out")).to_be_visible()
+    page.goto(f"/c/{comment}/like/")
+
+    expect(page.get_by_text("Nothing was changed")).to_be_visible()
+    expect(like_button(page, comment)).to_have_attribute("aria-pressed", "false")
+    assert selectors.like_state(comment_id=comment, user_id=str(carol.pk)) == (0, False)
