@@ -114,10 +114,16 @@ def main() -> None:
             )
 
         run("post a comment", lambda n: comment_create(author_id=author_id, body=f"Post {n}: {TEXT}"))
+        # Each reply to a comment of its own: a reply watches its thread, so replies to one comment
+        # would tell every earlier replier too (that is "reply notifying 5" below).
+        parents: list = []
         run(
             "reply (the parent's author has a full feed)",
-            lambda n: comment_create(author_id=str(people[n].pk), body="Thanks!", parent_id=comment.comment_id),
+            lambda n: comment_create(author_id=str(people[n].pk), body="Thanks!", parent_id=parents[n].comment_id),
+            prepare=lambda n: parents.append(comment_create(author_id=author_id, body=f"Replied to {n}: {TEXT}")),
         )
+        for person in people[:repeat]:  # the comment people view has replies, as a discussed one does
+            comment_create(author_id=str(person.pk), body="Thanks!", parent_id=comment.comment_id)
         # Comments with a few likes (3, folded), each then liked by one more person.
         others = [comment_create(author_id=author_id, body=f"Likeable {n}: {TEXT}") for n in range(repeat)]
         for other in others:
