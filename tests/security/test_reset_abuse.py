@@ -34,7 +34,7 @@ def _stranger(n: int) -> Client:
 
 def test_accounts_sharing_a_strangers_address_mail_nothing_to_it(make_user, limits_on):
     """12 accounts on one unverified address, each asked for 5 times: nothing reaches the inbox
-    (before: 60 mails, each greeting a name the attacker chose)."""
+    (mailed as each account asked, that would be 60 mails, each greeting a name the attacker chose)."""
     for n in range(12):
         squatter = make_user(f"squatter{n}", display_name="Your bank: call +1 555 0100")
         squatter.email = VICTIM
