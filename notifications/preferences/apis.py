@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
@@ -78,44 +80,44 @@ class ThreadStateSerializer(serializers.Serializer):
     watching = serializers.BooleanField()
 
 
-def _thread_answer(thread_id: str, state: str | None) -> Response:
-    return Response({"thread_id": thread_id, "muted": state == "mute", "watching": state == "watch"})
+class _ThreadStateApi(APIView):
+    """PUT turns a state of the comment's thread on, DELETE off; both answer the thread's state.
+    404 for an unknown, hidden or deleted comment."""
+
+    permission_classes = [IsAuthenticated]
+    turn_on: Callable[..., str | None]
+    turn_off: Callable[..., str | None]
+
+    def _answer(self, request, comment_id: str, change: Callable[..., str | None]) -> Response:
+        thread_id = selectors.comment_thread_find(comment_id=comment_id)
+        state = change(user_id=str(request.user.pk), thread_id=thread_id)
+        return Response({"thread_id": thread_id, "muted": state == "mute", "watching": state == "watch"})
+
+    @extend_schema(request=None, responses={200: ThreadStateSerializer})
+    def put(self, request, comment_id: str):
+        return self._answer(request, comment_id, type(self).turn_on)
+
+    @extend_schema(request=None, responses={200: ThreadStateSerializer})
+    def delete(self, request, comment_id: str):
+        return self._answer(request, comment_id, type(self).turn_off)
 
 
-class CommentMuteApi(APIView):
+class CommentMuteApi(_ThreadStateApi):
     """Mute (PUT) or unmute (DELETE) the thread of a comment: no notification from it while muted.
 
     Muting replaces a watch. Both idempotent; unmuting a thread you watch leaves the watch.
     404 for an unknown, hidden or deleted comment.
     """
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(request=None, responses={200: ThreadStateSerializer})
-    def put(self, request, comment_id: str):
-        thread_id = selectors.comment_thread_find(comment_id=comment_id)
-        return _thread_answer(thread_id, services.thread_mute(user_id=str(request.user.pk), thread_id=thread_id))
-
-    @extend_schema(request=None, responses={200: ThreadStateSerializer})
-    def delete(self, request, comment_id: str):
-        thread_id = selectors.comment_thread_find(comment_id=comment_id)
-        return _thread_answer(thread_id, services.thread_unmute(user_id=str(request.user.pk), thread_id=thread_id))
+    turn_on = staticmethod(services.thread_mute)
+    turn_off = staticmethod(services.thread_unmute)
 
 
-class CommentWatchApi(APIView):
+class CommentWatchApi(_ThreadStateApi):
     """Watch (PUT) or stop watching (DELETE) the thread of a comment: every reply anywhere in it
     notifies you, rolled up per thread. Watching a muted thread unmutes it. Both idempotent.
     404 for an unknown, hidden or deleted comment.
     """
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(request=None, responses={200: ThreadStateSerializer})
-    def put(self, request, comment_id: str):
-        thread_id = selectors.comment_thread_find(comment_id=comment_id)
-        return _thread_answer(thread_id, services.thread_watch(user_id=str(request.user.pk), thread_id=thread_id))
-
-    @extend_schema(request=None, responses={200: ThreadStateSerializer})
-    def delete(self, request, comment_id: str):
-        thread_id = selectors.comment_thread_find(comment_id=comment_id)
-        return _thread_answer(thread_id, services.thread_unwatch(user_id=str(request.user.pk), thread_id=thread_id))
+    turn_on = staticmethod(services.thread_watch)
+    turn_off = staticmethod(services.thread_unwatch)
