@@ -89,6 +89,36 @@ def _conditional(write: Callable[[], object], *, what: str) -> bool:
     return True
 
 
+def _new_line(
+    *,
+    user_id: str,
+    source: str,
+    kind: str,
+    state: str,
+    entry_id: str,
+    address: str,
+    reason: str = "",
+    channel: str = EMAIL,
+) -> Send:
+    """A ledger line not yet written: a `sending` one holds a lease and a token of ours."""
+    now = clock.now_ms()
+    return Send(
+        user_id,
+        ledger_line(channel=channel, source=source),
+        channel=channel,
+        source=source,
+        kind=kind,
+        state=state,
+        reason=reason[:300],
+        entry_id=entry_id,
+        address=address,
+        token=uuid.uuid4().hex,
+        at=now,
+        lease_until=now + _lease_ms() if state == SENDING else 0,
+        expires_at=_expiry(),
+    )
+
+
 def ledger_put(
     *,
     user_id: str,
@@ -103,21 +133,15 @@ def ledger_put(
     """Put a new ledger line (`sending` with a lease and a token of ours, or a final state) on
     condition the person has none about `source` on e-mail. None when one exists (another
     sender's, or an earlier run's). Twice: the second finds the first and writes nothing."""
-    now = clock.now_ms()
-    line = Send(
-        user_id,
-        ledger_line(channel=channel, source=source),
-        channel=channel,
+    line = _new_line(
+        user_id=user_id,
         source=source,
         kind=kind,
         state=state,
-        reason=reason[:300],
         entry_id=entry_id,
         address=address,
-        token=uuid.uuid4().hex,
-        at=now,
-        lease_until=now + _lease_ms() if state == SENDING else 0,
-        expires_at=_expiry(),
+        reason=reason,
+        channel=channel,
     )
     if _conditional(lambda: line.save(condition=Send.line.does_not_exist()), what="mail ledger claim"):
         return line
@@ -134,21 +158,7 @@ def ledger_claim_with_entry(
     into it): a `skipped` line is put instead. Twice or concurrently: one claimer wins the
     transaction, the others find the line. Dies half way: the transaction is all or nothing.
     """
-    now = clock.now_ms()
-    line = Send(
-        user_id,
-        ledger_line(channel=EMAIL, source=source),
-        channel=EMAIL,
-        source=source,
-        kind=kind,
-        state=SENDING,
-        entry_id=entry_id,
-        address=address,
-        token=uuid.uuid4().hex,
-        at=now,
-        lease_until=now + _lease_ms(),
-        expires_at=_expiry(),
-    )
+    line = _new_line(user_id=user_id, source=source, kind=kind, state=SENDING, entry_id=entry_id, address=address)
     marker = Send(
         user_id,
         ledger_line(channel=EMAIL, source=entry_marker_source(entry_id)),
@@ -158,7 +168,7 @@ def ledger_claim_with_entry(
         state=SENT,
         reason=f"marks the mail about {source}",
         entry_id=entry_id,
-        at=now,
+        at=line.at,
         expires_at=_expiry(),
     )
 
