@@ -291,6 +291,9 @@ DYNAMODB_REGION = env.str("DYNAMODB_REGION", default="us-east-1")
 DYNAMODB_TABLE_PREFIX = env.str("DYNAMODB_TABLE_PREFIX", default="dev_")
 # DynamoDB Local accepts any credentials; AWS uses the standard credential chain.
 DYNAMODB_LOCAL_CREDENTIALS = DYNAMODB_HOST is not None and env.bool("DYNAMODB_LOCAL_CREDENTIALS", default=True)
+# How long a web process keeps a read many viewers share (the timeline's newest comments,
+# like counts on list pages), in seconds; 0 turns it off (project/shared_reads.py).
+SHARED_READ_SECONDS = env.float("SHARED_READ_SECONDS", default=1.0)
 
 # --- Product settings -----------------------------------------------------
 SIGNUP_OPEN = env.bool("SIGNUP_OPEN", default=True)

@@ -36,6 +36,7 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.errors import ApplicationError, NotFound
+from project.shared_reads import SharedReads
 from social.models import Comment, CounterShard, CounterTotal
 
 logger = logging.getLogger(__name__)
@@ -56,6 +57,8 @@ _lock = threading.Lock()
 _shard_overrides: TTLCache = TTLCache(maxsize=_CACHE_MAX, ttl=SHARD_OVERRIDE_CACHE_SECONDS)
 _NOT_CACHED = object()
 _flag_seen: OrderedDict[str, float] = OrderedDict()
+# Eventually consistent counter values, shared by this process's requests for a moment.
+_shared_values: SharedReads[int] = SharedReads(maxsize=_CACHE_MAX)
 
 
 def counter_key(*, kind: str, object_id: str) -> str:
@@ -81,11 +84,12 @@ def _override_remember(key: str, shards: int | None) -> None:
 
 
 def counters_forget_caches() -> None:
-    """Drop this process's cached shard overrides and seen due flags (tests, benchmarks)."""
+    """Drop this process's cached shard overrides, seen due flags and shared values (tests, benchmarks)."""
     with _lock:
         _shard_overrides.clear()
         _flag_seen.clear()
         _grown_at.clear()
+    _shared_values.clear()
 
 
 def _kind_shards(kind: str) -> int:
@@ -448,7 +452,15 @@ def counter_like_overrides_copy() -> tuple[int, int]:
 def counter_value(*, key: str, consistent: bool = True) -> int:
     """The counter's exact value: one Query over its items (the base item and the shard items
     written since the last compaction), strongly consistent unless `consistent=False` (half
-    the read units, for polling, where a value a second old will do)."""
+    the read units, for list pages and polling, where a value a second old will do: such
+    a value is also shared by the process's requests for SHARED_READ_SECONDS,
+    project/shared_reads.py)."""
+    if not consistent:
+        return _shared_values.get(key, lambda: _counter_sum(key, consistent=False))
+    return _counter_sum(key, consistent=True)
+
+
+def _counter_sum(key: str, *, consistent: bool) -> int:
     total = sum(shard.count for shard in CounterShard.query(key, consistent_read=consistent))
     # A shard can dip below zero when the shard count changed between a like and its
     # undo; the sum of shards is still exact, and never shown below zero.

@@ -15,6 +15,7 @@ from pynamodb.exceptions import DoesNotExist
 from project.clock import parse_iso
 from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.errors import NotFound
+from project.shared_reads import SharedReads
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
@@ -88,7 +89,8 @@ def comment_views(
     `fresh=None`: every count exact (strongly consistent). A list page passes the comments
     whose count must be exact (`fresh`, those the viewer just liked or unliked) and reads
     the others eventually consistently, half the read units: a count may then be up to
-    about a second old, which a list of other people's comments can show. The viewer's own
+    about a second old, plus the SHARED_READ_SECONDS this process shares it for
+    (project/shared_reads.py), which a list of other people's comments can show. The viewer's own
     like states are read the same way: strongly consistently for `fresh` comments, so a
     person sees their own like or unlike at once on every page this browser reaches, and
     eventually consistently for the others (a like made on another device less than about a
@@ -278,6 +280,28 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
     return _newest_first(found)[:limit]
 
 
+# The timeline is the same for everyone but what each viewer left out or wrote: its days
+# and each day's newest comments are shared by the process's requests for a moment
+# (project/shared_reads.py). Never changed once read: requests only read these lists.
+_shared_days: SharedReads[list[TimelineDay]] = SharedReads(maxsize=64)
+_shared_comments: SharedReads[list[Comment]] = SharedReads(maxsize=1024)
+
+
+def _timeline_days(*, through: str | None) -> list[TimelineDay]:
+    """The days that have comments, newest first, from `through` on (every day if None)."""
+    condition = TimelineDay.day <= through if through else None
+
+    def read() -> list[TimelineDay]:
+        return list(TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False))
+
+    return _shared_days.get(through, read)
+
+
+def _day_newest(*, day: str, shards: int, before: str | None, limit: int) -> list[Comment]:
+    key = (day, shards, before, limit)
+    return _shared_comments.get(key, lambda: _timeline_comments(day=day, shards=shards, before=before, limit=limit))
+
+
 def _newest_first(pages: dict[int, list[Comment]]) -> list[Comment]:
     return sorted((comment for page in pages.values() for comment in page), key=lambda c: c.sort_key, reverse=True)
 
@@ -300,17 +324,16 @@ def comment_timeline(
     """
     limit = clamp_limit(limit)
     position = cursor_fields(cursor, query="timeline", fields=TIMELINE_CURSOR) if cursor else None
-    condition = TimelineDay.day <= position["day"] if position else None
     own = _written_get(written)
     wanted = limit + 1 + len(own)  # an own comment the index lists but the table no longer does
     found: list[Comment] = []
     # People the viewer blocked or muted are left out (one Query of their small list per page).
     silenced = silenced_ids(user_id=viewer_id) if viewer_id else frozenset()
-    for day in TimelineDay.query(TIMELINE_BUCKET, range_key_condition=condition, scan_index_forward=False):
+    for day in _timeline_days(through=position["day"] if position else None):
         before = position["before"] if position and day.day == position["day"] else None
         while True:  # a day read again past what was left out, so that no comment of it is skipped
             need = wanted - len(found)
-            day_comments = _timeline_comments(day=day.day, shards=int(day.shards), before=before, limit=need)
+            day_comments = _day_newest(day=day.day, shards=int(day.shards), before=before, limit=need)
             found.extend(comment for comment in day_comments if comment.author_id not in silenced)
             if len(day_comments) < need or len(found) >= wanted:
                 break

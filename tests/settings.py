@@ -22,6 +22,10 @@ from project.settings import *  # noqa: F403
 # settings (outside pytest-django, which adds it itself) use it too.
 ALLOWED_HOSTS = [*ALLOWED_HOSTS, "testserver"]  # noqa: F405
 
+# Every read fresh: a test sees what another test user just did on list pages too; the
+# shared reads' own tests turn them on (tests/project/test_shared_reads.py).
+SHARED_READ_SECONDS = 0.0
+
 # The suite's relational store is PostgreSQL, as in production: TEST_DATABASE_URL's server, or a
 # throwaway one started here (project/testing/postgres.py) and stopped when pytest exits;
 # pytest-django creates its test database there. Here because pytest-django imports these

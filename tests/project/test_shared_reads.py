@@ -1,0 +1,144 @@
+"""Reads many viewers share are kept a moment per process (project/shared_reads.py): the
+timeline's newest comments and list pages' like counts are read once for many requests,
+while what a person changed themselves is still read exactly."""
+
+import threading
+from collections import Counter
+from unittest import mock
+
+import pytest
+from botocore.client import BaseClient
+
+from actions.comments import comment_create
+from actions.likes import like_add
+from project import shared_reads
+from project.shared_reads import SharedReads
+from project.testing.harness import WAIT_SECONDS, wait_for
+from social import counters, selectors
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def calls():
+    """DynamoDB calls made, by (operation, table suffix)."""
+    real = BaseClient._make_api_call
+    seen: Counter = Counter()
+
+    def spy(self, operation_name, api_params):
+        table = api_params.get("TableName") or ",".join(api_params.get("RequestItems", {}))
+        seen[(operation_name, table.split("_", 2)[-1])] += 1
+        return real(self, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        yield seen
+
+
+@pytest.fixture
+def shared(settings):
+    settings.SHARED_READ_SECONDS = 60.0  # far longer than any test: nothing expires by itself
+    counters.counters_forget_caches()
+    selectors._shared_days.clear()
+    selectors._shared_comments.clear()
+    yield
+    counters.counters_forget_caches()
+    selectors._shared_days.clear()
+    selectors._shared_comments.clear()
+
+
+def test_the_timeline_of_many_requests_is_read_once_and_each_viewer_still_sees_their_own_writes(
+    client, make_user, calls, shared
+):
+    alice, bob = make_user("alice"), make_user("bob")
+    ids = [comment_create(author_id=str(alice.pk), body=f"Comment {n}").comment_id for n in range(5)]
+    client.force_login(bob)
+    assert client.get("/").status_code == 200
+    first = sum(count for (operation, table), count in calls.items() if table in {"comments", "counters"})
+    assert first >= 6  # the day shards and five counts
+    calls.clear()
+    for _ in range(3):
+        assert client.get("/").status_code == 200
+    assert calls[("Query", "comments")] == 0
+    assert calls[("Query", "counters")] == 0
+
+    # Bob likes a comment: his own count is read exactly (the fresh cookie), not from the copy.
+    response = client.put(f"/api/comments/{ids[0]}/like/", content_type="application/json")
+    assert response.status_code == 200
+    calls.clear()
+    page = client.get("/").content.decode()
+    assert calls[("Query", "counters")] == 1
+    assert f'data-like-count="{ids[0]}">1<' in page
+
+    # Alice posts: she sees her comment on the next page although the shared copy predates it.
+    client.force_login(alice)
+    client.post("/", {"body": "Brand new", "idempotency_key": "k" * 32})
+    assert "Brand new" in client.get("/").content.decode()
+
+
+def test_counts_shared_by_requests_are_the_eventually_consistent_ones_only(make_user, calls, shared):
+    alice, bob = make_user("alice"), make_user("bob")
+    comment_id = comment_create(author_id=str(alice.pk), body="Counted").comment_id
+    key = counters.counter_key(kind=counters.LIKES, object_id=comment_id)
+    assert counters.counter_value(key=key, consistent=False) == 0
+    like_add(comment_id=comment_id, user_id=str(bob.pk))
+    assert counters.counter_value(key=key, consistent=False) == 0  # the process's copy
+    assert counters.counter_value(key=key) == 1  # an exact read is never shared
+    counters.counters_forget_caches()
+    assert counters.counter_value(key=key, consistent=False) == 1
+
+
+def test_off_with_zero_seconds(make_user, calls, settings):
+    settings.SHARED_READ_SECONDS = 0
+    alice = make_user("alice")
+    comment_id = comment_create(author_id=str(alice.pk), body="Counted").comment_id
+    key = counters.counter_key(kind=counters.LIKES, object_id=comment_id)
+    for _ in range(3):
+        counters.counter_value(key=key, consistent=False)
+    assert calls[("Query", "counters")] == 3
+
+
+def test_one_read_in_flight_per_key_and_a_failed_read_is_not_kept(settings, monkeypatch):
+    settings.SHARED_READ_SECONDS = 60.0
+    reads = SharedReads[int](maxsize=4)
+    started, release = threading.Event(), threading.Event()
+    count = Counter()
+    waiting: list[int] = []
+
+    class CountedEvent(threading.Event):
+        def wait(self, timeout=None):
+            waiting.append(1)
+            return super().wait(timeout)
+
+    class CountedFlight(shared_reads._Flight):
+        def __init__(self) -> None:
+            super().__init__()
+            self.done = CountedEvent()
+
+    monkeypatch.setattr(shared_reads, "_Flight", CountedFlight)
+
+    def slow() -> int:
+        count["reads"] += 1
+        started.set()
+        release.wait(WAIT_SECONDS)
+        return 7
+
+    leader = threading.Thread(target=lambda: reads.get("k", slow))
+    leader.start()
+    assert started.wait(WAIT_SECONDS)
+    results: list[int] = []
+    others = [threading.Thread(target=lambda: results.append(reads.get("k", slow))) for _ in range(4)]
+    for thread in others:
+        thread.start()
+    wait_for(lambda: len(waiting) == 4, what="four requests waiting for the one read in flight")
+    release.set()
+    for thread in [leader, *others]:
+        thread.join(WAIT_SECONDS)
+    assert results == [7, 7, 7, 7]
+    assert count["reads"] == 1
+
+    def failing() -> int:
+        raise RuntimeError("DynamoDB is away")
+
+    with pytest.raises(RuntimeError):
+        reads.get("other", failing)
+    assert reads.get("other", lambda: 3) == 3
