@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from notifications.fanout import FanOut, fanout_outbox_add, fanout_send
+from project.after_response import after_response
 from project.clock import clock
 from project.errors import PermissionDenied
 from project.limits import account_limit_enforce
@@ -80,8 +81,21 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     if parent is not None:
         comment_replied_mark(parent=parent)  # never raises: a delete then asks the replies index
     if fanout is not None:
-        fanout_send(fanout)  # never raises: what it cannot do, process_feed_retries does
+        _fanout_after_response(fanout)
     return comment
+
+
+def _fanout_after_response(fanout: FanOut) -> None:
+    """Tell the people a comment concerns once its answer is sent (outside a request, at
+    once): the person who posted is not kept waiting for other people's feed writes.
+    `fanout_send` never raises; what it does not do (a process that dies first, people past
+    its budget) `process_feed_retries` does from the fan-out item the comment committed."""
+
+    def send() -> None:
+        fanout_send(fanout)
+
+    if not after_response(send):
+        send()
 
 
 def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
@@ -118,5 +132,5 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
         also=(lambda transaction: fanout_outbox_add(transaction, fanout=fanout)) if fanout else None,
     )
     if fanout is not None:
-        fanout_send(fanout)
+        _fanout_after_response(fanout)
     return edited

@@ -3,9 +3,10 @@
 A comment's notifications are promised in the comment's own transaction by **one** item in
 `feed_retry` (an outbox entry whatever the number of people: a thread can have thousands of
 watchers, a transaction holds at most 100 actions), the `FanOut`. It is expanded right after
-the commit by the request (`fanout_send`, at most FANOUT_INLINE_MAX people, never raising),
-and otherwise, or for the rest, by `process_feed_retries` (`fanout_retry_apply`, at most
-FANOUT_DRAIN_MAX people per claim, then again from where it stopped).
+the commit by the request once it has answered (`fanout_send`, at most FANOUT_INLINE_MAX
+people, never raising), and otherwise, or for the rest, by `process_feed_retries`
+(`fanout_retry_apply`, at most FANOUT_DRAIN_MAX people per claim, then again from where it
+stopped).
 
 The expansion reads the thread's watch and mute states (one consistent Query) and the
 preferences of the people it notifies (one BatchGetItem per 100), decides one entry per
@@ -49,7 +50,9 @@ from social.models import Comment
 logger = logging.getLogger(__name__)
 
 REPLY_KIND = "reply"
-FANOUT_INLINE_MAX = 50  # people the replying request notifies itself; the drainer does the rest
+# People the replying request notifies itself once it has answered: a reply's usual few
+# (its parent's author, a mention, some watchers); a big thread's others are the drainer's.
+FANOUT_INLINE_MAX = 10
 FANOUT_DRAIN_MAX = 500  # people per claim of the drainer (well within its one-minute lease)
 
 
