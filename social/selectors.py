@@ -152,11 +152,15 @@ def comment_thread_id(comment: Comment) -> str:
     return comment.thread_id or comment.parent_id or comment.comment_id
 
 
-def comment_get(*, comment_id: str, viewer_id: str | None, include_hidden: bool = False) -> CommentView:
+def comment_get(
+    *, comment_id: str, viewer_id: str | None, include_hidden: bool = False, fresh: Collection[str] | None = None
+) -> CommentView:
+    """One comment (read consistently) with its like count and the viewer's like: exact unless
+    a page passes `fresh` (see `comment_views`), as the comment's own page does."""
     comment = comment_find(comment_id=comment_id)
     if comment is None or (comment.hidden and not include_hidden):
         raise NotFound("No such comment.")
-    return comment_views([comment], viewer_id=viewer_id)[0]
+    return comment_views([comment], viewer_id=viewer_id, fresh=fresh)[0]
 
 
 def like_counts(*, comment_ids: list[str], fresh: Collection[str] = ()) -> dict[str, int]:

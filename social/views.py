@@ -334,7 +334,10 @@ def profile(request, username):
 def comment_detail(request, comment_id):
     viewer_id = _viewer_id(request)
     try:
-        comment = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
+        # Its like count as list pages read theirs: exact for what this browser just liked.
+        comment = selectors.comment_get(
+            comment_id=comment_id, viewer_id=viewer_id, include_hidden=True, fresh=FRESH_LIKES.names(request)
+        )
     except NotFound:
         raise Http404("No such comment.") from None
     if comment.hidden:
@@ -377,7 +380,7 @@ def comment_detail(request, comment_id):
         # Logged when counted: once per viewer per comment per hour, like the view count.
         if counted and request.user.is_authenticated:
             activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
-    view_count = counters.counter_value(key=views_key)
+    view_count = counters.counter_value(key=views_key, consistent=False)  # a view count may be a second old
     thread = None  # the Mute / Watch buttons' state
     if request.user.is_authenticated and not comment.deleted:
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
