@@ -22,7 +22,10 @@ def unread_badge(context):
     request = context.get("request")
     current = request is not None and request.path == reverse("notifications")
     count = None
-    if user is not None and user.is_authenticated:
+    page_count = getattr(context.get("page"), "unread_count", None) if current else None
+    if isinstance(page_count, int):
+        count = page_count  # the inbox read it exactly a moment ago: not twice per page
+    elif user is not None and user.is_authenticated:
         own_read = request is not None and str(user.pk) in FRESH_BADGE.names(request)
         try:
             count = unread_count(user_id=str(user.pk), consistent=current or own_read)
