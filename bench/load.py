@@ -5,8 +5,9 @@ under supervisord, deploy/supervisord.conf) on its own DynamoDB Local and ports,
 
 Simulated people (bench/_locustfile.py) poll GET /api/live/ every 2 s and, between polls,
 open the timeline or a comment, like or unlike, reply, look at the badge or the inbox.
-Stages: 10, 50 and 100 people, then 100 people on one comment. For each stage: requests/s,
-p50/p95/p99 per route, errors by status (and dropped connections), the CPU each part used
+Stages: 10, 50, 100 and 200 people, then 100 people on one comment. For each stage: requests/s,
+p50/p95/p99 per route, errors by status (and dropped connections), the accepted answers'
+latency beside the refusals' (503), the CPU each part used
 (web = gunicorn, workers, DynamoDB Local, the load client itself) from /proc. Before the
 stages, DynamoDB Local's own ceiling on this machine: raw boto3 Queries from 16 threads,
 with its CPU per call, so the web tier's figures read as a ratio. After each stage,
@@ -262,7 +263,7 @@ def run_stage(name, people, mode, seconds, *, url, env, folder, meter, outage=No
     command += ["--csv", str(prefix), "--only-summary", "--loglevel", "ERROR", "--stop-timeout", "5"]
     client = subprocess.Popen(
         command,
-        env={**env, "LOAD_DATA": str(folder / "load.json"), "LOAD_MODE": mode},
+        env={**env, "LOAD_DATA": str(folder / "load.json"), "LOAD_MODE": mode, "LOAD_SAMPLES": f"{prefix}_samples.csv"},
         stdout=subprocess.DEVNULL,
         stderr=open(folder / "locust.log", "a"),  # noqa: SIM115
     )
@@ -273,7 +274,61 @@ def run_stage(name, people, mode, seconds, *, url, env, folder, meter, outage=No
     time.sleep(seconds - 1)
     after = meter.reading()  # the client still running: its own CPU is counted too
     client.wait()
-    return {"name": name, "people": people, "cpu": CpuMeter.used(before, after), "csv": prefix}
+    return {"name": name, "people": people, "mode": mode, "cpu": CpuMeter.used(before, after), "csv": prefix}
+
+
+def _pct(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else 0.0
+
+
+def answered(stage: dict) -> list[str]:
+    """Accepted answers' latency against refusals' (503), from each request's status and time."""
+    accepted: list[float] = []
+    refused: list[float] = []
+    try:
+        with open(f"{stage['csv']}_samples.csv") as file:
+            for _route, status, ms in csv.reader(file):
+                (refused if status == "503" else accepted).append(float(ms))
+    except FileNotFoundError:
+        return ["   (no per-request samples)"]
+    stage["accepted"], stage["refused"] = accepted, refused
+    line = (
+        f"   accepted {len(accepted)}: p50 {_pct(accepted, 0.5):.0f}, p95 {_pct(accepted, 0.95):.0f}, "
+        f"p99 {_pct(accepted, 0.99):.0f} ms"
+    )
+    if refused:
+        line += f"; refused (503) {len(refused)}: p50 {_pct(refused, 0.5):.0f}, p95 {_pct(refused, 0.95):.0f} ms"
+    return [line]
+
+
+# The same stages measured on this machine before the shared reads, the cheap live poll and
+# the waiting shedder (people: offered req/s, p50, p95, 503s of requests, web CPU ms/request).
+BEFORE = {
+    10: (8.1, 22, 290, "0 of 195", 39.0),
+    50: (40.9, 67, 290, "19 of 1,394", 19.3),
+    100: (74.2, 170, 650, "979 of 2,601", 13.5),
+}
+
+
+def summary(stages: list[dict], seconds: float) -> list[str]:
+    """A table for the README: each stage beside the figures before."""
+    lines = [
+        "| people | offered | served (not 503) | p50 / p95 | 503 | web CPU per request | before: offered, p50 / p95, 503, CPU |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for stage in stages:
+        accepted, refused = stage.get("accepted", []), stage.get("refused", [])
+        requests = max(1, stage["requests"])
+        web = stage["cpu"]["web"] * 1000 / requests
+        before = BEFORE.get(stage["people"]) if stage["mode"] == "spread" else None
+        then = f"{before[0]} req/s, {before[1]} / {before[2]} ms, {before[3]}, {before[4]} ms" if before else "-"
+        lines.append(
+            f"| {stage['name']} | {requests / seconds:.1f} req/s | {len(accepted) / seconds:.1f} req/s "
+            f"| {_pct(accepted, 0.5):.0f} / {_pct(accepted, 0.95):.0f} ms | {len(refused)} of {requests:,} "
+            f"| {web:.1f} ms | {then} |"
+        )
+    return lines
 
 
 def report(stage: dict, seconds: float) -> list[str]:
@@ -342,14 +397,16 @@ def main() -> int:
         print(f"DynamoDB Local's ceiling: {rate:.0f} raw Queries/s (16 threads), {cpu_per_call:.2f} ms of its CPU each")
         meter = CpuMeter(manager.pid, emulator)
         stages = [("10 people", 10, "spread"), ("50 people", 50, "spread"), ("100 people", 100, "spread")]
-        stages.append(("100 people, one comment", 100, "hot"))
+        stages += [("200 people", 200, "spread"), ("100 people, one comment", 100, "hot")]
+        done = []
         for name, people, mode in stages:
             outage = (lambda: emulator.outage(10)) if options.outage and people == 50 else None
             stage = run_stage(
                 name, people, mode, options.stage_seconds, url=f"http://127.0.0.1:{port}", env=env, folder=folder,
                 meter=meter, outage=outage,
             )  # fmt: skip
-            lines = report(stage, options.stage_seconds)
+            lines = report(stage, options.stage_seconds) + answered(stage)
+            done.append(stage)
             if cpu_per_call and stage["requests"] and stage["cpu"]["DynamoDB Local"]:
                 per_request = stage["cpu"]["DynamoDB Local"] * 1000 / stage["requests"]
                 web = stage["cpu"]["web"] * 1000 / stage["requests"]
@@ -364,6 +421,7 @@ def main() -> int:
             )  # fmt: skip
             lines += [f"   {line}" for line in checks(data)]
             print("\n".join(lines), flush=True)
+        print("\n".join(["", *summary(done, options.stage_seconds)]), flush=True)
     finally:
         # Every process, noted before supervisord stops them: whatever outlives it is killed.
         started = descendants(manager.pid)
