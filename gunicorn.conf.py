@@ -5,9 +5,14 @@ Every value is a setting read from the environment (and `.env`, like Django's se
 - WEB_CONCURRENCY worker processes (default: the CPU count, at least 2). The web tier is
   CPU-bound Python (one GIL per process), so one process per core; DynamoDB calls wait
   on the network, which the threads cover.
-- WEB_THREADS threads per process (default 2 x WEB_MAX_IN_FLIGHT): at most
-  WEB_MAX_IN_FLIGHT of them work on requests, the others answer the excess at once with
-  503 + Retry-After (project.shedding), so a crowd gets fast refusals, not a queue.
+- WEB_THREADS threads per process (default 5 x WEB_MAX_IN_FLIGHT): at most
+  WEB_MAX_IN_FLIGHT of them work on requests (project.shedding); the others hold the
+  requests waiting for a slot (a burst of 4x the slots waits whole), answer the refusals
+  (503 + Retry-After) and read request bodies, which come in before a request takes a slot.
+  A connection that finds no free thread waits in gthread's own queue, where nothing
+  bounds its wait: the threads must cover the waiting, so raise WEB_THREADS with
+  WEB_MAX_IN_FLIGHT. 32 clients trickling bodies hold 32 threads at most WEB_BODY_TIMEOUT
+  each; the default leaves a process 8 more (a buffering proxy in front keeps them out).
 - WEB_TIMEOUT (30 s): a worker whose main loop is silent that long is killed and
   replaced; WEB_GRACEFUL_TIMEOUT (20 s): how long a stopping worker finishes requests.
 - WEB_KEEPALIVE (75 s): idle keep-alive connections stay open longer than a client or a
@@ -46,7 +51,7 @@ wsgi_app = "project.wsgi:application"
 bind = [f"{env.str('HOST', default='127.0.0.1')}:{env.int('PORT', default=8000)}"]
 workers = env.int("WEB_CONCURRENCY", default=max(2, multiprocessing.cpu_count()))
 worker_class = "gthread"
-threads = env.int("WEB_THREADS", default=2 * _max_in_flight)
+threads = env.int("WEB_THREADS", default=5 * _max_in_flight)
 timeout = env.int("WEB_TIMEOUT", default=30)
 graceful_timeout = env.int("WEB_GRACEFUL_TIMEOUT", default=20)
 keepalive = env.int("WEB_KEEPALIVE", default=75)

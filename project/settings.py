@@ -46,9 +46,16 @@ PORT = env.int("PORT", default=8000)
 LOCAL_PLAIN_HTTP = env.bool("LOCAL_PLAIN_HTTP", default=False)
 if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).is_loopback):
     raise ImproperlyConfigured(f"LOCAL_PLAIN_HTTP is for the loopback address only, not HOST={HOST}.")
-# Requests one web process works on at once; past it the answer is an immediate 503 with
-# Retry-After (project.shedding), so overload sheds instead of queueing.
+# Requests one web process works on at once (project.shedding). A request finding them all
+# busy waits for a slot up to WEB_QUEUE_TIMEOUT seconds, or WEB_QUEUE_TARGET once every slot
+# has been busy for longer than WEB_QUEUE_INTERVAL (sustained overload); past its wait, 503
+# with Retry-After. A request body must arrive within WEB_BODY_TIMEOUT seconds (else 408),
+# read before the request takes a slot.
 WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
+WEB_QUEUE_TIMEOUT = env.float("WEB_QUEUE_TIMEOUT", default=1.0)
+WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.1)
+WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.02)
+WEB_BODY_TIMEOUT = env.float("WEB_BODY_TIMEOUT", default=10.0)
 # How long /readyz trusts its last table check, in this process (seconds).
 READYZ_CACHE_SECONDS = env.float("READYZ_CACHE_SECONDS", default=10.0)
 # How often a process computes /readyz at most (seconds); requests meanwhile get its last answer.
@@ -80,7 +87,7 @@ MIDDLEWARE = [
     "project.logs.RequestIdMiddleware",  # first: every log line of the request carries its id
     "project.health.HealthMiddleware",  # /healthz, /readyz: before the HTTPS redirect and host check
     "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
-    "project.shedding.LoadSheddingMiddleware",  # WEB_MAX_IN_FLIGHT: 503 + Retry-After past it
+    "project.shedding.LoadSheddingMiddleware",  # the body read, then a slot (WEB_MAX_IN_FLIGHT) or 503
     "project.after_response.AfterResponseMiddleware",  # work queued to run once the answer is sent
     "django.middleware.security.SecurityMiddleware",
     "project.security.ContentSecurityPolicyMiddleware",

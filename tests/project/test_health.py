@@ -112,6 +112,7 @@ def test_health_answers_even_when_the_process_is_saturated(client, settings):
     from project.shedding import in_flight
 
     settings.WEB_MAX_IN_FLIGHT = 1
+    settings.WEB_QUEUE_TIMEOUT = settings.WEB_QUEUE_TARGET = 0  # refused at once, no wait for the slot
     in_flight.count = 1  # one request already being worked on
     try:
         assert client.get("/healthz").status_code == 200

@@ -1,0 +1,246 @@
+"""Overload and slow clients (project/shedding.py): a request waits for a slot and is refused
+only when it could not start in time (CoDel-like), and its body is read before it takes one,
+within a deadline. Nothing here races a clock: slots are held by events, the queue's switch
+is moved by the manual clock, and a body deadline is only met by a client that never sends."""
+
+import json
+import socket
+import threading
+
+import pytest
+from django.core.handlers.wsgi import WSGIRequest
+from django.http import HttpResponse
+from django.test import Client
+
+from project import shedding
+from project.clock import ManualClock, clock_override
+from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def held_timeline(monkeypatch):
+    """The comment list's read held until `release` is set; `entered` counts the requests inside."""
+    from social import selectors
+
+    release = threading.Event()
+    entered = []
+    real = selectors.comment_timeline
+
+    def held(*args, **kwargs):
+        entered.append(1)
+        release.wait(WAIT_SECONDS)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(selectors, "comment_timeline", held)
+    yield entered, release
+    release.set()
+
+
+@pytest.fixture
+def slots(settings):
+    settings.WEB_MAX_IN_FLIGHT = 1
+    settings.WEB_QUEUE_TIMEOUT = WAIT_SECONDS
+    # Real time never turns the queue to overload here (a slow machine would): the switch's
+    # test moves the manual clock past the interval itself.
+    settings.WEB_QUEUE_INTERVAL = WAIT_SECONDS
+    settings.WEB_QUEUE_TARGET = 0.0  # a newcomer in sustained overload is refused at once
+    yield settings
+    assert shedding.in_flight.count == 0 and shedding.in_flight.waiting == 0
+
+
+def get_in_thread(path: str, answers: list) -> threading.Thread:
+    thread = threading.Thread(target=lambda: answers.append(Client().get(path)), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_request_finding_every_slot_busy_waits_for_one_and_is_served(slots, held_timeline):
+    entered, release = held_timeline
+    answers: list = []
+    first = get_in_thread("/api/comments/", answers)
+    wait_for(lambda: len(entered) == 1, what="the first request inside")
+    second = get_in_thread("/api/comments/", answers)
+    wait_for(lambda: shedding.in_flight.waiting == 1, what="the second request waiting for the slot")
+    assert answers == []  # waiting, not refused
+    release.set()
+    first.join(WAIT_SECONDS)
+    second.join(WAIT_SECONDS)
+    assert [answer.status_code for answer in answers] == [200, 200]
+
+
+def test_a_burst_of_four_times_the_slots_is_served_whole(slots, held_timeline):
+    slots.WEB_MAX_IN_FLIGHT = 2
+    entered, release = held_timeline
+
+    def burst(index: int) -> int:
+        return Client().get("/api/comments/").status_code
+
+    result: list[list[int]] = []
+    runner = threading.Thread(target=lambda: result.append(in_threads(burst, 8)), daemon=True)
+    runner.start()
+    wait_for(lambda: len(entered) == 2 and shedding.in_flight.waiting == 6, what="2 requests in, 6 waiting")
+    release.set()
+    runner.join(WAIT_SECONDS)
+    assert result == [[200] * 8]
+
+
+def test_once_every_slot_stayed_busy_past_the_interval_newcomers_are_refused_after_the_target(slots, held_timeline):
+    """The CoDel switch: a newcomer while the slots were free moments ago waits (a burst); one
+    after the slots stayed busy longer than WEB_QUEUE_INTERVAL waits only WEB_QUEUE_TARGET (0
+    here: refused at once); once a slot is free again, newcomers wait again."""
+    slots.WEB_QUEUE_INTERVAL = 0.1
+    entered, release = held_timeline
+    answers: list = []
+    with clock_override(ManualClock()) as manual:
+        first = get_in_thread("/api/comments/", answers)
+        wait_for(lambda: len(entered) == 1, what="the first request inside")
+        burst = get_in_thread("/api/comments/", answers)
+        wait_for(lambda: shedding.in_flight.waiting == 1, what="a newcomer of the burst waiting")
+        manual.advance(0.5)  # every slot busy for longer than the interval
+        refused = Client().get("/api/comments/")
+        page = Client().get("/popular/")
+        assert shedding.in_flight.waiting == 1
+        release.set()
+        first.join(WAIT_SECONDS)
+        burst.join(WAIT_SECONDS)
+        assert [answer.status_code for answer in answers] == [200, 200]
+        assert shedding.in_flight.budget(now=manual.monotonic(), timeout=5, interval=0.1, target=0.02) == 5
+    assert refused.status_code == 503
+    assert refused["Retry-After"] == str(shedding.RETRY_AFTER_SECONDS)
+    assert refused.json() == {"detail": "The server is busy, retry shortly.", "code": "overloaded"}
+    assert page.status_code == 503 and "busy" in page.content.decode()
+    assert Client().get("/api/comments/").status_code == 200
+
+
+def test_a_wait_past_its_budget_is_refused_and_leaves_the_queue(slots, held_timeline):
+    slots.WEB_QUEUE_TIMEOUT = 0.05  # nothing frees the slot meanwhile: the outcome does not depend on speed
+    entered, release = held_timeline
+    answers: list = []
+    first = get_in_thread("/api/comments/", answers)
+    wait_for(lambda: len(entered) == 1, what="the first request inside")
+    assert Client().get("/api/comments/").status_code == 503
+    assert shedding.in_flight.waiting == 0 and shedding.in_flight.count == 1
+    release.set()
+    first.join(WAIT_SECONDS)
+    assert answers[0].status_code == 200
+
+
+# --- the body before the slot -----------------------------------------------------------------
+
+
+class Connection:
+    """A request arriving on a real socket, as gunicorn hands it over: `gunicorn.socket` and a
+    `wsgi.input` reading from it; `reading` is set once the application asks for the body."""
+
+    def __init__(self, *, length: int, path: str = "/api/comments/") -> None:
+        self.client, self.server = socket.socketpair()
+        self.reading = threading.Event()
+        stream = self.server.makefile("rb")
+        connection = self
+
+        class Input:
+            def read(self, size: int = -1) -> bytes:
+                connection.reading.set()
+                return stream.read(size)
+
+            def readline(self, size: int = -1) -> bytes:
+                connection.reading.set()
+                return stream.readline(size)
+
+        self.environ = {
+            "REQUEST_METHOD": "POST",
+            "PATH_INFO": path,
+            "SERVER_NAME": "testserver",
+            "SERVER_PORT": "80",
+            "CONTENT_TYPE": "application/json",
+            "CONTENT_LENGTH": str(length),
+            "wsgi.input": Input(),
+            "wsgi.url_scheme": "http",
+            "gunicorn.socket": self.server,
+        }
+
+    def close(self) -> None:
+        self.client.close()
+        self.server.close()
+
+
+def served(environ: dict, answers: list, seen: list) -> threading.Thread:
+    """The shedding middleware on `environ` in a thread; the body the application got goes to `seen`."""
+
+    def application(request):
+        seen.append(request.body)
+        return HttpResponse("ok")
+
+    middleware = shedding.LoadSheddingMiddleware(application)
+    thread = threading.Thread(target=lambda: answers.append(middleware(WSGIRequest(environ))), daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_body_not_in_by_the_deadline_is_a_408_and_never_reaches_the_application(settings):
+    settings.WEB_BODY_TIMEOUT = 0.2  # the client never sends the rest: only the wait's length depends on it
+    connection = Connection(length=100)
+    answers: list = []
+    seen: list = []
+    try:
+        connection.client.sendall(b'{"body": "')
+        served(connection.environ, answers, seen).join(WAIT_SECONDS)
+    finally:
+        connection.close()
+    assert seen == []
+    assert answers[0].status_code == 408
+    assert json.loads(answers[0].content)["code"] == "body_timeout"
+
+
+def test_a_body_that_arrives_in_pieces_in_time_reaches_the_application_whole(settings):
+    settings.WEB_BODY_TIMEOUT = WAIT_SECONDS
+    body = b'{"body": "' + b"x" * 5000 + b'"}'
+    connection = Connection(length=len(body))
+    answers: list = []
+    seen: list = []
+    try:
+        connection.client.sendall(body[:10])
+        thread = served(connection.environ, answers, seen)
+        assert connection.reading.wait(WAIT_SECONDS)
+        connection.client.sendall(body[10:])
+        thread.join(WAIT_SECONDS)
+    finally:
+        connection.close()
+    assert seen == [body]
+    assert answers[0].status_code == 200
+
+
+def test_a_body_cut_short_by_the_client_is_a_400(settings):
+    settings.WEB_BODY_TIMEOUT = WAIT_SECONDS
+    connection = Connection(length=100, path="/popular/")
+    answers: list = []
+    seen: list = []
+    try:
+        connection.client.sendall(b"body=short")
+        connection.client.shutdown(socket.SHUT_WR)
+        served(connection.environ, answers, seen).join(WAIT_SECONDS)
+    finally:
+        connection.close()
+    assert seen == []
+    assert answers[0].status_code == 400 and b"ended before" in answers[0].content
+
+
+def test_a_slow_body_holds_no_slot(slots, settings):
+    """One slot, no waiting: a client still sending its body does not stop a visitor."""
+    slots.WEB_QUEUE_TIMEOUT = 0.0
+    connection = Connection(length=100)
+    answers: list = []
+    seen: list = []
+    try:
+        connection.client.sendall(b'{"body": "')
+        thread = served(connection.environ, answers, seen)
+        assert connection.reading.wait(WAIT_SECONDS)
+        visitor = Client().get("/api/comments/")
+        connection.client.sendall(b"x" * 88 + b'"}')
+        thread.join(WAIT_SECONDS)
+    finally:
+        connection.close()
+    assert visitor.status_code == 200
+    assert answers[0].status_code == 200 and len(seen[0]) == 100
