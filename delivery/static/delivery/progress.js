@@ -1,7 +1,8 @@
 // Delivery pages follow the deliveries still being sent: every element with
 // data-progress-url (the detail page's table, a running row of the list) polls the
 // staff API (GET /api/deliveries/<id>/, the same live counts the page shows) and
-// updates its [data-field] figures; when a delivery's status changes the page
+// updates its [data-field] figures (after an error it waits twice as long each time, and
+// never less than a busy server's Retry-After); when a delivery's status changes the page
 // reloads, so chunks and buttons are redrawn (a finished delivery is not polled).
 // Polling pauses while the tab is hidden. Without JavaScript a <noscript> meta
 // refresh reloads the page instead.
@@ -50,9 +51,22 @@
         credentials: "same-origin",
         headers: { Accept: "application/json" },
       }).then(function (response) {
-        if (!response.ok) throw new Error("HTTP " + response.status);
+        if (!response.ok) {
+          var error = new Error("HTTP " + response.status);
+          error.retryAfter = retryAfterMs(response);
+          throw error;
+        }
         return response.json();
       });
+    }
+
+    // A busy server (429, 503) says when to ask again: not before its Retry-After seconds.
+    function retryAfterMs(response) {
+      if (response.status !== 429 && response.status !== 503) return 0;
+      var value = (response.headers.get("Retry-After") || "").trim();
+      if (/^\d+$/.test(value)) return Number(value) * 1000;
+      var at = Date.parse(value);
+      return isNaN(at) ? 0 : Math.max(0, at - Date.now());
     }
 
     function schedule() {
@@ -76,9 +90,9 @@
           interval = INTERVAL_MS;
           schedule();
         })
-        .catch(function () {
+        .catch(function (error) {
           busy = false;
-          interval = Math.min(INTERVAL_MAX_MS, interval * 2);
+          interval = Math.min(INTERVAL_MAX_MS, Math.max(interval * 2, (error && error.retryAfter) || 0));
           schedule();
         });
     }

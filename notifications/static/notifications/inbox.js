@@ -16,6 +16,8 @@
   var inbox = document.querySelector(".inbox[data-read-url]");
   var tokenInput = document.querySelector("#mark-all-read input[name=csrfmiddlewaretoken]");
   if (!inbox || !tokenInput || !window.fetch) return;
+  // project/site.js's fetch that asks again after a busy server's Retry-After (both may be sent twice).
+  var send = window.fetchRetrying || fetch;
   var button = document.querySelector("#mark-all-read button");
   var note = document.getElementById("mark-all-note");
   var news = document.querySelector(".inbox-news");
@@ -54,7 +56,7 @@
       (body[card.dataset.readField] = body[card.dataset.readField] || []).push(card.dataset.readId);
     });
     if (!Object.keys(body).length) return;
-    fetch(inbox.dataset.readUrl, {
+    send(inbox.dataset.readUrl, {
       method: "POST",
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRFToken": tokenInput.value, Accept: "application/json" },
@@ -92,7 +94,7 @@
     if (fetching || count === 0 || count <= unreadOnPage() || count === checkedFor) return;
     fetching = true;
     checkedFor = count;
-    fetch(inbox.dataset.firstPage, { credentials: "same-origin", headers: { Accept: "text/html" } })
+    send(inbox.dataset.firstPage, { credentials: "same-origin", headers: { Accept: "text/html" } })
       .then(function (response) {
         return response.ok ? response.text() : null;
       })

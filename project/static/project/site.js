@@ -1,10 +1,39 @@
 // Progressive enhancement: like buttons work as plain forms; with JavaScript they call the
-// API and update in place. Nothing typed on a page is lost: a like that cannot be done in
+// API and update in place (asked again after a busy server's Retry-After: fetchRetrying). Nothing typed on a page is lost: a like that cannot be done in
 // place keeps the page's unsent text in this tab's storage before falling back to the form,
 // and the text is put back in its box when the page is shown again. The post and reply
 // boxes count characters and say when the text is too long; their buttons say "Posting…".
 (function () {
   var DRAFT_PREFIX = "draft:";
+
+  // A 429 or 503 says when to ask again (Retry-After, in seconds or as a date): a request
+  // that may be sent twice (a like's PUT or DELETE, a mark-read, a GET) is sent again then,
+  // at most `tries` times, when the wait is at most RETRY_WAIT_MAX_S; the last answer is
+  // returned as it is, for the caller to fall back. A small random share is added to the
+  // wait, so that the tabs a busy server refused together do not come back together.
+  var RETRY_WAIT_MAX_S = 10;
+
+  function retryAfterSeconds(value) {
+    if (!value) return null;
+    if (/^\d+$/.test(value.trim())) return Number(value);
+    var at = Date.parse(value);
+    return isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000);
+  }
+
+  function fetchRetrying(url, options, tries) {
+    var left = tries === undefined ? 2 : tries;
+    return fetch(url, options).then(function (response) {
+      if ((response.status !== 429 && response.status !== 503) || left <= 0) return response;
+      var seconds = retryAfterSeconds(response.headers.get("Retry-After"));
+      if (seconds === null || seconds > RETRY_WAIT_MAX_S) return response;
+      return new Promise(function (resolve) {
+        setTimeout(resolve, seconds * 1000 * (1 + Math.random() * 0.25));
+      }).then(function () {
+        return fetchRetrying(url, options, left - 1);
+      });
+    });
+  }
+  window.fetchRetrying = fetchRetrying;
 
   function csrfToken(form) {
     var input = form.querySelector("input[name=csrfmiddlewaretoken]");
@@ -72,7 +101,7 @@
     var action = button.value === "unlike" ? "unlike" : "like";
     // Busy, not disabled: a disabled button would drop the keyboard focus to the page.
     button.setAttribute("aria-busy", "true");
-    fetch("/api/comments/" + form.dataset.commentId + "/like/", {
+    fetchRetrying("/api/comments/" + form.dataset.commentId + "/like/", {
       method: action === "like" ? "PUT" : "DELETE",
       headers: { "X-CSRFToken": csrfToken(form), Accept: "application/json" },
       credentials: "same-origin",
