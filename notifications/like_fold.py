@@ -65,12 +65,11 @@ from pynamodb.transactions import TransactWrite
 from notifications.like_fold_steps import (
     Fold,
     activity_lines,
-    badge_get,
     badge_sync,
     chunks,
     events_delete,
+    fold_reads,
     like_mail_schedule,
-    likes_batch_get,
     markers_get,
     markers_put,
     markers_put_async,
@@ -79,18 +78,17 @@ from notifications.like_fold_steps import (
     notified_at,
     readers,
     renotify_window,
-    unread_get,
     writers,
 )
 from notifications.models import LikeEvent
-from notifications.preferences.selectors import NotifyPreferences, preferences_get, thread_state
+from notifications.preferences.selectors import NotifyPreferences, thread_state
 from notifications.services import likers_max
 from project.clock import clock
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.models import Comment
 from social.relations.selectors import silenced_ids
-from social.selectors import comment_find, comment_thread_id
+from social.selectors import comment_thread_id
 
 logger = logging.getLogger(__name__)
 
@@ -136,7 +134,8 @@ def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str 
 def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> Fold:
     """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
 
-    The reads are independent and run concurrently: one round trip of latency. The markers
+    The reads are one BatchGetItem (`fold_reads`) beside the author's block list (a Query),
+    concurrently: one round trip of latency. The markers
     of the last fold's likers (its journal) are a second one, after the notification, unless
     that fold is `previous`, this folder's own batch right before, whose markers are being
     written: then this fold counts them as notified and waits for those writes before its
@@ -144,32 +143,25 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     """
     author_id = events[0].author_id
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
-    comment = readers.submit(comment_find, comment_id=comment_id)
-    unread = readers.submit(unread_get, author_id, comment_id)
-    badge = readers.submit(badge_get, author_id, comment_id)
-    liked_future = readers.submit(
-        lambda: {row.user_id for row in likes_batch_get([(comment_id, x) for x in likers])} if likers else set()
-    )
-    likers_markers = readers.submit(markers_get, comment_id, likers)
-    # The author's choices, once per batch (strongly: they decide whom this fold notifies).
-    preferences = readers.submit(preferences_get, user_id=author_id, consistent=True)
     # The people the author blocked or muted, once per batch (one Query of a small list): for
     # the notification they do not like the comment (their likes still count).
     silenced = readers.submit(silenced_ids, user_id=author_id) if likers else None
-    fold = Fold(comment_id, author_id, events, unread.result(), badge.result())
+    # With the author's choices, once per batch (strongly: they decide whom this fold notifies).
+    reads = fold_reads(comment_id=comment_id, author_id=author_id, likers=likers)
+    fold = Fold(comment_id, author_id, events, reads.unread, reads.badge)
     if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
         # The notification is as `previous` committed it: its journal is `previous.notify`.
         fold.markers_in_flight = previous.markers
-        markers = likers_markers.result()
+        markers = reads.markers
     else:
         # The last fold's likers have markers unless it died before writing them (rare: read apart).
         journal_rest = [x for x in fold.journal if x not in likers]
-        markers = {**markers_get(comment_id, journal_rest), **likers_markers.result()}
+        markers = {**markers_get(comment_id, journal_rest), **reads.markers}
     fold.new_list, fold.new_count = fold.old_list, fold.old_count
     fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
     fold.unmarked = [liker for liker in fold.journal if liker not in markers]
-    found = comment.result()
-    liked = liked_future.result() - (silenced.result() if silenced is not None else frozenset())
+    found = reads.comment
+    liked = reads.liked - (silenced.result() if silenced is not None else frozenset())
     if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
         return fold
     listed = fold.old_list
@@ -185,7 +177,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     recently -= set(fold.old_unliked)
     # Withdrawals first: a place they free goes to a later like of the same batch.
     fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
-    if fold.notify and not _author_hears(preferences.result(), author_id=author_id, comment=found):
+    if fold.notify and not _author_hears(reads.preferences, author_id=author_id, comment=found):
         fold.notify = []  # likes off, or the thread muted: nobody is listed, the count still counts
     for liker in fold.notify:
         fold.new_count += 1
@@ -198,7 +190,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     # one dropped from `restored` may be put back once more.
     fold.new_unliked, fold.new_restored = unliked[-likers_max() :], restored[-likers_max() :]
     # From nothing unread to unread: the one moment a like notification asks for an e-mail.
-    fold.mail = fold.old_count == 0 and fold.new_count > 0 and preferences.result().wants(LIKE, "email")
+    fold.mail = fold.old_count == 0 and fold.new_count > 0 and reads.preferences.wants(LIKE, "email")
     return fold
 
 

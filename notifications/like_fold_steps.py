@@ -11,18 +11,22 @@ import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
 
 from notifications.feed.services import notify_email_delay_ms
 from notifications.mail.queue import mail_queue_item
-from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount, unread_count_set
+from notifications.models import LikeEvent, LikeNotified, LikeUnread, Preferences, UnreadCount, unread_count_set
+from notifications.preferences.selectors import NotifyPreferences, preferences_from_item
 from notifications.services import like_seq_condition, like_source
+from project.batch_get import batch_get_many
 from project.clock import clock
 from project.errors import error_code
 from project.transactions import write_retrying
 from social.activity.services import ActivityLine, activity_record_keyed
+from social.models import Comment, Like
 
 logger = logging.getLogger("notifications.like_fold")
 
@@ -114,6 +118,48 @@ def markers_get(comment_id: str, likers: list[str]) -> dict[str, LikeNotified]:
         return {}
     keys = [(comment_id, liker) for liker in dict.fromkeys(likers)]
     return {row.user_id: row for row in LikeNotified.batch_get(keys, consistent_read=True)}
+
+
+@dataclass(frozen=True)
+class FoldReads:
+    """What a fold reads of one comment before it decides, all strongly consistent."""
+
+    comment: Comment | None  # None: gone
+    unread: LikeUnread | None
+    badge: UnreadCount | None
+    liked: set[str]  # the likers whose like row exists (still liking)
+    markers: dict[str, LikeNotified]  # the likers' markers (notified lately)
+    preferences: NotifyPreferences  # the author's
+
+
+def fold_reads(*, comment_id: str, author_id: str, likers: list[str]) -> FoldReads:
+    """One strongly consistent BatchGetItem across six tables (project/batch_get.py): the
+    comment, the notification, its badge item, the likers' rows and markers, the author's
+    preferences. Each key is billed as its own GetItem would be; one call instead of six."""
+    pairs = [(comment_id, liker) for liker in likers]
+    found = batch_get_many(
+        {
+            Comment: [comment_id],
+            LikeUnread: [(author_id, comment_id)],
+            UnreadCount: [(author_id, like_source(comment_id))],
+            Like: pairs,
+            LikeNotified: pairs,
+            Preferences: [author_id],
+        },
+        consistent=True,
+    )
+
+    def one(model: type) -> Any:
+        return found[model][0] if found[model] else None
+
+    return FoldReads(
+        comment=one(Comment),
+        unread=one(LikeUnread),
+        badge=one(UnreadCount),
+        liked={row.user_id for row in found[Like]},
+        markers={row.user_id: row for row in found[LikeNotified]},
+        preferences=preferences_from_item(one(Preferences)),
+    )
 
 
 def likes_batch_get(keys):

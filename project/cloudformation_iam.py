@@ -87,7 +87,7 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # the export (a Query of the person's partition).
         "like_unread": ("GetItem", "BatchGetItem", "Query", INDEX_QUERY, "PutItem", "UpdateItem"),
         "like_read": ("Query", "PutItem"),
-        "unread_counts": ("GetItem", INDEX_QUERY, "UpdateItem"),
+        "unread_counts": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
         "like_events": ("Query", "PutItem", "BatchWriteItem"),
         "like_notified": ("BatchGetItem", "BatchWriteItem"),
         # Feed writes are version-conditioned Puts in a transaction (replies, log-in notices).
@@ -167,7 +167,7 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # The unread ones listing a blocked person (a drained retraction: the by_num_likes LSI);
         # the eraser's notifications step: a person's partition, batch-deleted (and so like_read's,
         # unread_counts').
-        "like_unread": ("GetItem", "Query", INDEX_QUERY, "PutItem", "UpdateItem", "BatchWriteItem"),
+        "like_unread": ("GetItem", "BatchGetItem", "Query", INDEX_QUERY, "PutItem", "UpdateItem", "BatchWriteItem"),
         "like_read": ("Query", "BatchWriteItem"),
         # Blocks and mutes read by the fold, a drained retraction and the mail sender; a
         # person's own, batch-deleted by the eraser.
@@ -180,7 +180,7 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # aggregate_counters: the due index (Query), claims and totals (UpdateItem).
         "counter_totals": ("GetItem", INDEX_QUERY, "UpdateItem"),
         # Badges: the fold's UpdateItem, feed writes' transactional Update.
-        "unread_counts": ("GetItem", "Query", "UpdateItem", "BatchWriteItem"),
+        "unread_counts": ("GetItem", "BatchGetItem", "Query", "UpdateItem", "BatchWriteItem"),
         # process_feed_retries: due retries (LSI by_due), claimed (UpdateItem), deleted once
         # applied; a person's (a Query of their shard), batch-deleted by the eraser.
         "feed_retry": ("Query", INDEX_QUERY, "UpdateItem", "DeleteItem", "BatchWriteItem"),

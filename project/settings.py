@@ -276,6 +276,15 @@ REPORT_NEW_ACCOUNT_WEIGHT = env.float("REPORT_NEW_ACCOUNT_WEIGHT", default=0.5)
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)
+# Live updates (social/live.py, docs/architecture.md "Live updates"): how often pages poll
+# (X-Poll-Interval, seconds), the change log's parts (each takes 1,000 signal puts a second),
+# how often a web process reads it back, how late a signal may show in it, and how often a
+# page gets a full answer whatever the log says.
+LIVE_POLL_INTERVAL = env.float("LIVE_POLL_INTERVAL", default=2.0)
+LIVE_CHANGE_PARTS = env.int("LIVE_CHANGE_PARTS", default=1)
+LIVE_LOG_REFRESH = env.float("LIVE_LOG_REFRESH", default=0.5)
+LIVE_SIGNAL_LAG = env.float("LIVE_SIGNAL_LAG", default=3.0)
+LIVE_FULL_EVERY = env.float("LIVE_FULL_EVERY", default=60.0)
 # Request limits the guard (project.guard) answers as JSON under /api/.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env.int("DATA_UPLOAD_MAX_NUMBER_FIELDS", default=1000)
