@@ -38,6 +38,7 @@ from project.errors import Conflict, Throttled
 from project.retry import backoff_sleep
 from project.transactions import LabelledTransactWrite, transact
 from social.activity.services import activity_record_many
+from social.live import live_signal, live_user
 
 logger = logging.getLogger(__name__)
 
@@ -120,7 +121,9 @@ def targets_deliver(
 
     Twice or concurrently: the second transaction for a target finds it gone. Dies
     half way: each transaction is all or nothing; what did not commit is still
-    pending and is found by the next consistent read of the chunk.
+    pending and is found by the next consistent read of the chunk. A committed batch
+    is signalled to its recipients' open pages with one put (best effort: a death
+    before it, and they see the badge at their next full answer).
     """
     result = BatchResult()
     remaining = list(user_ids)
@@ -192,6 +195,9 @@ def targets_deliver(
             return result
         if outcome.ok:
             result.delivered.extend(remaining)
+            # One signal for the batch: the recipients' open pages show the badge (social/live.py).
+            signalled = [uid for uid, each in writes.items() if each.count_changed and not each.already_applied]
+            live_signal(live_user(uid) for uid in signalled)
             return result
         failed = set(outcome.failed_labels)  # conditions that failed
         hit = {action.label for action in outcome.cancelled_actions}  # any reason (a conflict too)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from project.clock import clock
 from project.fresh import FRESH_BADGE, FRESH_LIKES
 from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
 from project.throttles import LiveThrottle
 from social import selectors as social_selectors
+from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict
 
 
 class ActorSerializer(serializers.Serializer):
@@ -172,13 +175,30 @@ class NotificationReadAllApi(APIView):
 LIVE_COMMENTS_MAX = 50
 
 
+LIVE_HEADERS = [
+    OpenApiParameter("ETag", str, OpenApiParameter.HEADER, description="Send it back as If-None-Match.", response=True),
+    OpenApiParameter(
+        "X-Poll-Interval",
+        int,
+        OpenApiParameter.HEADER,
+        description="Seconds to wait before the next poll.",
+        response=True,
+    ),
+]
+
+
 class LiveApi(APIView):
     """What an open page follows, in one cheap request: the caller's unread count and the
-    like counts of the comments it shows (the page asks every 2 s while it is visible).
+    like counts of the comments it shows (the page asks every LIVE_POLL_INTERVAL seconds
+    while it is visible; `X-Poll-Interval` says how often).
 
-    Reads are eventually consistent (half the units; at most about a second late). It has
-    its own throttle (`API_THROTTLE_LIVE`, counted in DynamoDB in leased blocks: one write
-    per LIMIT_LIVE_BLOCK polls), so polling spends no other API's budget.
+    A conditional request (`If-None-Match` with the ETag of an earlier answer or of the page)
+    whose badge and comments have no signal in the change log since (social/live.py) is
+    answered 304 without reading anything of the caller's; at least every LIVE_FULL_EVERY
+    seconds the answer is full. A full answer reads strongly what a signal says changed, the
+    rest eventually consistently (half the units; at most about a second late). It has its
+    own throttle (`API_THROTTLE_LIVE`, counted in DynamoDB in leased blocks: one write per
+    LIMIT_LIVE_BLOCK polls), so polling spends no other API's budget.
     """
 
     permission_classes = [AllowAny]
@@ -194,8 +214,8 @@ class LiveApi(APIView):
         hearts = serializers.BooleanField(
             required=False,
             default=False,
-            help_text="Also answer `liked`, the caller's own hearts on those comments (0.5 read unit each): "
-            "the page asks when it is shown again and every 30 s, not on every poll.",
+            help_text="Also answer `liked`, the caller's own hearts on those comments (0.5 read unit each "
+            "in a full answer; a 304 reads nothing).",
         )
 
         def validate_comments(self, value: str) -> list[str]:
@@ -216,21 +236,59 @@ class LiveApi(APIView):
             help_text="Comment id to whether the caller likes it (empty unless `hearts` and logged in).",
         )
 
-    @extend_schema(parameters=[InputSerializer], responses={200: OutputSerializer})
+    @extend_schema(
+        parameters=[
+            InputSerializer,
+            *LIVE_HEADERS,
+            OpenApiParameter(
+                "If-None-Match",
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="The ETag of the last answer for these comments (or the page's `data-live-cursor`): "
+                "304 when nothing it follows changed since.",
+            ),
+        ],
+        responses={
+            200: OutputSerializer,
+            304: OpenApiResponse(description="Nothing changed since the ETag sent; no body."),
+        },
+    )
     def get(self, request):
         serializer = self.InputSerializer(data=request.query_params)
         serializer.is_valid(raise_exception=True)
         comment_ids = serializer.validated_data.get("comments", [])
+        user_id = _user_id(request) if request.user.is_authenticated else None
+        followed = ([live_user(user_id)] if user_id else []) + [live_comment(each) for each in comment_ids]
+        now = clock.now_ms()
+        verdict = live_verdict(
+            cursor=cursor_parse(request.headers.get("If-None-Match"), user_id=user_id), ids=followed, now_ms=now
+        )
+        if verdict.unchanged:
+            return _live_headers(Response(status=304), verdict.cursor)
+        changed = verdict.changed
         unread = None
-        if request.user.is_authenticated:
-            # Exact for a browser that just marked its notifications read (its own change).
-            own_read = _user_id(request) in FRESH_BADGE.names(request)
-            unread = selectors.unread_count(user_id=_user_id(request), consistent=own_read)
-        fresh = FRESH_LIKES.names(request)  # exact: what this browser just liked or unliked
+        own_read = bool(user_id) and user_id in FRESH_BADGE.names(request)  # this browser just marked read
+        badge_strong = own_read or live_user(str(user_id)) in changed
+        if user_id:
+            unread = selectors.unread_count(user_id=user_id, consistent=badge_strong)
+        # Exact: what this browser just liked or unliked, and what a signal says changed.
+        fresh = {*FRESH_LIKES.names(request), *(each for each in comment_ids if live_comment(each) in changed)}
         counts = social_selectors.like_counts(comment_ids=comment_ids, fresh=fresh) if comment_ids else {}
         liked = {}
-        if request.user.is_authenticated and comment_ids and serializer.validated_data["hearts"]:
-            liked = social_selectors.liked_by(
-                comment_ids=comment_ids, user_id=_user_id(request), counts=counts, fresh=fresh
-            )
-        return Response({"unread_count": unread, "like_counts": counts, "liked": liked})
+        if user_id and comment_ids and serializer.validated_data["hearts"]:
+            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=user_id, counts=counts, fresh=fresh)
+        strong = {live_comment(each) for each in fresh} | ({live_user(user_id)} if user_id and badge_strong else set())
+        cursor = cursor_after_read(
+            read_ms=now, user_id=user_id, strong=strong & set(followed), all_strong=set(followed) <= strong
+        )
+        return _live_headers(Response({"unread_count": unread, "like_counts": counts, "liked": liked}), cursor)
+
+
+def _live_headers(response: Response, cursor) -> Response:
+    """Every live answer: its ETag, how soon to poll again, and no caching by anyone but the browser."""
+    if cursor is not None:
+        response["ETag"] = cursor.etag()
+    response["X-Poll-Interval"] = f"{settings.LIVE_POLL_INTERVAL:g}"
+    response["Cache-Control"] = "private, no-cache"
+    return response

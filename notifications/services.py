@@ -40,6 +40,7 @@ from project.errors import Conflict
 from project.limits import account_limit_enforce
 from project.transactions import LabelledTransactWrite, TransactOutcome, transact
 from social.activity.services import activity_put
+from social.live import live_signal, live_user
 
 if TYPE_CHECKING:
     from pynamodb.attributes import NumberAttribute
@@ -186,6 +187,7 @@ def _mark_read(*, user_id: str, unread: list[LikeUnread]) -> int:
         marked += _mark_read_batch(user_id=user_id, batch=pending[start : start + MARK_READ_COMMENTS_PER_TRANSACTION])
     if marked:
         logger.info("user %s read %d like notifications", user_id, marked)
+        live_signal([live_user(user_id)])  # the reader's other tabs follow (social/live.py), best effort
     return marked
 
 

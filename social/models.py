@@ -8,7 +8,13 @@ Django user's pk as a string.
 from django.contrib.auth.models import AbstractUser
 from django.db import models
 from django.db.models.functions import Lower
-from pynamodb.attributes import BooleanAttribute, NumberAttribute, UnicodeAttribute, UnicodeSetAttribute
+from pynamodb.attributes import (
+    BooleanAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+    UnicodeSetAttribute,
+)
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 from pynamodb.models import Model
 
@@ -420,6 +426,27 @@ class AccountDeletion(models.Model):
 
     def __str__(self) -> str:
         return f"deletion of user {self.user_id} ({'done' if self.finished_at else self.step or 'waiting'})"
+
+
+# --- live updates -------------------------------------------------------------
+
+
+class LiveChange(Model):
+    """One signal of the live change log (social/live.py): ids whose state just changed.
+
+    `ids` holds `u:<user_id>` (that person's badge moved) and `c:<comment_id>` (that comment's
+    like count, or someone's heart on it, moved), at most LIVE_SIGNAL_IDS_MAX. Writers put a
+    new item after their change committed, never update one: no hot item, no conflicts, and a
+    put repeated only repeats a signal. The range key is `<13-digit epoch ms>#<8 hex>`, so two
+    puts never collide; web processes Query each part for the last few seconds.
+    """
+
+    Meta = table_meta("live_changes")
+
+    part = UnicodeAttribute(hash_key=True)  # "0" .. LIVE_CHANGE_PARTS - 1, chosen at random per put
+    at = UnicodeAttribute(range_key=True)
+    ids = UnicodeSetAttribute()
+    expires_at = TTLAttribute()
 
 
 # The activity log's daily rollup (relational); its DynamoDB tables are per month.

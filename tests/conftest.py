@@ -57,9 +57,11 @@ def truncate_tables() -> None:
 def clean_state(dynamodb):
     from project.limits import limits_forget_memory
     from social import services
+    from social.live import live_log_forget
 
     truncate_tables()
     services._day_shards.clear()
+    live_log_forget()
     limits_forget_memory()
     cache.clear()
     yield

@@ -42,6 +42,7 @@ from notifications.models import Feed, FeedRetry
 from project.clock import clock
 from project.errors import Conflict, Throttled, error_code, is_transient
 from project.transactions import LabelledTransactWrite, TransactOutcome, transact
+from social.live import live_signal, live_user
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +77,9 @@ def _feed_put(
     """The feed's version-conditioned put (`current()`, with its unread count), in the one retry
     loop every feed write shares: a failed version condition calls `reread` (True: try again
     with the write it recomputed), a transaction conflict or throttling waits, all within
-    FEED_WRITE_ATTEMPTS. `also` adds what must commit with the write (the event's mail)."""
+    FEED_WRITE_ATTEMPTS. `also` adds what must commit with the write (the event's mail).
+    Once committed, a badge that moved is signalled to open pages, best effort (a death
+    before it: they see it at their next full answer)."""
 
     def build(transaction: LabelledTransactWrite) -> None:
         write = current()
@@ -84,13 +87,17 @@ def _feed_put(
         if also is not None:
             also(transaction, write)
 
-    return transact(
+    outcome = transact(
         build,
         what=what,
         attempts=FEED_WRITE_ATTEMPTS,
         on_failed=lambda outcome: reread(),
         backoff=FEED_BACKOFF,
     )
+    written = current()
+    if outcome.ok and written.count_changed and not written.already_applied:
+        live_signal([live_user(written.user_id)])  # the badge moved: open pages follow (social/live.py)
+    return outcome
 
 
 def notify_email_delay_ms() -> int:

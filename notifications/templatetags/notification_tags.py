@@ -1,4 +1,5 @@
-"""`{% unread_badge %}`: the inbox link with the unread badge, for the header of every page."""
+"""`{% unread_badge %}`: the inbox link with the unread badge, for the header of every page;
+`{% live_cursor %}`: the page's cursor for the live poll."""
 
 import logging
 
@@ -7,6 +8,7 @@ from django.urls import reverse
 
 from notifications.selectors import unread_count
 from project.fresh import FRESH_BADGE
+from social.live import page_cursor
 
 logger = logging.getLogger(__name__)
 register = template.Library()
@@ -32,3 +34,11 @@ def unread_badge(context):
         except Exception:  # the page must render without its badge; the script fills it in later
             logger.warning("unread badge unavailable", exc_info=True)
     return {"unread_count": count, "current": current}
+
+
+@register.simple_tag(takes_context=True)
+def live_cursor(context) -> str:
+    """The page's cursor for `/api/live/` (`data-live-cursor` on `<body>`, social/live.py
+    `page_cursor`): its first poll is a 304 when nothing it shows changed since it was read."""
+    user = context.get("user")
+    return page_cursor(user_id=str(user.pk) if user is not None and user.is_authenticated else None)

@@ -1,20 +1,22 @@
-// Keeps an open page current: the unread badge and the like counts of the comments on screen
-// follow changes made elsewhere within about 2 seconds; the viewer's own hearts on them as
-// soon as the page is shown again (another tab, Back), and within 30 s otherwise.
+// Keeps an open page current: the unread badge, the like counts of the comments on screen
+// and the viewer's own hearts on them follow changes made elsewhere within about 2 seconds.
 //
-// One GET /api/live/?comments=<ids on screen> every 2 s while the tab is visible
-// (nothing while it is hidden; at once when it comes back). After 10 minutes without
-// any input the page asks every 30 s instead, and at once on the next input. A refusal
-// (429 throttled, 503 busy or data store down) or no answer at all waits for its
-// Retry-After (else 5 s), doubled with each refusal in a row up to 2 minutes, plus up to
-// a quarter more at random, so a crowd refused together does not come back together.
+// One GET /api/live/?comments=<ids on screen> every X-Poll-Interval seconds (the server's
+// say, 2 by default) while the tab is visible (nothing while it is hidden; at once when it
+// comes back). After 10 minutes without any input the page asks every 30 s instead, and at
+// once on the next input. Each poll is conditional: it sends as If-None-Match the ETag of
+// the answer (or of the page, `data-live-cursor`) that the oldest of the values it asks
+// about came from, and a 304 means nothing it shows changed; the server reads nothing for
+// it. A refusal (429 throttled, 503 busy or data store down) or no answer at all waits for
+// its Retry-After (else 5 s), doubled with each refusal in a row up to 2 minutes, plus up
+// to a quarter more at random, so a crowd refused together does not come back together.
 // Pages work the same without JavaScript (counts as of load).
 (function () {
   if (!window.fetch || !document.body) return;
   var badge = document.querySelector("[data-unread-badge]");
   var liveUrl = document.body.dataset.liveUrl;
   if (!liveUrl) return;
-  var FAST_MS = 2000;
+  var FAST_MS = 2000; // until the server says otherwise (X-Poll-Interval)
   var IDLE_MS = 30000;
   var IDLE_AFTER_MS = 10 * 60 * 1000;
   var BACKOFF_MAX_MS = 120000;
@@ -23,11 +25,12 @@
   var timer = null;
   var inFlight = false;
   var visible = new Set();
-  // The viewer's own hearts cost a read per comment: asked for at the first poll, when the
-  // page is shown again (another tab, Back) and every 15th poll (30 s), not every 2 s.
-  var HEARTS_EVERY = 15;
-  var heartsDue = true;
-  var pollsSinceHearts = 0;
+  // Where each value shown comes from: per comment and for the badge, the ETag of the answer
+  // it was read in and that answer's order; before any answer, the page's own cursor.
+  var pageCursor = document.body.dataset.liveCursor ? { etag: document.body.dataset.liveCursor, n: 0 } : null;
+  var cursors = new Map();
+  var badgeCursor = pageCursor;
+  var answers = 0;
   var status = document.getElementById("live-status");
   var lastUnread = badge ? Number(badge.firstChild ? badge.firstChild.nodeValue : 0) || 0 : null;
 
@@ -96,7 +99,34 @@
   }
 
   function nextDelay() {
-    return Date.now() - lastInput > IDLE_AFTER_MS ? IDLE_MS : FAST_MS;
+    return Date.now() - lastInput > IDLE_AFTER_MS ? Math.max(IDLE_MS, FAST_MS) : FAST_MS;
+  }
+
+  // The server sets the pace (an operator slows every tab down under load): 1 s to 10 min.
+  function obeyInterval(response) {
+    var seconds = Number(response.headers.get("X-Poll-Interval"));
+    if (seconds > 0) FAST_MS = Math.min(600000, Math.max(1000, seconds * 1000));
+  }
+
+  // The oldest source of what this poll asks about; null when one has none (a full answer).
+  function oldestCursor(ids) {
+    var oldest = badge ? badgeCursor : undefined;
+    for (var i = 0; i < ids.length; i++) {
+      var cursor = cursors.get(ids[i]) || pageCursor;
+      if (!cursor) return null;
+      if (!oldest || cursor.n < oldest.n) oldest = cursor;
+    }
+    return oldest || pageCursor;
+  }
+
+  function remember(response, ids) {
+    var etag = response.headers.get("ETag");
+    if (!etag) return;
+    var cursor = { etag: etag, n: ++answers };
+    ids.forEach(function (id) {
+      cursors.set(id, cursor);
+    });
+    if (badge) badgeCursor = cursor;
   }
 
   // After a refusal: Retry-After seconds (5 when absent), doubled per refusal in a row.
@@ -112,34 +142,42 @@
     if (inFlight) return schedule(nextDelay());
     inFlight = true;
     var ids = Array.from(visible).slice(0, 50);
-    var hearts = heartsDue || ++pollsSinceHearts >= HEARTS_EVERY;
-    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (hearts ? "&hearts=1" : "") : "");
-    var delay = nextDelay();
+    // The hearts cost nothing unless something changed: a signed-in page (it has a badge) always asks.
+    var url = liveUrl + (ids.length ? "?comments=" + ids.join(",") + (badge ? "&hearts=1" : "") : "");
+    var headers = { Accept: "application/json" };
+    var since = oldestCursor(ids);
+    if (since) headers["If-None-Match"] = since.etag;
     var askedAt = Date.now();
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    var delay = null;
+    fetch(url, { credentials: "same-origin", cache: "no-store", headers: headers })
       .then(function (response) {
+        obeyInterval(response);
         if (response.status === 429 || response.status >= 500) {
-          delay = Math.max(delay, backoff(response.headers.get("Retry-After")));
+          delay = Math.max(nextDelay(), backoff(response.headers.get("Retry-After")));
           return null;
         }
         refusals = 0;
-        return response.ok ? response.json() : null;
+        if (response.status === 304) {
+          remember(response, ids); // nothing it shows changed
+          return null;
+        }
+        if (!response.ok) return null;
+        return response.json().then(function (data) {
+          remember(response, ids);
+          return data;
+        });
       })
       .then(function (data) {
         if (!data) return;
         if (badge && typeof data.unread_count === "number" && askedAt > countSetAt) showUnread(data.unread_count);
         if (data.like_counts) showCounts(data.like_counts, data.liked || {}, askedAt);
-        if (hearts && ids.length) {
-          heartsDue = false;
-          pollsSinceHearts = 0;
-        }
       })
       .catch(function () {
-        delay = Math.max(delay, backoff(null)); // no answer: the server or the network is down
+        delay = Math.max(nextDelay(), backoff(null)); // no answer: the server or the network is down
       })
       .finally(function () {
         inFlight = false;
-        schedule(delay);
+        schedule(delay === null ? nextDelay() : delay);
       });
   }
 
@@ -153,13 +191,12 @@
   });
   document.addEventListener("visibilitychange", function () {
     if (document.hidden) return;
-    heartsDue = true;
     schedule(0);
   });
-  // Back to this page from the browser's history: its counts and hearts may be old.
+  // Back to this page from the browser's history: its counts and hearts may be old (its
+  // cursors say since when; past LIVE_FULL_EVERY the server answers in full).
   window.addEventListener("pageshow", function (event) {
     if (!event.persisted) return;
-    heartsDue = true;
     schedule(0);
   });
   document.addEventListener("social:changed", function () {
