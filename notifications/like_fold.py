@@ -57,7 +57,7 @@ import threading
 import uuid
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 from pynamodb.transactions import TransactWrite
@@ -84,6 +84,7 @@ from notifications.models import LikeEvent
 from notifications.preferences.selectors import NotifyPreferences, thread_state
 from notifications.services import likers_max
 from project.clock import clock
+from project.usage import ContextThreadPoolExecutor
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.models import Comment
@@ -107,7 +108,7 @@ FOLD_ATTEMPTS = 8
 # moves on (compaction, the next Scan): a hot comment's events wait for a batch, not a pass.
 FOLD_CONTINUE_MIN = 4
 FOLD_CONTINUE_SECONDS = 2.0
-_finishers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="like-fold-finish")
+_finishers = ContextThreadPoolExecutor(max_workers=4, thread_name_prefix="like-fold-finish")
 PENDING_SCAN_LIMIT = 200
 
 

@@ -14,8 +14,10 @@ class ProjectConfig(AppConfig):
         from project.api_tokens import password_saved_revoke_tokens
         from project.drafts import like_kept_hand_over
         from project.metrics import metrics_install
+        from project.usage import usage_install
 
         metrics_install()
+        usage_install()
         post_save.connect(
             password_saved_revoke_tokens, sender=settings.AUTH_USER_MODEL, dispatch_uid="password_saved_revoke_tokens"
         )

@@ -107,6 +107,12 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "idempotency": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
         # The admin System page and /metrics read the heartbeats.
         "worker_heartbeats": ("Query",),
+        # The live change log (social/live.py): writes signal what changed (PutItem); the live
+        # poll reads the last seconds back (Query).
+        "live_changes": ("Query", "PutItem"),
+        # Each process's usage tallies (project/usage.py: a put a minute per bucket); the admin
+        # System page reads the last hour and day (Query).
+        "usage": ("Query", "PutItem"),
         # Notification mail scheduled in a feed write's transaction (a reply, the like fold after
         # an answer); the staff ledger page reads a person's lines and a delivery's (by_source).
         "mail_queue": ("PutItem",),
@@ -146,6 +152,10 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # indexes, and deletes them (DeleteItem, BatchWriteItem) or empties them (UpdateItem).
         # Every worker: its heartbeat (Put), deleted on a clean stop.
         "worker_heartbeats": ("PutItem", "DeleteItem"),
+        # The fold, the feed retries and the dispatcher signal open pages (social/live.py).
+        "live_changes": ("PutItem",),
+        # Every worker: its usage tallies (a put a minute per bucket).
+        "usage": ("PutItem",),
         # mail_notifications: due mails (LSI by_due), claimed (UpdateItem), deleted once
         # handled; put by feed writes, the fold and the dispatcher (transactional Put). The
         # ledger: a line claimed (conditional Put), marked (UpdateItem), taken back (Delete);

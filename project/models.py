@@ -1,8 +1,16 @@
 """Tables of the `project` room: the polling workers' heartbeats (docs/operations.md), the
-shared limit store (project/limits.py) and the answers of create requests kept for their
-Idempotency-Key (project/idempotency.py)."""
+shared limit store (project/limits.py), the answers of create requests kept for their
+Idempotency-Key (project/idempotency.py) and each process's DynamoDB usage per route
+(project/usage.py)."""
 
-from pynamodb.attributes import BooleanAttribute, NumberAttribute, TTLAttribute, UnicodeAttribute
+from pynamodb.attributes import (
+    BinaryAttribute,
+    BooleanAttribute,
+    JSONAttribute,
+    NumberAttribute,
+    TTLAttribute,
+    UnicodeAttribute,
+)
 from pynamodb.models import Model
 
 from project.dynamo import table_meta
@@ -78,4 +86,26 @@ class IdempotencyRecord(Model):
     claimed_ms = NumberAttribute()
     status = NumberAttribute(null=True)
     response = UnicodeAttribute(null=True)  # the answer's JSON body
+    expires_at = TTLAttribute()
+
+
+class UsageTally(Model):
+    """One process's requests and DynamoDB units per route in one time bucket (project/usage.py).
+
+    Two kinds share the table: five-minute slots (`bucket` "slot#<yyyymmddhh>", `part`
+    "<mm>#<instance>": the admin System page's last hour) and hours (`bucket`
+    "hour#<yyyymmdd>", `part` "<hh>#<instance>": its last day). A page reads either window
+    with two Queries (the previous and the current hour or day, from the window's first part).
+    Only the process named in `part` writes the item: it puts its running totals of the
+    bucket again (an overwrite) at most every USAGE_FLUSH_SECONDS.
+    """
+
+    Meta = table_meta("usage")
+
+    bucket = UnicodeAttribute(hash_key=True)
+    part = UnicodeAttribute(range_key=True)
+    start = NumberAttribute()  # epoch seconds, the bucket's start
+    routes = JSONAttribute()  # {route: [requests, read units, write units]}
+    people = BinaryAttribute(legacy_encoding=False, null=True)  # a HyperLogLog of the signed-in people seen
+    written_at = NumberAttribute()
     expires_at = TTLAttribute()

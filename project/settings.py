@@ -86,6 +86,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "project.logs.RequestIdMiddleware",  # first: every log line of the request carries its id
     "project.health.HealthMiddleware",  # /healthz, /readyz: before the HTTPS redirect and host check
+    "project.usage.UsageMiddleware",  # DynamoDB units and requests per route (USAGE_ENABLED)
     "project.metrics.RequestMetricsMiddleware",  # removes itself when metrics are off
     "project.shedding.LoadSheddingMiddleware",  # the body read, then a slot (WEB_MAX_IN_FLIGHT) or 503
     "project.after_response.AfterResponseMiddleware",  # work queued to run once the answer is sent
@@ -367,6 +368,15 @@ if METRICS_TOKEN or METRICS_ALLOWED_IPS:
     Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
 # LOG_FORMAT=json: one JSON object per line (time, level, logger, message, request_id, exception).
 LOG_FORMAT = env.str("LOG_FORMAT", default="text")
+# What each route costs (project/usage.py, the admin System page): recorded whether or not
+# /metrics is on; each process writes its tallies to the `usage` table at most every
+# USAGE_FLUSH_SECONDS (0: never by itself, only when `usage_flush` is called).
+USAGE_ENABLED = env.bool("USAGE_ENABLED", default=True)
+USAGE_FLUSH_SECONDS = env.float("USAGE_FLUSH_SECONDS", default=60.0)
+# On-demand prices the System page turns units into dollars with (USD per million request
+# units; us-east-1's today): set your region's.
+DYNAMODB_PRICE_PER_MILLION_READS = env.float("DYNAMODB_PRICE_PER_MILLION_READS", default=0.125)
+DYNAMODB_PRICE_PER_MILLION_WRITES = env.float("DYNAMODB_PRICE_PER_MILLION_WRITES", default=0.625)
 
 # --- API ------------------------------------------------------------------
 # Days an API token works after its log-in (then 401 token_expired; the next log-in issues

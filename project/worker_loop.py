@@ -28,6 +28,7 @@ from project.clock import clock
 from project.errors import is_transient
 from project.health_services import Heartbeat
 from project.signal_safe import set_soon
+from project.usage import WORKER_PREFIX, usage_route_enter, usage_route_exit
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -99,6 +100,7 @@ def worker_loop(
     that keeps failing goes stale), and the heartbeat is deleted when the loop ends.
     """
     failures = 0
+    usage = usage_route_enter(f"{WORKER_PREFIX}{name}")
     try:
         while not stop.is_set():
             started = clock.now()
@@ -126,6 +128,7 @@ def worker_loop(
     finally:
         if heartbeat is not None:
             heartbeat.stop()
+        usage_route_exit(usage)
 
 
 class WorkerCommand(BaseCommand):

@@ -27,7 +27,6 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Collection
-from concurrent.futures import ThreadPoolExecutor
 
 from cachetools import TTLCache
 from django.conf import settings
@@ -37,6 +36,7 @@ from pynamodb.transactions import TransactWrite
 from project.clock import clock
 from project.errors import ApplicationError, NotFound
 from project.shared_reads import SharedReads
+from project.usage import ContextThreadPoolExecutor
 from social.models import Comment, CounterShard, CounterTotal
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ KINDS = (LIKES, VIEWS)
 SHARD_OVERRIDE_CACHE_SECONDS = 30.0
 _CACHE_MAX = 10_000
 
-_readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
+_readers = ContextThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
 _lock = threading.Lock()
 # The shard override read per counter (None: none stored), forgotten after SHARD_OVERRIDE_CACHE_SECONDS.
 _shard_overrides: TTLCache = TTLCache(maxsize=_CACHE_MAX, ttl=SHARD_OVERRIDE_CACHE_SECONDS)

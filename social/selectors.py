@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Collection, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -16,6 +15,7 @@ from project.clock import parse_iso
 from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.errors import NotFound
 from project.shared_reads import SharedReads
+from project.usage import ContextThreadPoolExecutor
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
@@ -239,7 +239,7 @@ def _with_written(
 # --- timeline -------------------------------------------------------------
 
 # Reads a page's day shards concurrently (shared by the process's request threads).
-_shard_readers = ThreadPoolExecutor(max_workers=10, thread_name_prefix="timeline-read")
+_shard_readers = ContextThreadPoolExecutor(max_workers=10, thread_name_prefix="timeline-read")
 
 
 def _day_shard_newest(*, day: str, shard: int, before: str | None, limit: int) -> list[Comment]:

@@ -48,3 +48,5 @@ WHITENOISE_USE_FINDERS = True
 # One test process plays many clients at once (the concurrency tests): no per-process shedding
 # (the shedding tests turn it on; a served gunicorn reads its own environment).
 WEB_MAX_IN_FLIGHT = 0
+# No usage flusher thread in the test process: a test writes the tallies with `usage_flush()`.
+USAGE_FLUSH_SECONDS = 0.0

@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -26,6 +25,7 @@ from django.conf import settings
 from django.db import transaction
 
 from project.backlog import Backlog
+from project.usage import ContextThreadPoolExecutor
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
 from social.activity.month_tables import activity_table_exists
@@ -103,7 +103,7 @@ def activity_day_count(
     if not activity_table_exists(month=f"{day:%Y%m}"):
         return result  # no table, no activity (or the month was archived: keep its rows)
     partitions = day_partitions(day)
-    with ThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="activity-rollup") as pool:
+    with ContextThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="activity-rollup") as pool:
         counted = pool.map(lambda p: _count_partition(model, p, on_items, should_stop), partitions)
         try:
             for counts, users, active in counted:
