@@ -58,10 +58,11 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pynamodb.transactions import TransactWrite
 
+from notifications.like_fold_plan import FoldFacts, fold_decide
 from notifications.like_fold_steps import (
     Fold,
     activity_lines,
@@ -133,7 +134,8 @@ def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str 
 
 
 def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> Fold:
-    """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide.
+    """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide
+    (`fold_decide`, notifications/like_fold_plan.py: no I/O).
 
     The reads are one BatchGetItem (`fold_reads`) beside the author's block list (a Query),
     concurrently: one round trip of latency. The markers
@@ -158,41 +160,27 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
         # The last fold's likers have markers unless it died before writing them (rare: read apart).
         journal_rest = [x for x in fold.journal if x not in likers]
         markers = {**markers_get(comment_id, journal_rest), **reads.markers}
-    fold.new_list, fold.new_count = fold.old_list, fold.old_count
-    fold.new_unliked, fold.new_restored = fold.old_unliked, fold.old_restored
-    fold.unmarked = [liker for liker in fold.journal if liker not in markers]
     found = reads.comment
-    liked = reads.liked - (silenced.result() if silenced is not None else frozenset())
-    if found is None or found.hidden or found.deleted_at:  # likes on a hidden or deleted comment notify nobody
-        return fold
-    listed = fold.old_list
-    fold.withdraw = [liker for liker in likers if liker not in liked and liker in listed]
-    for liker in fold.withdraw:
-        fold.new_list.remove(liker)
-        fold.new_count -= 1
-    # Within the window a marker stays, whatever happened since (an unlike, a read): the
-    # same person liking the same comment again does not notify the author again, unless
-    # their like was withdrawn from this still unread notification (it is put back).
-    since = clock.now() - renotify_window()
-    recently = {liker for liker, marker in markers.items() if notified_at(marker) >= since} | set(fold.unmarked)
-    recently -= set(fold.old_unliked)
-    # Withdrawals first: a place they free goes to a later like of the same batch.
-    fold.notify = [liker for liker in likers if liker in liked and liker not in recently and liker not in listed]
-    if fold.notify and not _author_hears(reads.preferences, author_id=author_id, comment=found):
-        fold.notify = []  # likes off, or the thread muted: nobody is listed, the count still counts
-    for liker in fold.notify:
-        fold.new_count += 1
-        if len(fold.new_list) < likers_max():
-            fold.new_list.append(liker)
-    restored = fold.old_restored + [liker for liker in fold.notify if liker in fold.old_unliked]
-    unliked = [liker for liker in fold.old_unliked if liker not in fold.notify]
-    unliked += [liker for liker in fold.withdraw if liker not in restored]
-    # Bounded like the list: a liker dropped from `unliked` is not put back until the read,
-    # one dropped from `restored` may be put back once more.
-    fold.new_unliked, fold.new_restored = unliked[-likers_max() :], restored[-likers_max() :]
-    # From nothing unread to unread: the one moment a like notification asks for an e-mail.
-    fold.mail = fold.old_count == 0 and fold.new_count > 0 and reads.preferences.wants(LIKE, "email")
-    return fold
+    facts = FoldFacts(
+        likers=likers,
+        liking=reads.liked - (silenced.result() if silenced is not None else frozenset()),
+        notified_at={liker: notified_at(marker) for liker, marker in markers.items()},
+        visible=found is not None and not found.hidden and not found.deleted_at,
+        hears=True,
+        mail_wanted=reads.preferences.wants(LIKE, "email"),
+        now=clock.now(),
+        window=renotify_window(),
+        most=likers_max(),
+    )
+    decided = fold_decide(fold, facts)
+    # Whether the author takes them is read only when someone is to be notified (the thread's mute).
+    if (
+        decided.notify
+        and found is not None
+        and not _author_hears(reads.preferences, author_id=author_id, comment=found)
+    ):
+        decided = fold_decide(fold, replace(facts, hears=False))
+    return decided
 
 
 def _author_hears(preferences: NotifyPreferences, *, author_id: str, comment: Comment) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pynamodb.models import Model
 
@@ -37,7 +37,7 @@ def _key(model: type[Model], key: object) -> dict[str, Any]:
     hash_attribute, range_attribute = model._hash_key_attribute(), model._range_key_attribute()
     if range_attribute is None:
         return {hash_attribute.attr_name: _typed(hash_attribute, key)}
-    hash_value, range_value = key  # type: ignore[misc]
+    hash_value, range_value = cast(tuple[object, object], key)
     return {
         hash_attribute.attr_name: _typed(hash_attribute, hash_value),
         range_attribute.attr_name: _typed(range_attribute, range_value),
