@@ -21,7 +21,7 @@ import time
 import uuid
 
 from _setup import bench_environment, capacity_meter, units
-from site_model import FLOORS, print_site_model
+from site_model import FLOORS, print_live_share, print_site_model
 
 # A comment of about 300 characters (a short paragraph): what a page of comments reads.
 TEXT = (
@@ -41,6 +41,7 @@ def main() -> None:
     repeat = args.repeat
 
     with bench_environment():
+        from django.conf import settings
         from django.contrib.auth import get_user_model
         from django.test import Client, override_settings
 
@@ -205,6 +206,26 @@ def main() -> None:
         run("badge (API unread count)", lambda n: browser.get("/api/notifications/unread-count/"))
         on_screen = ",".join(other.comment_id for other in others[:5])
         run("live poll, 5 comments on screen", lambda n: browser.get(f"/api/live/?comments={on_screen}"))
+        # The same poll as pages send it (hearts, If-None-Match with the answer before's ETag):
+        # nothing changed (304), then one of the 5 counts changed (a like folded just before).
+        live_url = f"/api/live/?comments={on_screen}&hearts=1"
+        time.sleep(settings.LIVE_SIGNAL_LAG + 0.5)  # the set-up's signals are history
+        etag = {"now": browser.get(live_url)["ETag"]}
+
+        def live_poll(n, expected):
+            answer = browser.get(live_url, HTTP_IF_NONE_MATCH=etag["now"])
+            assert answer.status_code == expected, (answer.status_code, expected)
+            etag["now"] = answer["ETag"]
+
+        time.sleep(settings.LIVE_SIGNAL_LAG + 0.5)  # the set-up's signals are history
+        run("live poll, nothing changed (304)", lambda n: live_poll(n, 304))
+
+        def liked_elsewhere(n):
+            like_add(comment_id=others[n % 5].comment_id, user_id=str(people[n].pk))
+            like_events_fold_until_idle()  # the fold signals the count (and the badge)
+            time.sleep(settings.LIVE_LOG_REFRESH + 0.1)  # the change log's next refresh is due
+
+        run("live poll, a count on screen changed (200)", lambda n: live_poll(n, 200), prepare=liked_elsewhere)
 
         # Comments viewed before (their view total aggregated), each viewed once more: what the
         # aggregator pays for that view.
@@ -325,7 +346,9 @@ def main() -> None:
                 for call, (count, spent) in sorted(calls.items(), key=lambda item: -item[1][1]):
                     print(f"    {count:5.1f} x {call:<60} {spent:5.2f} units")
         if args.site:
-            print_site_model(people=args.people, measured={label: (read, write) for label, read, write, _ in results})
+            measured = {label: (read, write) for label, read, write, _ in results}
+            print_site_model(people=args.people, measured=measured)
+            print_live_share(people=args.people, measured=measured)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,11 @@ FLOORS: dict[str, tuple[float, float]] = {
     "inbox (API, a full feed)": (4, 0),  # the 5 KB feed item (2) + the shown page's sources
     "badge (API unread count)": (1, 0),  # one consistent Query of a keys-only LSI
     "live poll, 5 comments on screen": (3, 0),  # badge + 5 counts, eventually consistent
+    # The change log vouches that nothing the page follows changed: no read of the viewer's.
+    "live poll, nothing changed (304)": (0, 0),
+    # The changed count and the badge strongly (1 + 1), the 4 other counts eventually (2), the
+    # viewer's heart on the changed comment (1, strongly; the others did not move: not read).
+    "live poll, a count on screen changed (200)": (5, 0),
     # The feed item (5 KB) rewritten in a transaction (10) with its unread count (2), which
     # at 0 leaves the sparse by_count index (a delete, 2 in a transaction).
     "mark all read (after one new entry)": (2, 14),
@@ -116,8 +121,14 @@ DAILY_MIX: dict[str, float] = {
     "preferences (API GET, never saved)": 1 / 30,
     "preferences saved (API PATCH, one flag)": 1 / 30,
     "mute a thread (API PUT)": 1 / 14,
-    # 20 minutes a day with a visible tab: one poll every 2 s.
-    "live poll, 5 comments on screen": 600,
+    # 20 minutes a day with a visible tab: one poll every 2 s (600), conditional (If-None-Match).
+    # A full answer when something on screen changed (a like on one of the comments shown, the
+    # badge: once a minute, say), when the last full answer is LIVE_FULL_EVERY (60 s) old, and
+    # for comments scrolled into view on a page older than that: 40 of the 600, say, each
+    # charged as a changed count (a full answer after no change reads the 5 counts and hearts
+    # eventually: 5.5 units, about the same).
+    "live poll, nothing changed (304)": 560,
+    "live poll, a count on screen changed (200)": 40,
     # One staff broadcast a week to everyone.
     "delivered target (a full feed; dispatch only)": 1 / 7,
 }
@@ -155,7 +166,26 @@ ALWAYS_ON: list[tuple[str, float, float, float]] = [
     ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
     ("mail sender polling (4 shards every 5 s)", 86_400 / 5, 4 * 0.5, 0),
     ("worker heartbeats (7 workers, every 5 s)", 7 * 86_400 / 5, 0, 1),
+    # The live change log, read back by each web process while polls arrive: one Query per part
+    # (LIVE_CHANGE_PARTS, 1) every LIVE_LOG_REFRESH (0.5 s), here 4 processes polled all day.
+    ("live change log refreshes (4 web processes)", 4 * 86_400 / 0.5, 0.5, 0),
 ]
+
+# --- the live channel, before and after the change log ----------------------
+LIVE_BEFORE = {"live poll, 5 comments on screen": 600}  # every poll a full answer
+LIVE_AFTER = ("live poll, nothing changed (304)", "live poll, a count on screen changed (200)")
+LIVE_ALWAYS_ON = ("live change log refreshes (4 web processes)",)
+# Signal puts (1 WCU each, inside the measured lines of their writers): a fold per like or
+# unlike, a feed write that moves a badge per reply recipient and message, a mark-read (the
+# feed's and the likes'), per person and day from DAILY_MIX.
+LIVE_SIGNALS_PER_PERSON = {
+    "like, all-in (+ its fold)": 1,
+    "unlike, all-in (+ its fold)": 1,
+    "reply (the parent's author has a full feed)": 1,
+    "reply notifying 5 (author, 1 mention, 3 watchers)": 5,
+    "mark all read (after one new entry)": 2,
+    "delivered target (a full feed; dispatch only)": 1,
+}
 
 
 def _dollars(read_units: float, write_units: float) -> float:
@@ -207,4 +237,43 @@ def print_site_model(*, people: int, measured: dict[str, tuple[float, float]]) -
         "  (seed 000's like: 20 WCU on a quiet comment, and every liker of a comment writes the same two\n"
         "   items, which AWS serialises: a popular comment's likes fail; its liker list grows, ~62 WCU a\n"
         "   like at 1,000 unread likers. Seed 002 rewrites the ~98 KB feed item for every event.)"
+    )
+
+
+def print_live_share(*, people: int, measured: dict[str, tuple[float, float]]) -> None:
+    """The site bill and the live channel's share of it: every poll a full answer (before) and
+    conditional polls over the change log (this design)."""
+    this = _design(measured, {})
+    others = {label: cost for label, cost in this.items() if label not in LIVE_AFTER}
+    base = sum(
+        _dollars(read * DAILY_MIX[label] * people, write * DAILY_MIX[label] * people)
+        for label, (read, write) in others.items()
+    )
+    base += sum(
+        _dollars(times * read, times * write) for label, times, read, write in ALWAYS_ON if label not in LIVE_ALWAYS_ON
+    )
+    full = measured.get("live poll, 5 comments on screen", FLOORS["live poll, 5 comments on screen"])
+    full = (max(full[0], FLOORS["live poll, 5 comments on screen"][0]), full[1])  # without shared reads
+    before = _dollars(full[0] * LIVE_BEFORE["live poll, 5 comments on screen"] * people, 0)
+    after_polls = sum(
+        _dollars(this[label][0] * DAILY_MIX[label] * people, this[label][1] * DAILY_MIX[label] * people)
+        for label in LIVE_AFTER
+    )
+    after_log = sum(
+        _dollars(times * read, times * write) for label, times, read, write in ALWAYS_ON if label in LIVE_ALWAYS_ON
+    )
+    signals = sum(DAILY_MIX[label] * per for label, per in LIVE_SIGNALS_PER_PERSON.items()) * people
+    after_signals = _dollars(0, signals)
+    after = after_polls + after_log + after_signals
+    # The signal puts are in their writers' measured lines (in `base`); before, nobody put them.
+    bill_before, bill_after = base - after_signals + before, base + after_polls + after_log
+    print(f"\nThe live channel ({people:,} people, 600 polls each a day), $ a day:")
+    print(
+        f"  before: every poll a full answer ({full[0]:.1f} RCU): {before:,.2f} of a bill of {bill_before:,.2f}: "
+        f"{before / bill_before:.0%}"
+    )
+    print(
+        f"  this design: polls {after_polls:,.2f} + the log's refreshes {after_log:,.2f} + {signals:,.0f} signal puts "
+        f"{after_signals:,.2f} = {after:,.2f} of a bill of {bill_after:,.2f}: {after / bill_after:.0%} "
+        f"(target <= 10%); {after / before:.0%} of before"
     )

@@ -214,8 +214,8 @@ class LiveApi(APIView):
         hearts = serializers.BooleanField(
             required=False,
             default=False,
-            help_text="Also answer `liked`, the caller's own hearts on those comments (0.5 read unit each "
-            "in a full answer; a 304 reads nothing).",
+            help_text="Also answer `liked`, the caller's own hearts on those comments (0.5 read unit each; "
+            "with an If-None-Match the log vouched for, only those on the comments that changed since).",
         )
 
         def validate_comments(self, value: str) -> list[str]:
@@ -233,7 +233,8 @@ class LiveApi(APIView):
         like_counts = serializers.DictField(child=serializers.IntegerField(), help_text="Comment id to like count.")
         liked = serializers.DictField(
             child=serializers.BooleanField(),
-            help_text="Comment id to whether the caller likes it (empty unless `hearts` and logged in).",
+            help_text="Comment id to whether the caller likes it (empty unless `hearts` and logged in; "
+            "answering an If-None-Match, only the comments whose count changed since).",
         )
 
     @extend_schema(
@@ -277,7 +278,10 @@ class LiveApi(APIView):
         counts = social_selectors.like_counts(comment_ids=comment_ids, fresh=fresh) if comment_ids else {}
         liked = {}
         if user_id and comment_ids and serializer.validated_data["hearts"]:
-            liked = social_selectors.liked_by(comment_ids=comment_ids, user_id=user_id, counts=counts, fresh=fresh)
+            # A heart moves only with its count: past a cursor the log vouched for, only the
+            # hearts on the comments that changed (the caller keeps the others it shows).
+            hearts = [each for each in comment_ids if each in fresh] if verdict.vouched else comment_ids
+            liked = social_selectors.liked_by(comment_ids=hearts, user_id=user_id, counts=counts, fresh=fresh)
         strong = {live_comment(each) for each in fresh} | ({live_user(user_id)} if user_id and badge_strong else set())
         cursor = cursor_after_read(
             read_ms=now, user_id=user_id, strong=strong & set(followed), all_strong=set(followed) <= strong

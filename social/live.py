@@ -279,6 +279,7 @@ class Verdict:
     unchanged: bool
     changed: frozenset[str]
     cursor: Cursor | None = None
+    vouched: bool = False  # the log vouches for every id outside `changed`: unchanged since the cursor
 
 
 def live_verdict(*, cursor: Cursor | None, ids: list[str], now_ms: int) -> Verdict:
@@ -293,11 +294,11 @@ def live_verdict(*, cursor: Cursor | None, ids: list[str], now_ms: int) -> Verdi
         return Verdict(False, frozenset())
     changed = change_log.pending(cursor, ids)
     if changed:
-        return Verdict(False, frozenset(changed))
+        return Verdict(False, frozenset(changed), vouched=True)
     since = max(cursor.since_ms, change_log.complete_ms or cursor.since_ms)
     strong = cursor.strong if since < cursor.strong_ms else frozenset()
     kept = Cursor(since, cursor.full_ms, cursor.viewer, cursor.strong_ms if strong else 0, strong)
-    return Verdict(True, frozenset(), kept)
+    return Verdict(True, frozenset(), kept, vouched=True)
 
 
 def cursor_after_read(*, read_ms: int, user_id: str | None, strong: Iterable[str], all_strong: bool) -> Cursor:

@@ -273,3 +273,21 @@ def test_under_the_read_lag_a_change_still_shows_and_stays(api, people):
     for _ in range(5):
         follow()
     assert state["seen"][-6:] == [1] * 6
+
+
+def test_a_heart_given_in_another_tab_shows_and_only_changed_hearts_are_read(api, people, manual):
+    author, alice = people["author"], people["alice"]
+    first, second = post(author, "first"), post(author, "second")
+    like(people["bob"], first)
+    manual.advance(5)
+    tab = api.as_user(alice)
+    answer = poll(tab, [first, second], hearts=True)
+    assert answer.json()["liked"] == {first: False, second: False}  # unconditional: every heart
+
+    like(alice, second)  # in another tab (helpers.like folds: the fold signals the count)
+    manual.advance(1)
+    answer = poll(tab, [first, second], etag=answer["ETag"], hearts=True)
+
+    assert answer.status_code == 200
+    assert answer.json()["like_counts"] == {first: 1, second: 1}
+    assert answer.json()["liked"] == {second: True}  # the first's heart did not move: the page keeps it
