@@ -11,7 +11,10 @@ arrives, CoDel-like (Nichols and Jacobson's CoDel as Facebook applies it to serv
 - Once every slot has stayed busy for longer than that (sustained overload: more arrives
   than the process can serve), a newcomer waits at most WEB_QUEUE_TARGET (20 ms). Refusals
   then answer at once, and the requests served did not queue for long: no backlog of
-  people who have given up builds behind the work.
+  people who have given up builds behind the work. The process stays in this mode while
+  it refused a request in the last WEB_QUEUE_INTERVAL: under sustained overload a slot is
+  free for a moment now and then (the short waits were refused), and a newcomer then would
+  otherwise wait up to a second behind others, only to be refused.
 
 A request that could not start in time gets 503 with `Retry-After` (JSON under /api/, a
 short page elsewhere); the page's scripts and API clients ask again then (docs/api.md).
@@ -81,13 +84,16 @@ class InFlight:
         self._lock = threading.Lock()
         self.count = 0
         self._waiters: deque[_Waiter] = deque()
-        # The last moment a slot was free (clock.monotonic()); -inf: none yet.
+        # The last moment a slot was free, the last refusal (clock.monotonic()); -inf: none yet.
         self._free_at = float("-inf")
+        self._refused_at = float("-inf")
 
     def budget(self, *, now: float, timeout: float, interval: float, target: float) -> float:
         """How long a newcomer that finds every slot busy may wait: `target` once the slots
-        have all been busy for longer than `interval`, else `timeout`."""
-        return target if now - self._free_at > interval else timeout
+        have all been busy for longer than `interval` or a request was refused within it,
+        else `timeout`."""
+        overloaded = now - self._free_at > interval or now - self._refused_at < interval
+        return target if overloaded else timeout
 
     def enter(self, limit: int, *, timeout: float = 0.0, interval: float = 0.0, target: float = 0.0) -> bool:
         """Take a slot, waiting for one up to the budget above; False when none came in time."""
@@ -99,6 +105,7 @@ class InFlight:
                 return True
             wait = self.budget(now=now, timeout=timeout, interval=interval, target=target)
             if wait <= 0:
+                self._refused_at = now
                 return False
             waiter = _Waiter()
             self._waiters.append(waiter)
@@ -108,6 +115,7 @@ class InFlight:
             if waiter.granted:  # handed a slot as the wait ended
                 return True
             self._waiters.remove(waiter)
+            self._refused_at = clock.monotonic()
             return False
 
     def leave(self) -> None:
