@@ -306,13 +306,6 @@ def limit_hit(
     return decision
 
 
-def limit_peek(*, name: str, subject: str, rules: str) -> int:
-    """Hits counted so far in the current window of the longest rule (a strongly consistent read)."""
-    parsed = rules_parse(rules)
-    stored = _stored(f"{name}#{subject_key(subject)}#{parsed[-1].start(clock.now())}")
-    return int(stored.count or 0) if stored else 0
-
-
 def limit_forget(*, name: str, subject: str, rules: str, hits: int | None = None) -> None:
     """Take back `hits` counted hits (all when None) of the current window: a success clears its failures.
 

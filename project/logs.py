@@ -50,10 +50,6 @@ def process_prefix() -> str:
 _request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default=NO_REQUEST)
 
 
-def current_request_id() -> str:
-    return _request_id.get()
-
-
 class RequestIdMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
