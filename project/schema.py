@@ -33,13 +33,14 @@ ERROR_ANSWERS = {
     "401": "No or invalid credentials.",
     "403": "Signed in but not allowed.",
     "404": "No such object.",
+    "408": "The body did not arrive within the server's deadline (`body_timeout`); the connection is closed.",
     "409": "Concurrent writers kept winning (or a request with the same Idempotency-Key is still "
     "running); nothing was changed, retry.",
     "413": "The body is larger than the server accepts (`too_large`).",
     "415": "Unsupported Content-Type.",
     "422": "This Idempotency-Key was used with another request (`idempotency_key_reused`).",
     "429": "Throttled; retry after the Retry-After header.",
-    "503": "The data store is unavailable; retry shortly.",
+    "503": "The server is busy (`overloaded`) or the data store is unavailable; retry after the Retry-After header.",
 }
 
 
@@ -94,7 +95,7 @@ class AutoSchema(SpectacularAutoSchema):
                 continue
             if code == "404" and "{" not in self.path:
                 continue
-            if code in ("413", "415") and self.method not in ("POST", "PUT", "PATCH"):
+            if code in ("408", "413", "415") and self.method not in ("POST", "PUT", "PATCH"):
                 continue
             handler = getattr(self.view, self.method.lower(), None)
             if code == "422" and not getattr(handler, "takes_idempotency_key", False):

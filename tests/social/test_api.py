@@ -286,7 +286,9 @@ def test_schema_documents_the_error_answers(client):
 
     schema = yaml.safe_load(client.get("/api/schema/").content)
     like = schema["paths"]["/api/comments/{comment_id}/like/"]["put"]["responses"]
-    assert {"200", "400", "401", "404", "409", "429"} <= set(like)
+    assert {"200", "400", "401", "404", "408", "409", "429", "503"} <= set(like)
+    assert "Retry-After" in like["503"]["description"]
+    assert "408" not in schema["paths"]["/api/comments/"]["get"]["responses"]  # no body, no body deadline
     assert like["404"]["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
     signup = schema["paths"]["/api/users/"]["post"]["responses"]
     assert "201" in signup and "401" not in signup
