@@ -16,7 +16,7 @@ from project.schema import page_parameters
 from project.serializers import StrictSerializer, page_query_serializer
 from project.throttles import LiveThrottle
 from social import selectors as social_selectors
-from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict
+from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict, shared_counts
 
 
 class ActorSerializer(serializers.Serializer):
@@ -275,7 +275,13 @@ class LiveApi(APIView):
             unread = selectors.unread_count(user_id=user_id, consistent=badge_strong)
         # Exact: what this browser just liked or unliked, and what a signal says changed.
         fresh = {*FRESH_LIKES.names(request), *(each for each in comment_ids if live_comment(each) in changed)}
-        counts = social_selectors.like_counts(comment_ids=comment_ids, fresh=fresh) if comment_ids else {}
+        # Past a cursor the log vouched for, counts this process read since and that no signal
+        # touched are served again (social/live.py `SharedCounts`); the rest is read.
+        shared = shared_counts.valid([c for c in comment_ids if c not in fresh], now_ms=now) if verdict.vouched else {}
+        wanted = [each for each in comment_ids if each not in shared]
+        read = social_selectors.like_counts(comment_ids=wanted, fresh=fresh) if wanted else {}
+        shared_counts.put(read, read_ms=now, strong=fresh)
+        counts = {each: shared[each][0] if each in shared else read[each] for each in comment_ids}
         liked = {}
         if user_id and comment_ids and serializer.validated_data["hearts"]:
             # A heart moves only with its count: past a cursor the log vouched for, only the
@@ -284,7 +290,11 @@ class LiveApi(APIView):
             liked = social_selectors.liked_by(comment_ids=hearts, user_id=user_id, counts=counts, fresh=fresh)
         strong = {live_comment(each) for each in fresh} | ({live_user(user_id)} if user_id and badge_strong else set())
         cursor = cursor_after_read(
-            read_ms=now, user_id=user_id, strong=strong & set(followed), all_strong=set(followed) <= strong
+            read_ms=now,
+            user_id=user_id,
+            strong=strong & set(followed),
+            all_strong=set(followed) <= strong,
+            shared=shared.values(),
         )
         return _live_headers(Response({"unread_count": unread, "like_counts": counts, "liked": liked}), cursor)
 

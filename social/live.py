@@ -194,8 +194,57 @@ class ChangeLog:
 change_log = ChangeLog()
 
 
+class SharedCounts:
+    """Like counts this process read for the live poll, kept while the change log says they hold.
+
+    A count read at T (strongly or not) is served again to any viewer asking with a cursor the
+    log vouches for, as long as the log has no signal for it since T (less CLOCK_SKEW_MS after a
+    strong read, LIVE_SIGNAL_LAG after an eventual one) and it is younger than half of
+    LIVE_FULL_EVERY. The answer's cursor then starts no later than T, so whatever changed since
+    is still looked for; a full answer after a stale cursor reads everything again.
+    """
+
+    MAX = 10_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, tuple[int, int, int]] = {}  # comment id -> (count, read ms, reflects before ms)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._counts.clear()
+
+    def put(self, counts: dict[str, int], *, read_ms: int, strong: Iterable[str]) -> None:
+        exact = set(strong)
+        with self._lock:
+            if len(self._counts) > self.MAX:
+                self._counts.clear()
+            for comment_id, count in counts.items():
+                reflects = read_ms - (CLOCK_SKEW_MS if comment_id in exact else signal_lag_ms())
+                self._counts[comment_id] = (count, read_ms, reflects)
+
+    def valid(self, comment_ids: Iterable[str], *, now_ms: int) -> dict[str, tuple[int, int, int]]:
+        """The counts of `comment_ids` that still hold: (count, read ms, reflects-before ms)."""
+        found = {}
+        with self._lock:
+            entries = {each: self._counts.get(each) for each in comment_ids}
+        for comment_id, entry in entries.items():
+            if entry is None or not 0 <= now_ms - entry[1] <= full_every_ms() // 2:
+                continue
+            if not change_log.vouches(entry[2], now_ms):
+                continue
+            probe = Cursor(entry[2], entry[1], "")
+            if not change_log.pending(probe, [live_comment(comment_id)]):
+                found[comment_id] = entry
+        return found
+
+
+shared_counts = SharedCounts()
+
+
 def live_log_forget() -> None:
     change_log.forget()
+    shared_counts.forget()
 
 
 # --- cursors -------------------------------------------------------------------
@@ -301,16 +350,27 @@ def live_verdict(*, cursor: Cursor | None, ids: list[str], now_ms: int) -> Verdi
     return Verdict(True, frozenset(), kept, vouched=True)
 
 
-def cursor_after_read(*, read_ms: int, user_id: str | None, strong: Iterable[str], all_strong: bool) -> Cursor:
+def cursor_after_read(
+    *,
+    read_ms: int,
+    user_id: str | None,
+    strong: Iterable[str],
+    all_strong: bool,
+    shared: Iterable[tuple[int, int, int]] = (),
+) -> Cursor:
     """The cursor of a full answer whose reads started at `read_ms`. A strongly consistent read
     reflects every change signalled before it (less CLOCK_SKEW_MS); an eventually consistent one
-    every change signalled LIVE_SIGNAL_LAG before it. The `strong` ids (those a signal made the
-    answer read strongly) are named, so that their signal does not make the next poll read again."""
+    every change signalled LIVE_SIGNAL_LAG before it; a count served from `SharedCounts`
+    (`shared`: its entries) what it reflected when it was read. The `strong` ids (those a signal
+    made the answer read strongly) are named, so that their signal does not make the next poll
+    read again."""
     strong_ms = read_ms - CLOCK_SKEW_MS
-    if all_strong:
-        return Cursor(strong_ms, read_ms, viewer_tag(user_id))
-    tags = frozenset(id_tag(each) for each in sorted(strong)[:STRONG_TAGS_MAX])
-    return Cursor(read_ms - signal_lag_ms(), read_ms, viewer_tag(user_id), strong_ms if tags else 0, tags)
+    since = strong_ms if all_strong else read_ms - signal_lag_ms()
+    full = read_ms
+    for _, read, reflects in shared:
+        since, full = min(since, reflects), min(full, read)
+    tags = frozenset(id_tag(each) for each in sorted(strong)[:STRONG_TAGS_MAX]) if since < strong_ms else frozenset()
+    return Cursor(since, full, viewer_tag(user_id), strong_ms if tags else 0, tags)
 
 
 def page_cursor(*, user_id: str | None) -> str:

@@ -291,3 +291,34 @@ def test_a_heart_given_in_another_tab_shows_and_only_changed_hearts_are_read(api
     assert answer.status_code == 200
     assert answer.json()["like_counts"] == {first: 1, second: 1}
     assert answer.json()["liked"] == {second: True}  # the first's heart did not move: the page keeps it
+
+
+def test_a_count_no_signal_touched_is_served_again_and_the_changed_one_is_read(people, manual):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    first, second = post(people["author"], "first"), post(people["author"], "second")
+    like(people["bob"], second)
+    manual.advance(5)
+    tabs = {}
+    for name in ("alice", "carol"):
+        tabs[name] = APIClient()
+        token = Token.objects.get_or_create(user=people[name])[0].key
+        tabs[name].credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    etags = {name: poll(tab, [first, second])["ETag"] for name, tab in tabs.items()}
+
+    like(people["dave"], first)
+    manual.advance(1)
+    answers = {}
+    with dynamodb_reads() as reads:
+        for name, tab in tabs.items():
+            answers[name] = poll(tab, [first, second], etag=etags[name])
+
+    for answer in answers.values():
+        assert answer.status_code == 200
+        assert answer.json()["like_counts"] == {first: 1, second: 1}
+    counter_reads = [strong for op, table, strong in reads if table.endswith("_counters")]
+    assert counter_reads == [True, True]  # the changed count, exactly, per viewer; the other one shared
+    manual.advance(2)
+    for name, tab in tabs.items():
+        assert poll(tab, [first, second], etag=answers[name]["ETag"]).status_code == 304
