@@ -317,6 +317,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--overload-seconds", type=float, default=10.0)
     parser.add_argument("--trickle-seconds", type=float, default=25.0)
+    parser.add_argument("--only", choices=("bursts", "overload", "slow"), help="run one part only")
     options = parser.parse_args()
     with bench_environment() as host:
         from social.models import Comment
@@ -325,12 +326,17 @@ def main() -> int:
         with served(host, Comment.Meta.table_name.removesuffix("comments")) as (port, processes, slots):
             for _ in range(20):
                 ask(port)  # warm both processes' connections
-            bursts(port, slots)
-            print(f"\n2. Sustained overload ({processes} processes x {slots} slots = {processes * slots})", flush=True)
-            for clients in (4 * processes * slots, 8 * processes * slots):
-                overload(port, clients, options.overload_seconds)
-                time.sleep(2.0)
-            slow_clients(port, options.trickle_seconds)
+            if options.only in (None, "bursts"):
+                bursts(port, slots)
+            if options.only in (None, "overload"):
+                print(
+                    f"\n2. Sustained overload ({processes} processes x {slots} slots = {processes * slots})", flush=True
+                )
+                for clients in (4 * processes * slots, 8 * processes * slots):
+                    overload(port, clients, options.overload_seconds)
+                    time.sleep(2.0)
+            if options.only in (None, "slow"):
+                slow_clients(port, options.trickle_seconds)
     return 0
 
 
