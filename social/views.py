@@ -372,6 +372,7 @@ def comment_detail(request, comment_id):
         ),
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)
+    counted = False
     if request.method == "GET":
         # An anonymous viewer is its address, an IPv6 one its /64 (one subscriber), as every limit counts.
         anonymous = f"address:{address_subject(client_ip(request))}"
@@ -380,7 +381,8 @@ def comment_detail(request, comment_id):
         # Logged when counted: once per viewer per comment per hour, like the view count.
         if counted and request.user.is_authenticated:
             activity_record(user_id=str(request.user.pk), action="view", object_id=comment_id)
-    view_count = counters.counter_value(key=views_key, consistent=False)  # a view count may be a second old
+    # Exact when this view was just counted (the viewer sees it), else as list pages read counts.
+    view_count = counters.counter_value(key=views_key, consistent=counted)
     thread = None  # the Mute / Watch buttons' state
     if request.user.is_authenticated and not comment.deleted:
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
