@@ -248,3 +248,31 @@ def test_people_are_exact_while_few_and_estimated_closely_past_that():
     exact.merge(half)
     assert exact.registers is not None and abs(exact.count() - 200) <= 200 * 0.15  # past the exact range
     assert People.decode(exact.encode()).count() == exact.count()
+
+
+def test_the_page_reads_a_day_of_many_processes_tallies_with_four_queries():
+    """Each window is two Queries (the hour or day it starts in, and the current one), however
+    many processes wrote: the page's read stays bounded by the items, never by the requests."""
+    clock = ManualClock(T0)
+    with clock_override(clock):
+        for process in range(3):
+            usage.recorder._reset()
+            for hours_ago in (0, 5, 23):
+                clock._now = T0 - hours_ago * 3600
+                usage.recorder.add("api-live", requests=10, read=5.0)
+            usage_flush()
+        clock._now = T0
+        calls: list[str] = []
+        events = UsageTally._get_connection().connection.client.meta.events
+
+        def counted(model, **_):
+            calls.append(model.name)
+
+        events.register("before-call.dynamodb", counted, unique_id="test-usage-calls")
+        try:
+            hour, day = usage_summary(now=T0)
+        finally:
+            events.unregister("before-call.dynamodb", unique_id="test-usage-calls")
+    assert calls == ["Query"] * 4
+    assert route_row(hour, "api-live").requests == 30 and hour.items == 3
+    assert route_row(day, "api-live").requests == 90 and day.items == 9
