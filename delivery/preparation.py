@@ -27,9 +27,10 @@ from delivery.models import (
     chunk_key,
 )
 from delivery.selectors import delivery_get_consistent, item_get_consistent
-from delivery.services import TRANSACTION_ACTIONS_MAX, chunk_size, conditional_update
+from delivery.services import TRANSACTION_ACTIONS_MAX, chunk_size
 from project.clock import clock
-from project.transactions import LabelledTransactWrite, transact, write_retrying
+from project.errors import condition_failed
+from project.transactions import LabelledTransactWrite, conditional_update, transact, write_retrying
 
 if TYPE_CHECKING:
     from pynamodb.expressions.update import Action
@@ -71,7 +72,7 @@ def _chunk_freeze(delivery: Delivery, seq: int) -> DeliveryChunk | None:
     try:
         write_retrying(lambda: chunk.save(condition=DeliveryChunk.chunk_key.does_not_exist()), what="chunk freeze")
     except PutError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         return item_get_consistent(DeliveryChunk, chunk.chunk_key)
     return chunk

@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
-from pynamodb.exceptions import UpdateError
 
 from delivery.models import (
     AUDIENCE_ALL,
@@ -66,13 +65,11 @@ from notifications.feed.events import FeedEvent
 from project.clock import clock
 from project.errors import ApplicationError
 from project.limits import account_limit_enforce
-from project.transactions import LabelledTransactWrite, transact, write_retrying
+from project.transactions import LabelledTransactWrite, transact
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from pynamodb.expressions.condition import Condition
-    from pynamodb.expressions.update import Action
-    from pynamodb.models import Model
 
 logger = logging.getLogger(__name__)
 
@@ -87,17 +84,6 @@ BATCH_SIZE_MAX = (TRANSACTION_ACTIONS_MAX - 2) // ACTIONS_PER_TARGET
 
 def chunk_size() -> int:
     return max(1, min(CHUNK_SIZE_MAX, int(getattr(settings, "DELIVERY_CHUNK_SIZE", CHUNK_SIZE_MAX))))
-
-
-def conditional_update(item: Model, *, actions: list[Action], condition: Condition) -> bool:
-    """One UpdateItem; False when its condition failed (another writer got there first)."""
-    try:
-        write_retrying(lambda: item.update(actions=actions, condition=condition), what="delivery update")
-    except UpdateError as error:
-        if error.cause_response_code == "ConditionalCheckFailedException":
-            return False
-        raise
-    return True
 
 
 def finish_transaction(

@@ -43,7 +43,7 @@ from notifications.models import FeedRetry
 from notifications.preferences.selectors import preferences_get_many, thread_states
 from notifications.preferences.services import thread_watch_if_unset
 from project.clock import clock
-from project.errors import error_code
+from project.errors import condition_failed, error_code
 from project.transactions import LabelledTransactWrite
 from social.models import Comment
 
@@ -211,7 +211,7 @@ def _resume_later(fanout: FanOut, done_through: str) -> None:
             condition=FeedRetry.retry_id.exists(),
         )
     except UpdateError as error:
-        if error_code(error) != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         # Gone: another expansion finished it.
 

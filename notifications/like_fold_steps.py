@@ -23,7 +23,7 @@ from notifications.preferences.selectors import NotifyPreferences, preferences_f
 from notifications.services import like_seq_condition, like_source
 from project.batch_get import batch_get_many
 from project.clock import clock
-from project.errors import error_code
+from project.errors import condition_failed
 from project.transactions import write_retrying
 from social.activity.services import ActivityLine, activity_record_keyed
 from social.models import Comment, Like
@@ -254,7 +254,7 @@ def notification_write(fold: Fold, now: float) -> bool:
                 what="like_fold",
             )
     except PynamoDBException as error:
-        if error_code(error) == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return False
         raise
     return True
@@ -296,7 +296,7 @@ def badge_sync(fold: Fold, *, count: int, seq: int) -> None:
             what="like_badge",
         )
     except PynamoDBException as error:
-        if error_code(error) != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
 
 

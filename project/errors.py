@@ -102,6 +102,14 @@ def error_code(error: BaseException | None) -> str | None:
     return None
 
 
+CONDITION_FAILED = "ConditionalCheckFailedException"
+
+
+def condition_failed(error: BaseException | None) -> bool:
+    """Whether a DynamoDB write was refused because its condition did not hold."""
+    return error_code(error) == CONDITION_FAILED
+
+
 def is_throttling(error: BaseException | None) -> bool:
     return error_code(error) in THROTTLING_CODES
 

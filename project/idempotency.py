@@ -45,7 +45,7 @@ from rest_framework.response import Response
 from rest_framework.utils.encoders import JSONEncoder
 
 from project.clock import clock
-from project.errors import ApplicationError, Conflict, error_code
+from project.errors import ApplicationError, Conflict, condition_failed
 from project.models import IdempotencyRecord
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def _put(record: IdempotencyRecord, condition: Condition | None) -> bool:
         record.save(condition=condition)
         return True
     except PutError as error:
-        if error_code(error) != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         return False
 
@@ -202,7 +202,7 @@ def idempotency_complete(*, claim: Claimed, status_code: int, body: Any) -> None
             condition=IdempotencyRecord.owner == claim.owner,
         )
     except UpdateError as error:
-        if error_code(error) == "ConditionalCheckFailedException":
+        if condition_failed(error):
             logger.warning("Idempotency-Key %s was taken over before its answer was stored", claim.key)
         else:
             logger.exception("Idempotency-Key %s: the answer was not stored", claim.key)

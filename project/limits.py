@@ -49,16 +49,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from pynamodb.exceptions import PutError, UpdateError
+from pynamodb.exceptions import PutError
 
 from project.clock import clock
-from project.errors import RateLimited
+from project.errors import RateLimited, condition_failed
 from project.models import LimitCounter
+from project.transactions import conditional_update
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from pynamodb.expressions.condition import Condition
     from pynamodb.expressions.update import Action
 
 logger = logging.getLogger(__name__)
@@ -205,16 +205,6 @@ def _expiry(at: float) -> datetime:
 _SHORT = ((LimitCounter.start1, LimitCounter.count1), (LimitCounter.start2, LimitCounter.count2))
 
 
-def _conditional_update(item: LimitCounter, *, actions: list[Action], condition: Condition) -> bool:
-    try:
-        item.update(actions=actions, condition=condition)
-    except UpdateError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
-            raise
-        return False
-    return True
-
-
 def _count(rules: tuple[Rule, ...], key: str, now: float, units: int = 1) -> LimitDecision:
     """One conditional UpdateItem (two when a shorter window rolled) counting `units` hits.
 
@@ -231,7 +221,7 @@ def _count(rules: tuple[Rule, ...], key: str, now: float, units: int = 1) -> Lim
         condition &= start_attr.does_not_exist() | ((start_attr == start) & (count_attr <= rule.limit - units))
         actions += [start_attr.set(start), count_attr.add(units)]
     for _ in range(UPDATE_ATTEMPTS):
-        if _conditional_update(item, actions=actions, condition=condition):
+        if conditional_update(item, actions=actions, condition=condition, what="limit count"):
             return LimitDecision(allowed=True, count=int(item.count or 0))
         # Which rule refused, or did a shorter window roll over? Read what is stored.
         stored = _stored(key)
@@ -319,7 +309,9 @@ def limit_forget(*, name: str, subject: str, rules: str, hits: int | None = None
     if hits is None:
         item.delete()
         return
-    _conditional_update(item, actions=[LimitCounter.count.add(-hits)], condition=LimitCounter.count >= hits)
+    conditional_update(
+        item, actions=[LimitCounter.count.add(-hits)], condition=LimitCounter.count >= hits, what="limit forget"
+    )
 
 
 def limit_rules(name: str, *, new_account: bool = False) -> str:
@@ -412,7 +404,7 @@ def once_per_window(*, name: str, subject: str, seconds: int) -> bool:
     try:
         mark.save(condition=LimitCounter.key.does_not_exist())
     except PutError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         return False
     return True

@@ -11,7 +11,7 @@ from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from project.dynamo import connection
-from project.errors import Conflict, Throttled, error_code, is_throttling
+from project.errors import Conflict, Throttled, condition_failed, error_code, is_throttling
 from project.retry import backoff_sleep
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ THROTTLING_REASONS = {"ThrottlingError", "ProvisionedThroughputExceeded"}
 # pinned pynamodb==6.1.0: PynamoDB has no public accessor for the sent order);
 # callers name their actions with `label=` and read the outcome by label.
 ACTION_GROUPS = ("_condition_check_items", "_delete_items", "_put_items", "_update_items")
-CONDITION_FAILED = "ConditionalCheckFailed"
+CANCELLED_BY_CONDITION = "ConditionalCheckFailed"  # a cancelled transaction's reason
 
 
 class LabelledTransactWrite(TransactWrite):
@@ -118,11 +118,11 @@ class TransactOutcome:
 
     @property
     def ok(self) -> bool:
-        return CONDITION_FAILED not in self.codes
+        return CANCELLED_BY_CONDITION not in self.codes
 
     @property
     def failed(self) -> list[SentAction]:
-        return [action for action in self.actions if action.code == CONDITION_FAILED]
+        return [action for action in self.actions if action.code == CANCELLED_BY_CONDITION]
 
     @property
     def failed_labels(self) -> list[object]:
@@ -199,6 +199,23 @@ def transact(
     if throttled:
         raise Throttled(f"{what}: the data store is busy, retry shortly.")
     raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
+
+
+def conditional_write(write: Callable[[], object], *, what: str) -> bool:
+    """One conditional plain write, retried as `write_retrying` retries; False when its
+    condition failed (another writer got there first, or it is so already)."""
+    try:
+        write_retrying(write, what=what)
+    except PynamoDBException as error:
+        if condition_failed(error):
+            return False
+        raise
+    return True
+
+
+def conditional_update(item: Model, *, actions: list[Action], condition: Condition, what: str = "update") -> bool:
+    """One conditional UpdateItem of `item` (see `conditional_write`)."""
+    return conditional_write(lambda: item.update(actions=actions, condition=condition), what=what)
 
 
 def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TRANSACTION_ATTEMPTS) -> object:

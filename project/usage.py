@@ -45,6 +45,7 @@ from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
 
 from project.clock import clock
+from project.errors import CONDITION_FAILED
 from project.models import UsageTally
 from project.usage_people import People, person_hash
 
@@ -99,7 +100,7 @@ def _call_units(operation: str, params: dict[str, Any], answer: dict[str, Any]) 
     if error:
         # "If the condition expression evaluates to false, DynamoDB still consumes write
         # capacity": the existing item's size, at least 1 unit (the size is not known here).
-        return 1.0 if error == "ConditionalCheckFailedException" and operation in SINGLE_WRITES else 0.0
+        return 1.0 if error == CONDITION_FAILED and operation in SINGLE_WRITES else 0.0
     consumed = answer.get("ConsumedCapacity")
     entries = [consumed] if isinstance(consumed, dict) else consumed or []
     if not entries and operation in {"Query", "Scan"}:  # a call that asked for no report

@@ -35,6 +35,7 @@ from pynamodb.exceptions import UpdateError
 
 from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
+from project.errors import condition_failed
 from social.counters import counter_key_parts, counter_value, flag_settle_seconds
 from social.models import CounterTotal
 from social.ranking import rank_part, rank_sort
@@ -53,10 +54,6 @@ class AggregateOutcome:
 class PendingCounter:
     key: str
     due_at: float
-
-
-def _is_claim_lost(error: UpdateError) -> bool:
-    return error.cause_response_code == "ConditionalCheckFailedException"
 
 
 # --- writes -----------------------------------------------------------------
@@ -93,7 +90,7 @@ def counter_claim(*, key: str, seen_due_at: float) -> Claim | None:
             return_values=ALL_OLD,
         )
     except UpdateError as error:
-        if _is_claim_lost(error):
+        if condition_failed(error):
             return None
         raise
     previous = old.get("Attributes", {})
@@ -138,7 +135,7 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
         )
         return AggregateOutcome(key, total, still_due=False)
     except UpdateError as error:
-        if not _is_claim_lost(error):
+        if not condition_failed(error):
             raise
     try:
         connection.update_item(
@@ -147,7 +144,7 @@ def counter_claim_finish(claim: Claim) -> AggregateOutcome | None:
             condition=CounterTotal.claim == claim.token,
         )
     except UpdateError as error:
-        if _is_claim_lost(error):
+        if condition_failed(error):
             logger.warning("counter %s: claim expired before the total was written; left to its new owner", key)
             return None
         raise

@@ -34,7 +34,7 @@ from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
-from project.errors import ApplicationError, NotFound
+from project.errors import ApplicationError, NotFound, condition_failed
 from project.shared_reads import SharedReads
 from project.usage import ContextThreadPoolExecutor
 from social.models import Comment, CounterShard, CounterTotal
@@ -155,7 +155,7 @@ def _comment_like_shards_raise(*, comment_id: str, shards: int) -> bool:
             & (Comment.like_shards.does_not_exist() | (Comment.like_shards < shards)),
         )
     except UpdateError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             code = error.cause_response_code
             logger.info("comment %s: like shard count %d not stored yet (%s)", comment_id, shards, code)
         return False
@@ -352,7 +352,7 @@ def counter_contended(*, key: str, at_least: int = 0, current: int | None = None
         )
         logger.info("counter %s met contention: new writes now spread over %d shards", key, grown)
     except UpdateError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             # The item is busy or throttled: keep spreading here; the next conflict writes it.
             logger.info("counter %s: shard growth to %d not stored yet (%s)", key, grown, error.cause_response_code)
         else:
@@ -415,7 +415,7 @@ def counter_set_shards(*, key: str, shards: int) -> int:
         try:
             Comment(object_id).update(actions=[Comment.like_shards.set(shards)], condition=Comment.comment_id.exists())
         except UpdateError as error:
-            if error.cause_response_code == "ConditionalCheckFailedException":
+            if condition_failed(error):
                 raise NotFound("No such comment.") from None
             raise
     CounterTotal(key).update(

@@ -9,6 +9,7 @@ from functools import partial
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 
+from project.errors import condition_failed
 from project.transactions import write_retrying
 from social.models import Comment
 
@@ -34,7 +35,7 @@ def comment_profile_backfill() -> tuple[int, int]:
             write_retrying(partial(_profile_author_set, comment, missing), what="comment_profile_backfill")
             written += 1
         except UpdateError as error:
-            if error.cause_response_code != "ConditionalCheckFailedException":
+            if not condition_failed(error):
                 raise
     return found, written
 

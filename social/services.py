@@ -20,7 +20,7 @@ from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
-from project.errors import ApplicationError, NotFound, PermissionDenied
+from project.errors import ApplicationError, NotFound, PermissionDenied, condition_failed
 from project.limits import account_limit_enforce, address_subject, limit_enforce, limit_rules, once_per_window
 from project.transactions import transact, write_retrying
 from social.activity.services import activity_put
@@ -63,7 +63,7 @@ def _timeline_day_ensure(day: str) -> int:
     try:
         marker.save(condition=TimelineDay.day.does_not_exist())
     except PutError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         marker = TimelineDay.get(TIMELINE_BUCKET, day, consistent_read=True)
     _day_shards[day] = int(marker.shards)
@@ -256,7 +256,7 @@ def comment_replied_mark(*, parent: Comment) -> None:
             what="comment_replied_mark",
         )
     except UpdateError as error:
-        if error.cause_response_code != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.cause_response_code)
     except ApplicationError as error:  # Conflict: refusals persisted
         logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.message)

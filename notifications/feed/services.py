@@ -40,7 +40,7 @@ from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
-from project.errors import Conflict, Throttled, error_code, is_transient
+from project.errors import Conflict, Throttled, condition_failed, error_code, is_transient
 from project.transactions import LabelledTransactWrite, TransactOutcome, transact
 from social.live import live_signal, live_user
 
@@ -167,14 +167,14 @@ def _enqueue(*, user_id: str, event: FeedEvent, error: str, outbox: bool) -> Non
                 condition=FeedRetry.retry_id.exists(),
             )
         except UpdateError as update_error:
-            if error_code(update_error) != "ConditionalCheckFailedException":
+            if not condition_failed(update_error):
                 raise
             # Gone: only a transaction that applied the event deletes it.
         return
     try:
         item.save(condition=FeedRetry.retry_id.does_not_exist())
     except PutError as put_error:
-        if error_code(put_error) != "ConditionalCheckFailedException":
+        if not condition_failed(put_error):
             raise
         # Already queued by an earlier attempt: the drainer applies it once.
 
@@ -377,7 +377,7 @@ def feed_retry_process(*, retry: FeedRetry) -> str:
             condition=FeedRetry.due_at == seen_due,
         )
     except UpdateError as error:
-        if error_code(error) == "ConditionalCheckFailedException":
+        if condition_failed(error):
             return "skipped"
         raise
     try:

@@ -35,16 +35,14 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
-from pynamodb.exceptions import DeleteError, PutError, UpdateError
 
 from notifications.mail.checks import Recipient, mail_verdict
 from notifications.mail.content import notification_message
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
 from notifications.models import MailQueue, Send
 from project.clock import clock
-from project.errors import error_code
 from project.limits import limit_hit
-from project.transactions import LabelledTransactWrite, transact, write_retrying
+from project.transactions import LabelledTransactWrite, conditional_write, transact, write_retrying
 
 if TYPE_CHECKING:
     from django.core.mail.backends.base import BaseEmailBackend
@@ -52,7 +50,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-CONDITION_FAILED = "ConditionalCheckFailedException"
 # What `mail_process` reports for one item.
 TAKEN = "taken"  # another sender holds it
 ALREADY = "already"  # its ledger line exists: handled before
@@ -76,17 +73,6 @@ def _expiry() -> datetime:
 
 def _lease_ms() -> int:
     return int(settings.MAIL_LEASE_SECONDS) * 1000
-
-
-def _conditional(write: Callable[[], object], *, what: str) -> bool:
-    """One conditional write; False when its condition failed."""
-    try:
-        write_retrying(write, what=what)
-    except (PutError, UpdateError, DeleteError) as error:
-        if error_code(error) == CONDITION_FAILED:
-            return False
-        raise
-    return True
 
 
 def _new_line(
@@ -143,7 +129,7 @@ def ledger_put(
         reason=reason,
         channel=channel,
     )
-    if _conditional(lambda: line.save(condition=Send.line.does_not_exist()), what="mail ledger claim"):
+    if conditional_write(lambda: line.save(condition=Send.line.does_not_exist()), what="mail ledger claim"):
         return line
     return None
 
@@ -190,7 +176,7 @@ def ledger_mark(line: Send, *, state: str, reason: str = "", subject: str = "") 
     actions: list[Action] = [Send.state.set(state), Send.at.set(clock.now_ms()), Send.reason.set(reason[:300])]
     if subject:
         actions.append(Send.subject.set(subject[:200]))
-    return _conditional(
+    return conditional_write(
         lambda: line.update(actions=actions, condition=(Send.token == line.token) & (Send.state == SENDING)),
         what="mail ledger mark",
     )
@@ -199,13 +185,13 @@ def ledger_mark(line: Send, *, state: str, reason: str = "", subject: str = "") 
 def ledger_take_back(line: Send) -> bool:
     """Delete a `sending` line of ours before anything was sent (the site limit said wait), and
     the entry's marker claimed with it (`ledger_claim_with_entry`), so the mail can go later."""
-    taken = _conditional(
+    taken = conditional_write(
         lambda: line.delete(condition=(Send.token == line.token) & (Send.state == SENDING)),
         what="mail ledger take back",
     )
     if taken and line.kind in ENTRY_KINDS and line.entry_id:
         marker = Send(line.user_id, ledger_line(channel=EMAIL, source=entry_marker_source(line.entry_id)))
-        _conditional(
+        conditional_write(
             lambda: marker.delete(condition=Send.reason == f"marks the mail about {line.source}"),
             what="mail ledger take back",
         )
@@ -286,7 +272,7 @@ def mail_deliver(
 def mail_queue_claim(item: MailQueue) -> bool:
     """Hold a due queue item for MAIL_LEASE_SECONDS (condition: its `due_at` is the one we read)."""
     seen = item.due_at
-    return _conditional(
+    return conditional_write(
         lambda: item.update(
             actions=[MailQueue.due_at.set(clock.now_ms() + _lease_ms()), MailQueue.attempts.add(1)],
             condition=MailQueue.due_at == seen,

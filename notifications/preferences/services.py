@@ -23,12 +23,10 @@ from notifications.preferences.selectors import (
     thread_state,
 )
 from project.clock import clock
-from project.errors import ApplicationError
+from project.errors import ApplicationError, condition_failed
 from project.limits import account_limit_enforce
 
 LIMIT = "preferences"  # settings.RATE_LIMITS: saves, mutes and watches per account (not a reply's watch)
-
-CONDITION_FAILED = "ConditionalCheckFailedException"
 
 
 def preferences_patch_parse(patch: Any) -> dict[str, Any]:
@@ -125,7 +123,7 @@ def _thread_delete_if(*, user_id: str, thread_id: str, state: str) -> str | None
     try:
         ThreadSubscription(thread_id, user_id).delete(condition=ThreadSubscription.state == state)
     except DeleteError as error:
-        if error.cause_response_code != CONDITION_FAILED:
+        if not condition_failed(error):
             raise
         # No item, or the other state (unmute on a watched thread): nothing to undo.
         return thread_state(thread_id=thread_id, user_id=user_id)
@@ -173,7 +171,7 @@ def thread_watch_if_unset(*, user_id: str, thread_id: str) -> None:
             condition=ThreadSubscription.user_id.does_not_exist()
         )
     except PutError as error:
-        if error.cause_response_code != CONDITION_FAILED:
+        if not condition_failed(error):
             raise
 
 

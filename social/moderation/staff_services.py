@@ -23,7 +23,7 @@ from pynamodb.exceptions import UpdateError
 from rest_framework.authtoken.models import Token
 
 from project.clock import clock
-from project.errors import NotFound, PermissionDenied, error_code
+from project.errors import NotFound, PermissionDenied, condition_failed
 from project.transactions import write_retrying
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
@@ -89,7 +89,7 @@ def case_close(*, comment_id: str, decision: str, staff_username: str, keep_visi
             what="case_close",
         )
     except UpdateError as error:
-        if error_code(error) != "ConditionalCheckFailedException":
+        if not condition_failed(error):
             raise
         return False
     return True
