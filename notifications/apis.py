@@ -293,7 +293,7 @@ class LiveApi(APIView):
             read_ms=now,
             user_id=user_id,
             strong=strong & set(followed),
-            all_strong=set(followed) <= strong,
+            all_strong=set(followed) - {live_comment(each) for each in shared} <= strong,  # what was read now
             shared=shared.values(),
         )
         return _live_headers(Response({"unread_count": unread, "like_counts": counts, "liked": liked}), cursor)

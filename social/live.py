@@ -361,14 +361,17 @@ def cursor_after_read(
     """The cursor of a full answer whose reads started at `read_ms`. A strongly consistent read
     reflects every change signalled before it (less CLOCK_SKEW_MS); an eventually consistent one
     every change signalled LIVE_SIGNAL_LAG before it; a count served from `SharedCounts`
-    (`shared`: its entries) what it reflected when it was read. The `strong` ids (those a signal
+    (`shared`: its entries) every change signalled before it was read, and, as the log holds no
+    signal for it since, up to where the log is complete. The `strong` ids (those a signal
     made the answer read strongly) are named, so that their signal does not make the next poll
     read again."""
     strong_ms = read_ms - CLOCK_SKEW_MS
     since = strong_ms if all_strong else read_ms - signal_lag_ms()
     full = read_ms
+    complete = change_log.complete_ms or 0
     for _, read, reflects in shared:
-        since, full = min(since, reflects), min(full, read)
+        # No signal for it from `reflects` to where the log is complete: it reflects that far.
+        since, full = min(since, max(reflects, complete)), min(full, read)
     tags = frozenset(id_tag(each) for each in sorted(strong)[:STRONG_TAGS_MAX]) if since < strong_ms else frozenset()
     return Cursor(since, full, viewer_tag(user_id), strong_ms if tags else 0, tags)
 
