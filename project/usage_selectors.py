@@ -38,8 +38,9 @@ class WindowUsage:
     routes: list[RouteUsage] = field(default_factory=list)  # most expensive first
     areas: list[RouteUsage] = field(default_factory=list)  # the routes summed by area
     total: RouteUsage | None = None
-    people: int = 0  # distinct signed-in people seen (estimated past a few dozen)
+    people: int = 0  # distinct signed-in people seen (exact up to 128, estimated past that)
     items: int = 0  # tallies read
+    month_dollars: float = 0.0  # the window's dollars at this rate for 30 days
 
 
 def route_area(route: str) -> str:
@@ -108,6 +109,8 @@ def _window(key: str, title: str, length: int, count: int, *, now: float) -> Win
     everything = [sum(row.requests for row in window.routes), sum(row.read_units for row in window.routes)]
     everything.append(sum(row.write_units for row in window.routes))
     window.total = _row("Everything", area="", figures=everything, people=window.people)
+    covered = max(now - since, 60.0)  # the current bucket counts as far as it went
+    window.month_dollars = window.total.dollars * 30 * 86400 / covered
     return window
 
 

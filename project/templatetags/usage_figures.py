@@ -26,3 +26,9 @@ def dollars(value: float | None) -> str:
 def units(value: float) -> str:
     """Capacity units: whole above 100, one decimal below."""
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+@register.filter
+def whole(value: int) -> str:
+    """`24,000`."""
+    return f"{value:,}"

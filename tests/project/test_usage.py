@@ -53,6 +53,9 @@ def test_a_request_s_units_are_charged_to_its_route_and_written_for_the_page(cli
         assert client.get("/api/comments/no-such-comment/").status_code == 404
         assert usage_flush() == 2  # this process's slot and hour
         hour, day = window("hour", now=T0), window("day", now=T0)
+    # 17:46:40: the hour's slots (from 16:50) cover 56 min 40 s, the day's hours 23 h 46 min 40 s.
+    assert hour.month_dollars == pytest.approx(hour.total.dollars * 30 * 86400 / (56 * 60 + 40))
+    assert day.month_dollars == pytest.approx(day.total.dollars * 30 * 86400 / (23 * 3600 + 46 * 60 + 40))
     for found in (hour, day):
         row = route_row(found, "api-comment")
         assert row is not None and row.requests == 4
@@ -187,7 +190,7 @@ def test_staff_see_the_costs_on_the_system_page_and_others_do_not(client, staff,
         client.force_login(staff)
         text = client.get("/admin/dynamo/system/").content.decode()
         assert "What each route costs" in text and "Last hour" in text and "Last day" in text
-        assert "<code>api-comment</code>" in text
+        assert "<code>api-comment</code>" in text and "a month at this rate" in text
         client.force_login(make_user("plain"))
         answer = client.get("/admin/dynamo/system/")
     assert answer.status_code == 302 and "/admin/login/" in answer["Location"]
