@@ -54,7 +54,7 @@ if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).i
 WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
 WEB_QUEUE_TIMEOUT = env.float("WEB_QUEUE_TIMEOUT", default=1.0)
 WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.1)
-WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.02)
+WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.005)
 WEB_BODY_TIMEOUT = env.float("WEB_BODY_TIMEOUT", default=10.0)
 # How long /readyz trusts its last table check, in this process (seconds).
 READYZ_CACHE_SECONDS = env.float("READYZ_CACHE_SECONDS", default=10.0)

@@ -9,7 +9,7 @@ arrives, CoDel-like (Nichols and Jacobson's CoDel as Facebook applies it to serv
   is meeting a burst: a newcomer may wait up to WEB_QUEUE_TIMEOUT (1 s). A burst of four
   times the slots on an idle process is served whole, none refused.
 - Once every slot has stayed busy for longer than that (sustained overload: more arrives
-  than the process can serve), a newcomer waits at most WEB_QUEUE_TARGET (20 ms). Refusals
+  than the process can serve), a newcomer waits at most WEB_QUEUE_TARGET (5 ms). Refusals
   then answer at once, and the requests served did not queue for long: no backlog of
   people who have given up builds behind the work. The process stays in this mode while
   it refused a request in the last WEB_QUEUE_INTERVAL: under sustained overload a slot is
