@@ -10,6 +10,9 @@ mode), and /metrics on any web process sums them:
 - `http_requests_total{route,method,status}` and `http_request_duration_seconds{route,method}`:
   `route` is the resolved URL name (`api-comment-like`, `admin:dynamo-system`), never the path;
   requests no URL pattern took (static files, 404s) are `(unmatched)`.
+- `dynamodb_consumed_capacity_by_route_total{route,kind}` (`read`, `write`): the units AWS
+  bills, charged to the route or `worker:<name>` that caused them (project.usage, when
+  USAGE_ENABLED is on too).
 - `dynamodb_requests_total{table,operation,outcome}` (each HTTP attempt, retries included,
   once per table it touches; outcome `ok`, the error code, or `connection_error`), `dynamodb_consumed_capacity_total
   {table,operation}`, `dynamodb_throttles_total{table,operation}` and
@@ -103,6 +106,11 @@ def _metrics_build() -> Any:
         cancellations = Counter(
             "dynamodb_transaction_cancellations", "Transaction actions cancelled, by reason", ["table", "reason"]
         )
+        capacity_by_route = Counter(
+            "dynamodb_consumed_capacity_by_route",
+            "Capacity units billed, by the route (or worker:<name>) that caused them",
+            ["route", "kind"],
+        )
 
     return Metrics
 
@@ -192,6 +200,15 @@ def _count_response(
         logger.exception("recording DynamoDB metrics failed")
 
 
+def route_capacity_count(route: str, read: float, write: float) -> None:
+    """`dynamodb_consumed_capacity_by_route_total{route,kind}`: units project.usage charged to a route."""
+    metrics = _metrics()
+    if read:
+        metrics.capacity_by_route.labels(route, "read").inc(read)
+    if write:
+        metrics.capacity_by_route.labels(route, "write").inc(write)
+
+
 def metrics_install() -> None:
     """Start recording (at start-up, when metrics are on): hooks on every DynamoDB client."""
     if not metrics_enabled():
@@ -200,6 +217,9 @@ def metrics_install() -> None:
 
     client_hook_add("before-parameter-build.dynamodb", _note_tables)
     client_hook_add("response-received.dynamodb", _count_response)
+    from project.usage import recorder
+
+    recorder.capacity_listener = route_capacity_count
 
 
 # --- workers (from their heartbeats) --------------------------------------------------

@@ -142,6 +142,8 @@ class UsageRecorder:
 
     def __init__(self) -> None:
         self.process_route = BACKGROUND
+        # Told every route's units as they are charged (project.metrics, when /metrics is on).
+        self.capacity_listener: Callable[[str, float, float], None] | None = None
         self._reset()
         os.register_at_fork(after_in_child=self._reset)
 
@@ -157,6 +159,11 @@ class UsageRecorder:
     def add(
         self, route: str, *, requests: int = 0, read: float = 0.0, write: float = 0.0, person: int | None = None
     ) -> None:
+        if (read or write) and self.capacity_listener is not None:
+            try:
+                self.capacity_listener(route, read, write)
+            except Exception:  # a metric never fails a request
+                logger.exception("usage: counting the route's capacity for /metrics failed")
         now = clock.now()
         start_slot = int(now // SLOT_SECONDS) * SLOT_SECONDS
         start_hour = int(now // HOUR_SECONDS) * HOUR_SECONDS

@@ -279,3 +279,16 @@ def test_the_page_reads_a_day_of_many_processes_tallies_with_four_queries():
     assert calls == ["Query"] * 4
     assert route_row(hour, "api-live").requests == 30 and hour.items == 3
     assert route_row(day, "api-live").requests == 90 and day.items == 9
+
+
+def test_metrics_count_the_units_by_route_too(client):
+    from tests.project.test_metrics import sample
+
+    with clock_override(ManualClock(T0)):
+        comment = comment_create(author_id="1", body="scraped")
+        before = sample("dynamodb_consumed_capacity_by_route_total", route="api-comment", kind="read")
+        client.get(f"/api/comments/{comment.comment_id}/")
+        after = sample("dynamodb_consumed_capacity_by_route_total", route="api-comment", kind="read")
+        usage_flush()
+        row = route_row(window("hour", now=T0), "api-comment")
+    assert after - before == pytest.approx(row.read_units) and row.read_units >= 0.5
