@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
+from project.errors import error_answer
 from project.fresh import FRESH_DELIVERIES
 from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.schema import page_parameters
@@ -146,7 +147,7 @@ class DeliveryListCreateApi(APIView):
                 created_by=request.user,
             )
         except services.UnknownUsernames as error:
-            body = {"detail": error.message, "code": "unknown_usernames", "audience": [error.message]}
+            body = error_answer(error.message, code="unknown_usernames", field="audience")
             return Response(body | {"unknown_usernames": error.unknown}, status=status.HTTP_400_BAD_REQUEST)
         response = Response(_output(delivery, live=False), status=status.HTTP_201_CREATED)
         FRESH_DELIVERIES.remember(request, response, value=delivery.delivery_id)  # the next list shows it

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.http import HttpResponseBase, JsonResponse
 from pynamodb.exceptions import PynamoDBException
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
 
 logger = logging.getLogger(__name__)
 
@@ -144,6 +144,24 @@ def error_answer(message: str, *, code: str, field: str | None = None) -> dict[s
     return body
 
 
+def error_response(
+    message: str, *, code: str, status: int, field: str | None = None, retry_after: str | None = None
+) -> JsonResponse:
+    """An error answered outside DRF (middleware, Django's error views): `error_answer`'s body,
+    and `Retry-After` (seconds) when the client is to come back."""
+    return retry_after_set(JsonResponse(error_answer(message, code=code, field=field), status=status), retry_after)
+
+
+R = TypeVar("R", bound=HttpResponseBase)
+
+
+def retry_after_set(response: R, seconds: str | None) -> R:
+    """`response` with `Retry-After: seconds` (unless None): when a refused client may ask again."""
+    if seconds is not None:
+        response["Retry-After"] = seconds
+    return response
+
+
 def dynamo_answer(error: BaseException) -> tuple[int, str, str] | None:
     """(status, message, code) for a botocore/PynamoDB error, None for anything else.
 
@@ -175,24 +193,31 @@ def exception_answer(exception: BaseException) -> tuple[int, str, str] | None:
 DJANGO_ERROR_CODES = {404: "not_found", 403: "permission_denied"}
 
 
+def retry_after_of(error: ApplicationError) -> str | None:
+    """When a client refused with `error` may ask again: a limit's own wait, a second for a
+    busy or unavailable store, never for a fault of the request."""
+    if isinstance(error, RateLimited):
+        return error.retry_after_header
+    if isinstance(error, Throttled | Conflict | Unavailable):
+        return "1"
+    return None
+
+
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     response: Response | None
     if isinstance(exc, ApplicationError):
         response = Response(error_answer(exc.message, code=exc.code, field=exc.field), status=exc.status_code)
-        if isinstance(exc, RateLimited):
-            response["Retry-After"] = exc.retry_after_header
-        elif isinstance(exc, Throttled | Conflict | Unavailable):
-            response["Retry-After"] = "1"
-        return response
+        return retry_after_set(response, retry_after_of(exc))
     answer = exception_answer(exc)
     if answer is not None:
         status_code, message, code = answer
         response = Response(error_answer(message, code=code), status=status_code)
-        if status_code in (429, 503):
-            response["Retry-After"] = "1"
-        return response
+        return retry_after_set(response, "1" if status_code in (429, 503) else None)
     if isinstance(exc, drf_exceptions.ParseError):
         return Response(error_answer(str(exc.detail), code="parse_error"), status=400)
+    # Not at import time: DRF's views load the throttles, which import this module.
+    from rest_framework.views import exception_handler
+
     response = exception_handler(exc, context)
     if response is None:
         return None

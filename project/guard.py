@@ -20,7 +20,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
-from project.errors import error_answer, exception_answer
+from project.errors import error_answer, error_response, exception_answer, retry_after_set
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,13 +68,11 @@ class RequestGuardMiddleware:
         if status == 400:
             return defaults.bad_request(request, SuspiciousOperation(message))
         response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-        if status in (429, 503):
-            response["Retry-After"] = "1"
-        return response
+        return retry_after_set(response, "1" if status in (429, 503) else None)
 
 
 def too_large(request: HttpRequest) -> HttpResponse:
     message = f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
     if is_api(request):
-        return JsonResponse(error_answer(message, code="too_large"), status=413)
+        return error_response(message, code="too_large", status=413)
     return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")

@@ -33,6 +33,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 
 from project import dynamo
+from project.errors import retry_after_set
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -180,9 +181,7 @@ latest = _Latest()
 def _answer(body: dict[str, Any], status: int) -> JsonResponse:
     response = JsonResponse(body, status=status)
     response["Cache-Control"] = "no-store"
-    if status == 503:
-        response["Retry-After"] = "5"
-    return response
+    return retry_after_set(response, "5" if status == 503 else None)
 
 
 class HealthMiddleware:

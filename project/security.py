@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
-from django.http import JsonResponse
 from django.shortcuts import render
+
+from project.errors import error_response, retry_after_set
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -166,10 +167,9 @@ class LoginRefusalMiddleware:
         refusal = getattr(request, "login_refused", None)
         if refusal is None or response.status_code == 429:
             return response
-        refused: HttpResponse
         if request.path.startswith("/api/"):
-            refused = JsonResponse({"detail": refusal.message, "code": refusal.code}, status=429)
-        else:
-            refused = render(request, "registration/locked_out.html", {"refusal": refusal}, status=429)
-        refused["Retry-After"] = refusal.retry_after_header
-        return refused
+            return error_response(
+                refusal.message, code=refusal.code, status=429, retry_after=refusal.retry_after_header
+            )
+        page = render(request, "registration/locked_out.html", {"refusal": refusal}, status=429)
+        return retry_after_set(page, refusal.retry_after_header)

@@ -54,7 +54,7 @@ from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 
 from project.clock import clock
-from project.errors import error_answer
+from project.errors import error_answer, error_response, retry_after_set
 from project.guard import is_api
 
 if TYPE_CHECKING:
@@ -236,17 +236,12 @@ def body_read(request: HttpRequest) -> HttpResponse | None:
 
 
 def overloaded(request: HttpRequest) -> HttpResponse:
-    response: HttpResponse
     if is_api(request):
-        response = JsonResponse(error_answer("The server is busy, retry shortly.", code="overloaded"), status=503)
-    else:
-        response = HttpResponse(
-            "The site is busy right now; please try again in a moment.",
-            status=503,
-            content_type="text/plain; charset=utf-8",
-        )
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+        message = "The server is busy, retry shortly."
+        return error_response(message, code="overloaded", status=503, retry_after=str(RETRY_AFTER_SECONDS))
+    message = "The site is busy right now; please try again in a moment."
+    page = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+    return retry_after_set(page, str(RETRY_AFTER_SECONDS))
 
 
 class LoadSheddingMiddleware:

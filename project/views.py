@@ -5,12 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
 from django.shortcuts import render
 from django.views import defaults
 
 from project import drafts
-from project.errors import ApplicationError, PermissionDenied, RateLimited, exception_answer
+from project.errors import (
+    ApplicationError,
+    PermissionDenied,
+    RateLimited,
+    error_response,
+    exception_answer,
+    retry_after_set,
+)
 from project.guard import is_api, too_large
 
 if TYPE_CHECKING:
@@ -24,25 +30,25 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
         answer = exception_answer(exception)
         status, message, code = answer if answer else (400, "Bad request.", "bad_request")
-        return JsonResponse({"detail": message, "code": code}, status=status)
+        return error_response(message, code=code, status=status)
     return defaults.bad_request(request, exception)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
-        return JsonResponse({"detail": "Permission denied.", "code": "permission_denied"}, status=403)
+        return error_response("Permission denied.", code="permission_denied", status=403)
     return defaults.permission_denied(request, exception)
 
 
 def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if is_api(request):
-        return JsonResponse({"detail": "Not found.", "code": "not_found"}, status=404)
+        return error_response("Not found.", code="not_found", status=404)
     return defaults.page_not_found(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
     if is_api(request):
-        return JsonResponse({"detail": "Server error.", "code": "server_error"}, status=500)
+        return error_response("Server error.", code="server_error", status=500)
     return defaults.server_error(request)
 
 
@@ -63,7 +69,7 @@ def refused_page(response: HttpResponse, error: ApplicationError | None) -> Http
     a refusal of the person (a reply to someone who blocked them) 403, the text kept too."""
     if isinstance(error, RateLimited):
         response.status_code = 429
-        response["Retry-After"] = error.retry_after_header
+        retry_after_set(response, error.retry_after_header)
     elif isinstance(error, PermissionDenied):
         response.status_code = 403
     return response
