@@ -200,13 +200,19 @@ def _count_response(
         logger.exception("recording DynamoDB metrics failed")
 
 
+_route_counters: dict[tuple[str, str], Any] = {}
+
+
 def route_capacity_count(route: str, read: float, write: float) -> None:
-    """`dynamodb_consumed_capacity_by_route_total{route,kind}`: units project.usage charged to a route."""
-    metrics = _metrics()
-    if read:
-        metrics.capacity_by_route.labels(route, "read").inc(read)
-    if write:
-        metrics.capacity_by_route.labels(route, "write").inc(write)
+    """`dynamodb_consumed_capacity_by_route_total{route,kind}`: units project.usage charged to a route.
+
+    Called for every DynamoDB call of a worker: each label pair's child is looked up once."""
+    for kind, units in (("read", read), ("write", write)):
+        if units:
+            counter = _route_counters.get((route, kind))
+            if counter is None:
+                counter = _route_counters.setdefault((route, kind), _metrics().capacity_by_route.labels(route, kind))
+            counter.inc(units)
 
 
 def metrics_install() -> None:
