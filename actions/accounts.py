@@ -1,4 +1,7 @@
-"""Sign-up with an e-mail address: social's new account, and notifications' verification link to it."""
+"""Sign-up: social's new account, and notifications' verification link to its e-mail address.
+
+The page and the API sign people up through `account_sign_up`, so both count the network's
+sign-up limit, refuse a taken name the same way and mail the same link."""
 
 from __future__ import annotations
 
@@ -8,11 +11,21 @@ from typing import TYPE_CHECKING
 from notifications.mail.verification import email_verification_send
 from project.after_response import after_response
 from project.errors import ApplicationError
+from social.services import user_create
 
 if TYPE_CHECKING:
     from social.models import User
 
 logger = logging.getLogger(__name__)
+
+
+def account_sign_up(*, username: str, password: str, display_name: str = "", email: str = "", address: str) -> User:
+    """Create an account for a sign-up from `address` (social.services.user_create: the
+    network's limit first, RateLimited when over; a taken name ApplicationError on `username`)
+    and queue its address's verification link. Twice: the second is refused, the name taken."""
+    user = user_create(username=username, password=password, display_name=display_name, email=email, address=address)
+    signup_verification_queue(user=user)
+    return user
 
 
 def signup_verification_queue(*, user: User) -> None:

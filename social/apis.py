@@ -13,7 +13,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from actions.accounts import signup_verification_queue
+from actions.accounts import account_sign_up
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
 from project.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
@@ -120,8 +120,7 @@ class UserCreateApi(APIView):
             raise PermissionDenied("Sign-up is closed.")
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        user = services.user_create(**serializer.validated_data, address=client_ip(request))
-        signup_verification_queue(user=user)
+        user = account_sign_up(**serializer.validated_data, address=client_ip(request))
         return Response(self.OutputSerializer(user).data, status=status.HTTP_201_CREATED)
 
 

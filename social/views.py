@@ -12,7 +12,6 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm, UserCreationForm
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.validators import MaxLengthValidator
-from django.db import IntegrityError, transaction
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -20,7 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
-from actions.accounts import signup_verification_queue
+from actions.accounts import account_sign_up
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
@@ -138,15 +137,6 @@ class SignUpForm(UserCreationForm):
         except ApplicationError as error:
             raise forms.ValidationError(error.message) from None
         return username
-
-    def save_once(self):
-        """Save the account; a concurrent sign-up that took the name first is a form error."""
-        try:
-            with transaction.atomic():
-                return self.save()
-        except IntegrityError:
-            self.add_error("username", services.USERNAME_TAKEN)
-            return None
 
 
 def _viewer_id(request):
@@ -473,15 +463,21 @@ def signup(request):
         return redirect("login")
     form, refused, user = SignUpForm(request.POST or None), None, None
     if request.method == "POST" and form.is_valid():
-        try:
-            services.signup_limit_enforce(address=client_ip(request))
+        fields = form.cleaned_data
+        try:  # as the API signs up: the network's limit, then the account (a name taken meanwhile: 400)
+            user = account_sign_up(
+                username=fields["username"],
+                password=fields["password1"],
+                display_name=fields.get("display_name") or "",
+                email=fields.get("email") or "",
+                address=client_ip(request),
+            )
         except RateLimited as error:
             form.add_error(None, error.message)  # the names typed stay in the form
             refused = error
-        else:
-            user = form.save_once()
+        except ApplicationError as error:
+            form.add_error(error.field, error.message)
     if user is not None:
-        signup_verification_queue(user=user)
         login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")
