@@ -47,13 +47,13 @@ LOCAL_PLAIN_HTTP = env.bool("LOCAL_PLAIN_HTTP", default=False)
 if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).is_loopback):
     raise ImproperlyConfigured(f"LOCAL_PLAIN_HTTP is for the loopback address only, not HOST={HOST}.")
 # Requests one web process works on at once (project.shedding). A request finding them all
-# busy waits for a slot up to WEB_QUEUE_TIMEOUT seconds, or WEB_QUEUE_TARGET once every slot
-# has been busy for longer than WEB_QUEUE_INTERVAL (sustained overload); past its wait, 503
-# with Retry-After. A request body must arrive within WEB_BODY_TIMEOUT seconds (else 408),
-# read before the request takes a slot.
+# busy waits for a slot up to WEB_QUEUE_TIMEOUT seconds, or WEB_QUEUE_TARGET once the queue
+# has stood for WEB_QUEUE_INTERVAL or a request was refused within it (sustained overload);
+# past its wait, 503 with Retry-After. A request body must arrive within WEB_BODY_TIMEOUT
+# seconds (else 408), read before the request takes a slot.
 WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
 WEB_QUEUE_TIMEOUT = env.float("WEB_QUEUE_TIMEOUT", default=1.0)
-WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.1)
+WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.5)
 WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.005)
 WEB_BODY_TIMEOUT = env.float("WEB_BODY_TIMEOUT", default=10.0)
 # How long /readyz trusts its last table check, in this process (seconds).

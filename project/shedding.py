@@ -3,18 +3,21 @@
 A process works on at most WEB_MAX_IN_FLIGHT requests at once (its slots). A request that
 finds every slot busy waits for one, first come first served, for a time chosen as it
 arrives, CoDel-like (Nichols and Jacobson's CoDel as Facebook applies it to server queues,
-"Fail at Scale", 2015):
+"Fail at Scale", 2015: a long wait while the queue absorbs a burst, a short one once it
+stands):
 
-- While a slot was free at some moment in the last WEB_QUEUE_INTERVAL (0.1 s), the process
-  is meeting a burst: a newcomer may wait up to WEB_QUEUE_TIMEOUT (1 s). A burst of four
-  times the slots on an idle process is served whole, none refused.
-- Once every slot has stayed busy for longer than that (sustained overload: more arrives
-  than the process can serve), a newcomer waits at most WEB_QUEUE_TARGET (5 ms). Refusals
-  then answer at once, and the requests served did not queue for long: no backlog of
-  people who have given up builds behind the work. The process stays in this mode while
-  it refused a request in the last WEB_QUEUE_INTERVAL: under sustained overload a slot is
-  free for a moment now and then (the short waits were refused), and a newcomer then would
-  otherwise wait up to a second behind others, only to be refused.
+- Normally a newcomer may wait up to WEB_QUEUE_TIMEOUT (1 s): the process is meeting a
+  burst, and a burst of four times the slots on an idle process is served whole.
+- Once the queue has stood (never empty) for longer than WEB_QUEUE_INTERVAL (0.5 s), or a
+  request was refused within that interval (sustained overload: more arrives than the
+  process serves), a newcomer waits at most WEB_QUEUE_TARGET (5 ms). Refusals then answer
+  at once, and the requests served did not queue for long: no backlog of people who have
+  given up builds behind the work. The refusals keep the process in this mode: they empty
+  the queue now and then, which would otherwise let newcomers wait a second again.
+
+The interval is longer than CoDel's 0.1 s: a burst's queue stands for several rounds of
+service by nature (four times the slots took 0.3 s to drain on a busy 2-core machine, its
+arrivals spread over 0.1 s or more there), and with 0.1 s parts of such bursts were refused.
 
 A request that could not start in time gets 503 with `Retry-After` (JSON under /api/, a
 short page elsewhere); the page's scripts and API clients ask again then (docs/api.md).
@@ -84,31 +87,32 @@ class InFlight:
         self._lock = threading.Lock()
         self.count = 0
         self._waiters: deque[_Waiter] = deque()
-        # The last moment a slot was free, the last refusal (clock.monotonic()); -inf: none yet.
-        self._free_at = float("-inf")
+        # Since when requests have been waiting without a break, the last refusal
+        # (clock.monotonic()); None: nobody waits, -inf: none yet.
+        self._queued_since: float | None = None
         self._refused_at = float("-inf")
 
     def budget(self, *, now: float, timeout: float, interval: float, target: float) -> float:
-        """How long a newcomer that finds every slot busy may wait: `target` once the slots
-        have all been busy for longer than `interval` or a request was refused within it,
-        else `timeout`."""
-        overloaded = now - self._free_at > interval or now - self._refused_at < interval
-        return target if overloaded else timeout
+        """How long a newcomer that finds every slot busy may wait: `target` once the queue
+        has stood for longer than `interval` or a request was refused within it, else `timeout`."""
+        standing = self._queued_since is not None and now - self._queued_since > interval
+        return target if standing or now - self._refused_at < interval else timeout
 
     def enter(self, limit: int, *, timeout: float = 0.0, interval: float = 0.0, target: float = 0.0) -> bool:
         """Take a slot, waiting for one up to the budget above; False when none came in time."""
         with self._lock:
-            now = clock.monotonic()
             if self.count < limit:
                 self.count += 1
-                self._free_at = now
                 return True
+            now = clock.monotonic()
             wait = self.budget(now=now, timeout=timeout, interval=interval, target=target)
             if wait <= 0:
                 self._refused_at = now
                 return False
             waiter = _Waiter()
             self._waiters.append(waiter)
+            if self._queued_since is None:
+                self._queued_since = now
         if waiter.event.wait(wait):
             return True
         with self._lock:
@@ -116,6 +120,8 @@ class InFlight:
                 return True
             self._waiters.remove(waiter)
             self._refused_at = clock.monotonic()
+            if not self._waiters:
+                self._queued_since = None
             return False
 
     def leave(self) -> None:
@@ -124,9 +130,10 @@ class InFlight:
                 waiter = self._waiters.popleft()
                 waiter.granted = True
                 waiter.event.set()
+                if not self._waiters:
+                    self._queued_since = None
             else:
                 self.count -= 1
-                self._free_at = clock.monotonic()
 
     @property
     def waiting(self) -> int:

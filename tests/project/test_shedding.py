@@ -42,8 +42,8 @@ def held_timeline(monkeypatch):
 def slots(settings):
     settings.WEB_MAX_IN_FLIGHT = 1
     settings.WEB_QUEUE_TIMEOUT = WAIT_SECONDS
-    # Real time never turns the queue to overload here (a slow machine would): the switch's
-    # test moves the manual clock past the interval itself.
+    # Real time never makes the queue stand long enough here (a slow machine could): the
+    # switch's test moves the manual clock past a short interval itself.
     settings.WEB_QUEUE_INTERVAL = WAIT_SECONDS
     settings.WEB_QUEUE_TARGET = 0.0  # a newcomer in sustained overload is refused at once
     yield settings
@@ -86,11 +86,11 @@ def test_a_burst_of_four_times_the_slots_is_served_whole(slots, held_timeline):
     assert result == [[200] * 8]
 
 
-def test_once_every_slot_stayed_busy_past_the_interval_newcomers_are_refused_after_the_target(slots, held_timeline):
-    """The CoDel switch: a newcomer while the slots were free moments ago waits (a burst); one
-    after the slots stayed busy longer than WEB_QUEUE_INTERVAL waits only WEB_QUEUE_TARGET (0
-    here: refused at once); newcomers wait again once a slot was free and no request was
-    refused for an interval."""
+def test_once_the_queue_stood_past_the_interval_newcomers_are_refused_after_the_target(slots, held_timeline):
+    """The CoDel-like switch: a newcomer while the queue is young waits (a burst); one once
+    requests have been waiting for longer than WEB_QUEUE_INTERVAL waits only
+    WEB_QUEUE_TARGET (0 here: refused at once); the refusals keep newcomers on the short
+    wait for an interval, after which they may wait again."""
     slots.WEB_QUEUE_INTERVAL = 0.1
     entered, release = held_timeline
     answers: list = []
@@ -99,23 +99,38 @@ def test_once_every_slot_stayed_busy_past_the_interval_newcomers_are_refused_aft
         wait_for(lambda: len(entered) == 1, what="the first request inside")
         burst = get_in_thread("/api/comments/", answers)
         wait_for(lambda: shedding.in_flight.waiting == 1, what="a newcomer of the burst waiting")
-        manual.advance(0.5)  # every slot busy for longer than the interval
+        manual.advance(0.5)  # the queue has stood longer than the interval
         refused = Client().get("/api/comments/")
         page = Client().get("/popular/")
         assert shedding.in_flight.waiting == 1
         release.set()
         first.join(WAIT_SECONDS)
         burst.join(WAIT_SECONDS)
-        assert [answer.status_code for answer in answers] == [200, 200]
         budget = shedding.in_flight.budget
         assert budget(now=manual.monotonic(), timeout=5, interval=0.1, target=0.02) == 0.02  # refused just now
         manual.advance(0.5)
-        assert Client().get("/api/comments/").status_code == 200  # a slot free: taken at once
         assert budget(now=manual.monotonic(), timeout=5, interval=0.1, target=0.02) == 5
+    assert [answer.status_code for answer in answers] == [200, 200]
     assert refused.status_code == 503
     assert refused["Retry-After"] == str(shedding.RETRY_AFTER_SECONDS)
     assert refused.json() == {"detail": "The server is busy, retry shortly.", "code": "overloaded"}
     assert page.status_code == 503 and "busy" in page.content.decode()
+
+
+def test_a_wait_that_ran_out_keeps_newcomers_on_the_short_wait(slots, held_timeline):
+    entered, release = held_timeline
+    answers: list = []
+    with clock_override(ManualClock()):
+        first = get_in_thread("/api/comments/", answers)
+        wait_for(lambda: len(entered) == 1, what="the first request inside")
+        slots.WEB_QUEUE_TIMEOUT = 0.05  # nothing frees the slot meanwhile: its wait runs out
+        ran_out = Client().get("/api/comments/")
+        slots.WEB_QUEUE_TIMEOUT = WAIT_SECONDS
+        refused = Client().get("/api/comments/")  # the queue is empty, but a refusal was just now
+        release.set()
+        first.join(WAIT_SECONDS)
+    assert ran_out.status_code == refused.status_code == 503
+    assert answers[0].status_code == 200
 
 
 def test_a_wait_past_its_budget_is_refused_and_leaves_the_queue(slots, held_timeline):

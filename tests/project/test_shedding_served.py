@@ -2,8 +2,8 @@
 (gunicorn.conf.py, one worker process with its default threads and slots), on the suite's
 DynamoDB Local tables and a database file of its own.
 
-The bounds a busy machine could break are set far out of reach here (the queue's wait, the
-CoDel switch): what is checked is the mechanism, never a speed. bench/burst.py measures the
+The bound a busy machine could break is set far out of reach here (the queue's wait): what is
+checked is the mechanism, never a speed. bench/burst.py measures the
 defaults' figures.
 """
 
@@ -46,7 +46,6 @@ def server(dynamodb, tmp_path_factory):
         WEB_CONCURRENCY="1",
         WEB_MAX_IN_FLIGHT=str(SLOTS),
         WEB_QUEUE_TIMEOUT=str(WAIT_SECONDS),
-        WEB_QUEUE_INTERVAL=str(WAIT_SECONDS),
         WEB_BODY_TIMEOUT=str(BODY_SECONDS),
         RATE_LIMITS_ENABLED="False",
         PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
