@@ -153,7 +153,7 @@ def targets_deliver(
                     return result
             return result
 
-        def build(transaction: LabelledTransactWrite, writes=writes) -> None:
+        def build(transaction: LabelledTransactWrite, writes: dict[str, FeedWrite] = writes) -> None:
             transaction.condition_check(
                 Delivery, delivery_id, condition=Delivery.status == DISPATCHING, label=DELIVERY_CHECK
             )

@@ -92,7 +92,7 @@ def _chunk_targets_write(chunk: DeliveryChunk) -> None:
     for start in range(0, len(user_ids), TARGET_PUTS_PER_TRANSACTION):
         slice_ids = user_ids[start : start + TARGET_PUTS_PER_TRANSACTION]
 
-        def build(transaction: LabelledTransactWrite, slice_ids=slice_ids) -> None:
+        def build(transaction: LabelledTransactWrite, slice_ids: list[str] = slice_ids) -> None:
             transaction.condition_check(
                 DeliveryChunk,
                 chunk.chunk_key,

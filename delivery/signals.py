@@ -9,6 +9,7 @@ message lands in the feed of an account nobody can sign in to any more.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -21,6 +22,6 @@ logger = logging.getLogger(__name__)
 
 
 @receiver(post_delete, sender=get_user_model(), dispatch_uid="delivery_targets_drop_for_user")
-def drop_targets_of_deleted_user(sender, instance, **kwargs):
+def drop_targets_of_deleted_user(sender: object, instance: Any, **kwargs: object) -> None:
     user_id = str(instance.pk)
     transaction.on_commit(lambda: services.delivery_targets_drop_for_user(user_id=user_id))

@@ -5,7 +5,7 @@ class NotificationsConfig(AppConfig):
     name = "notifications"
     verbose_name = "Notifications"
 
-    def ready(self):
+    def ready(self) -> None:
         from django.utils.module_loading import autodiscover_modules
 
         from notifications import checks  # noqa: F401  (registers the system checks)

@@ -59,6 +59,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pynamodb.transactions import TransactWrite
 
@@ -209,10 +210,10 @@ class _Committed:
 
     seq: int  # the notification's `seq` as this batch left it
     notify: list[str]
-    markers: list[Future] | None  # this batch's marker writes (None: it notified nobody)
+    markers: list[Future[None]] | None  # this batch's marker writes (None: it notified nobody)
     last_event_id: str
     count: int
-    finish: Future
+    finish: Future[None]
 
 
 def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None = None) -> _Committed | None:
@@ -287,7 +288,7 @@ def _silenced_since_read(fold: Fold) -> None:
         like_event_put(author_id=fold.author_id, comment_id=fold.comment_id, liker_id=liker)
 
 
-def _fold_finish(fold: Fold, steps: list[Future]) -> None:
+def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
     failures = []
     for step in steps:  # every step ends before this does, so nothing of the batch outlives it
         try:
@@ -373,7 +374,7 @@ _folding_lock = threading.Lock()
 # A comment liked this often per second in this process is hot: its requests leave the
 # fold to the folder, which takes up to FOLD_EVENTS_MAX of its events per write.
 HOT_LIKES_PER_SECOND = 8
-_recent_likes: dict[str, deque] = {}
+_recent_likes: dict[str, deque[float]] = {}
 
 
 def _hot(comment_id: str, now: float) -> bool:

@@ -8,10 +8,11 @@ fold that dies between any two of them is completed by the next one; BatchWriteI
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
@@ -29,6 +30,7 @@ from social.activity.services import ActivityLine, activity_record_keyed
 from social.models import Comment, Like
 
 logger = logging.getLogger("notifications.like_fold")
+T = TypeVar("T")
 
 BATCH_WRITE_MAX = 25
 PERSON_ACTIONS = ("like", "unlike")  # event kinds that are a person's action (and an activity line)
@@ -54,7 +56,7 @@ class Fold:
     # Likers the last fold notified whose marker is not written yet (it died before): written first.
     unmarked: list[str] = field(default_factory=list)
     # The writes of `unmarked`'s markers, when the previous batch of this very folder is making them.
-    markers_in_flight: list[Future] | None = None
+    markers_in_flight: list[Future[None]] | None = None
     new_unliked: list[str] = field(default_factory=list)
     new_restored: list[str] = field(default_factory=list)
     mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
@@ -162,9 +164,8 @@ def fold_reads(*, comment_id: str, author_id: str, likers: list[str]) -> FoldRea
     )
 
 
-def likes_batch_get(keys):
-    from social.models import Like  # the like rows are the truth the fold follows
-
+def likes_batch_get(keys: list[tuple[str, str]]) -> Iterator[Like]:
+    """The like rows of these (comment, person) keys that exist, strongly consistent: the truth the fold follows."""
     return Like.batch_get(keys, consistent_read=True)
 
 
@@ -174,7 +175,7 @@ def markers_put(comment_id: str, likers: list[str], at: float) -> None:
         future.result()
 
 
-def markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Future]:
+def markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Future[None]]:
     expires = datetime.fromtimestamp(at + renotify_window(), tz=UTC)
     return [
         writers.submit(_batch_save, [LikeNotified(comment_id, x, notified_at=at, expires_at=expires) for x in chunk])
@@ -182,17 +183,17 @@ def markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Fut
     ]
 
 
-def chunks(items: list) -> list[list]:
+def chunks(items: list[T]) -> list[list[T]]:
     return [items[start : start + BATCH_WRITE_MAX] for start in range(0, len(items), BATCH_WRITE_MAX)]
 
 
-def _batch_save(items: list) -> None:
+def _batch_save(items: list[Any]) -> None:
     with type(items[0]).batch_write() as batch:
         for item in items:
             batch.save(item)
 
 
-def markers_written(writes: list[Future]) -> bool:
+def markers_written(writes: list[Future[None]]) -> bool:
     """Whether every one of these marker writes succeeded (a failed one: the caller writes them)."""
     try:
         for write in writes:
@@ -203,7 +204,7 @@ def markers_written(writes: list[Future]) -> bool:
     return True
 
 
-def _list_set(attribute, values: list[str]):
+def _list_set(attribute: Any, values: list[str]) -> Any:
     # DynamoDB keeps no empty list here: an empty one is removed.
     return attribute.set(values) if values else attribute.remove()
 

@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 NOTICE_TITLE = "Someone tried to log in to your account"
 
 
-def login_failures_notice(*, user_id: str, failures: int, addresses: int = 1, **_signal) -> None:
+def login_failures_notice(*, user_id: str, failures: int, addresses: int = 1, **_signal: object) -> None:
     """Put the notice into the owner's feed (the signal's receiver).
 
     Twice: two notices (the sender's once-per-window mark keeps it to one). A feed

@@ -5,7 +5,7 @@ class SocialConfig(AppConfig):
     name = "social"
     verbose_name = "Social"
 
-    def ready(self):
+    def ready(self) -> None:
         from social.activity import signals
 
         signals.connect()

@@ -8,6 +8,8 @@ queues feed entries nobody reads.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models.signals import post_delete
@@ -17,6 +19,6 @@ from notifications.preferences import services
 
 
 @receiver(post_delete, sender=get_user_model(), dispatch_uid="preferences_forget_for_user")
-def forget_preferences_of_deleted_user(sender, instance, **kwargs):
+def forget_preferences_of_deleted_user(sender: object, instance: Any, **kwargs: object) -> None:
     user_id = str(instance.pk)
     transaction.on_commit(lambda: services.preferences_forget(user_id=user_id))

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -45,8 +46,8 @@ class DayCount:
 
     day: date
     started_at: float
-    counts: Counter = field(default_factory=Counter)
-    users: Counter = field(default_factory=Counter)
+    counts: Counter[str] = field(default_factory=Counter)
+    users: Counter[str] = field(default_factory=Counter)
     active_users: int = 0
     items: int = 0
 
@@ -56,14 +57,14 @@ class _Stopped(Exception):
 
 
 def _count_partition(
-    model, partition: str, on_items: Callable[[int], None], should_stop: Callable[[], bool]
-) -> tuple[Counter, Counter, int]:
+    model: Any, partition: str, on_items: Callable[[int], None], should_stop: Callable[[], bool]
+) -> tuple[Counter[str], Counter[str], int]:
     """Count one `by_day` partition: per action the items and distinct users, and its users.
 
     One dict entry per distinct user holds a bit per action they did, so memory is one
     entry per user of the partition, however many items and actions they have.
     """
-    counts: Counter = Counter()
+    counts: Counter[str] = Counter()
     bits: dict[str, int] = {}
     actions_by_user: dict[str, int] = {}
     pending = 0
@@ -146,7 +147,7 @@ def activity_day_store(count: DayCount, *, final: bool) -> bool:
 
 def day_final_at(day: date) -> float:
     """When a day's rollup is final: the day's end plus the grace for late writes."""
-    return day_bounds(day)[1] + settings.ACTIVITY_ROLLUP_GRACE_SECONDS
+    return float(day_bounds(day)[1] + settings.ACTIVITY_ROLLUP_GRACE_SECONDS)
 
 
 def activity_days_backlog(*, now: float | None = None) -> Backlog:

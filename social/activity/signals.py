@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
 from django.contrib.auth.signals import user_logged_in
 from django.db import transaction
@@ -11,11 +13,11 @@ from social.activity.models import LOGIN, SIGNUP
 from social.activity.services import activity_record
 
 
-def _on_login(sender, request, user, **kwargs) -> None:
+def _on_login(sender: object, request: object, user: Any, **kwargs: object) -> None:
     activity_record(user_id=str(user.pk), action=LOGIN)
 
 
-def _on_user_saved(sender, instance, created, raw=False, **kwargs) -> None:
+def _on_user_saved(sender: object, instance: Any, created: bool, raw: bool = False, **kwargs: object) -> None:
     if created and not raw:
         # After the commit: a sign-up rolled back is not in the log.
         transaction.on_commit(lambda: activity_record(user_id=str(instance.pk), action=SIGNUP))

@@ -1,4 +1,6 @@
-"""The type check's strict section (pyproject.toml) reaches every services and selectors module.
+"""The type check's strict section (pyproject.toml) reaches every services and selectors module,
+and every write module the app graph finds (tests/project/test_app_graph.py: a module below
+the edge that imports a write module writes too).
 
 Its module patterns follow names, not a list of files: a module that holds writes or reads
 under another name (`feed_selectors.py`) would escape them, and this test names it.
@@ -6,6 +8,8 @@ under another name (`feed_selectors.py`) would escape them, and this test names 
 
 import tomllib
 from pathlib import Path
+
+from tests.project.test_app_graph import _edge, _graph, _writes
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("actions", "project", "social", "notifications", "delivery")
@@ -49,3 +53,10 @@ def test_every_services_and_selectors_module_is_checked_strictly():
     assert writes_and_reads, "no services or selectors module found"
     assert [module for module in writes_and_reads if not _is_strict(module, patterns)] == []
     assert all(_is_strict(module, patterns) for module in modules if module.split(".")[0] in ("actions", "project"))
+
+
+def test_every_write_module_is_checked_strictly():
+    patterns = _strict_patterns()
+    writes = [module for module in _writes(_graph()) if not _edge(module)]
+    assert "notifications.like_fold" in writes
+    assert sorted(module for module in writes if not _is_strict(module, patterns)) == []
