@@ -155,7 +155,8 @@ def user_display_name_set(*, user: User, display_name: str) -> User:
 def comment_view_record(*, comment_id: str, viewer: str) -> bool:
     """Count one view of a comment, at most once per viewer per comment per clock hour.
 
-    `viewer` is `user:<pk>` or, for anonymous visitors, `address:<client ip>`. The
+    `viewer` is `user:<pk>` or, for anonymous visitors, `address:<their address>` (an
+    IPv6 one's /64, as every limit groups them: project.limits.address_subject). The
     "already counted" mark is a conditional put with TTL in the shared limit store
     (`once_per_window`), so every process on every machine counts a viewer once an
     hour; concurrent reloads count once. Costs one write per page view (the mark),
