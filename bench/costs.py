@@ -219,6 +219,7 @@ def main() -> None:
             etag["now"] = answer["ETag"]
 
         time.sleep(settings.LIVE_SIGNAL_LAG + 0.5)  # the set-up's signals are history
+
         def log_refreshed(n):  # the process's change log is charged on its own line (site_model.py)
             time.sleep(settings.LIVE_LOG_REFRESH + 0.05)
             change_log.refresh()
@@ -226,11 +227,21 @@ def main() -> None:
         run("live poll, nothing changed (304)", lambda n: live_poll(n, 304), prepare=log_refreshed)
 
         def liked_elsewhere(n):
+            # Changes on one screen more than LIVE_SIGNAL_LAG apart (the site model's: one a
+            # minute); closer ones make a poll read the one before again (1.8 counts at 0.7 s).
+            time.sleep(settings.LIVE_SIGNAL_LAG)
             like_add(comment_id=others[n % 5].comment_id, user_id=str(people[n].pk))
             like_events_fold_until_idle()  # the fold signals the count (and the badge)
             log_refreshed(n)
 
         run("live poll, a count on screen changed (200)", lambda n: live_poll(n, 200), prepare=liked_elsewhere)
+        # The net: a full answer at least every LIVE_FULL_EVERY (no If-None-Match here), read afresh
+        # (past SHARED_READ_SECONDS, so no count another request read a moment ago is reused).
+        run(
+            "live poll, full answer (5 comments, hearts)",
+            lambda n: browser.get(live_url),
+            prepare=lambda n: time.sleep(settings.SHARED_READ_SECONDS + 0.1),
+        )
 
         # Comments viewed before (their view total aggregated), each viewed once more: what the
         # aggregator pays for that view.

@@ -68,6 +68,8 @@ FLOORS: dict[str, tuple[float, float]] = {
     # counts are the ones the process read for other viewers since, which no signal touched
     # (social/live.py `SharedCounts`), the other hearts did not move: neither is read.
     "live poll, a count on screen changed (200)": (3, 0),
+    # The badge, 5 counts and 5 hearts (the bench's comments all have likes), eventually consistent.
+    "live poll, full answer (5 comments, hearts)": (5.5, 0),
     # The feed item (5 KB) rewritten in a transaction (10) with its unread count (2), which
     # at 0 leaves the sparse by_count index (a delete, 2 in a transaction).
     "mark all read (after one new entry)": (2, 14),
@@ -123,13 +125,12 @@ DAILY_MIX: dict[str, float] = {
     "preferences saved (API PATCH, one flag)": 1 / 30,
     "mute a thread (API PUT)": 1 / 14,
     # 20 minutes a day with a visible tab: one poll every 2 s (600), conditional (If-None-Match).
-    # A full answer when something on screen changed (a like on one of the comments shown, the
-    # badge: once a minute, say), when the last full answer is LIVE_FULL_EVERY (60 s) old, and
-    # for comments scrolled into view on a page older than that: 40 of the 600, say, each
-    # charged as a changed count (a full answer after no change reads the 5 counts and hearts
-    # eventually: 5.5 units, about the same).
+    # A changed answer when something on screen changed (a like on one of the comments shown,
+    # the badge: once a minute, say: 20); a full one when the last full answer is LIVE_FULL_EVERY
+    # (60 s) old, and for comments scrolled into view on a page older than that (20, say).
     "live poll, nothing changed (304)": 560,
-    "live poll, a count on screen changed (200)": 40,
+    "live poll, a count on screen changed (200)": 20,
+    "live poll, full answer (5 comments, hearts)": 20,
     # One staff broadcast a week to everyone.
     "delivered target (a full feed; dispatch only)": 1 / 7,
 }
@@ -174,7 +175,11 @@ ALWAYS_ON: list[tuple[str, float, float, float]] = [
 
 # --- the live channel, before and after the change log ----------------------
 LIVE_BEFORE = {"live poll, 5 comments on screen": 600}  # every poll a full answer
-LIVE_AFTER = ("live poll, nothing changed (304)", "live poll, a count on screen changed (200)")
+LIVE_AFTER = (
+    "live poll, nothing changed (304)",
+    "live poll, a count on screen changed (200)",
+    "live poll, full answer (5 comments, hearts)",
+)
 LIVE_ALWAYS_ON = ("live change log refreshes (4 web processes)",)
 # Signal puts (1 WCU each, inside the measured lines of their writers): a fold per like or
 # unlike, a feed write that moves a badge per reply recipient and message, a mark-read (the
