@@ -54,10 +54,10 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 
 from project.clock import clock
-from project.errors import error_answer, error_response, retry_after_set
+from project.errors import error_response, retry_after_set
 from project.guard import is_api
 
 if TYPE_CHECKING:
@@ -232,14 +232,11 @@ def body_read(request: HttpRequest) -> HttpResponse | None:
         message, status, code = f"The request body did not arrive within {timeout:g} seconds.", 408, "body_timeout"
     else:
         message, status, code = "The request body ended before its Content-Length.", 400, "incomplete_body"
-    response: HttpResponse
-    if is_api(request):
-        response = JsonResponse(error_answer(message, code=code), status=status)
-    else:
-        response = HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
     # No `Connection: close` (a hop-by-hop header is the server's, not the application's):
     # gunicorn finds the socket's reading side ended and closes the connection after answering.
-    return response
+    if is_api(request):
+        return error_response(message, code=code, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
 
 
 def overloaded(request: HttpRequest) -> HttpResponse:

@@ -42,7 +42,7 @@ def server(dynamodb, tmp_path_factory):
     environment = served_environment(
         dynamodb_host=dynamodb,
         table_prefix=Comment.Meta.table_name.removesuffix("comments"),
-        database_url=f"sqlite:///{folder / 'db.sqlite3'}",  # nothing here reaches the database
+        database_url=f"sqlite:///{folder / 'db.sqlite3'}",
         WEB_CONCURRENCY="1",
         WEB_MAX_IN_FLIGHT=str(SLOTS),
         WEB_QUEUE_TIMEOUT=str(WAIT_SECONDS),
@@ -54,6 +54,15 @@ def server(dynamodb, tmp_path_factory):
         LOG_LEVEL="WARNING",
     )
     environment.pop("WEB_THREADS", None)  # gunicorn.conf.py's default
+    # The comment list reads its authors' names (comments other tests left may be listed).
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input"],
+        cwd=ROOT,
+        env=environment,
+        check=True,
+        capture_output=True,
+        timeout=WAIT_SECONDS,
+    )
     log = open(folder / "gunicorn.log", "w")
     process = subprocess.Popen(
         [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py"],
