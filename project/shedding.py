@@ -218,8 +218,9 @@ def body_read(request: HttpRequest) -> HttpResponse | None:
     if length <= 0 or timeout <= 0 or length > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
         return None
     sock: socket.socket | None = request.META.get("gunicorn.socket")
-    watched = sock is not None and request.META.get("HTTP_VERSION") != "2"  # an HTTP/2 socket carries other streams
-    key = body_deadlines.watch(sock, time.monotonic() + timeout) if sock is not None and watched else None
+    key = None
+    if sock is not None and request.META.get("HTTP_VERSION") != "2":  # an HTTP/2 socket carries other streams
+        key = body_deadlines.watch(sock, time.monotonic() + timeout)
     try:
         body = request.body
     except OSError:  # Django's UnreadablePostError: the connection broke
@@ -227,6 +228,8 @@ def body_read(request: HttpRequest) -> HttpResponse | None:
     finally:
         in_time = key is None or body_deadlines.done(key)
     if len(body) >= length:
+        # Whole, even if the deadline struck as the last byte came: served (the connection
+        # then closes after the answer, its reading side being shut).
         return None
     if not in_time:
         message, status, code = f"The request body did not arrive within {timeout:g} seconds.", 408, "body_timeout"
