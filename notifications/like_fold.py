@@ -89,6 +89,7 @@ from project.clock import clock
 from project.usage import ContextThreadPoolExecutor
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
+from social.live import live_comment, live_signal, live_user
 from social.models import Comment
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_thread_id
@@ -226,8 +227,9 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
        changed notification is re-read and planned again, up to `attempts` times);
     3. this fold's markers; 4. the badge item, to the notification's count unless a newer
     state is there; 5. the counter's due flag; 6. the likers' activity lines (3-6 at once);
-    7. the events. A crash anywhere leaves the events pending, and their next fold finds the
-    notification as this one left it, changes nothing there and finishes steps 3-7.
+    7. the live signal for open pages (social/live.py: best effort), then the events. A crash
+    anywhere leaves the events pending, and their next fold finds the notification as this
+    one left it, changes nothing there and finishes steps 3-7 (signalling again: harmless).
 
     Returns once step 2 is done (None: nothing pending, or `attempts` lost races); steps
     3-7 run in the background (`finish`). So a folder reads and commits its next batch while
@@ -297,6 +299,8 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
             failures.append(error)
     if failures:  # the events stay for the next fold, which repeats these steps
         raise failures[0]
+    # Open pages follow: the count moved (the events' likes and unlikes), the badge if it did.
+    live_signal([live_comment(fold.comment_id), live_user(fold.author_id) if fold.changes else ""])
     events_delete(fold.events)
     if fold.changes:
         logger.info(
