@@ -10,15 +10,22 @@ operation (ReturnConsumedCapacity), its median latency, what a million of them c
 on-demand prices, and its floor: the least units the writes it must make can cost
 (FLOORS, each explained). A like is shown synchronously (what the request pays) and
 all-in (with its fold, which runs after the answer). The cost table in docs/costs-and-benchmarks.md is this
-output. `--site` multiplies the measured units by a stated daily mix (site_model.py).
+output. `--site` multiplies the measured units by a stated daily mix (site_model.py). Reads
+that a web process shares between requests (SHARED_READ_SECONDS) are not shared here: each
+operation pays its own, as on a quiet site.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 import uuid
+
+# Each operation's own reads: a web process shares eventually consistent reads between its
+# requests for a moment (project/shared_reads.py), which would make a repeated page look free.
+os.environ.setdefault("SHARED_READ_SECONDS", "0")
 
 from _setup import bench_environment, capacity_meter, units
 from site_model import FLOORS, print_live_share, print_site_model

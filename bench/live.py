@@ -282,7 +282,7 @@ def report_tab_cost(reads: dict) -> None:
                 f"   {label:<37} {state:<27} {polls:6.0f} requests/h  {units:7.0f} RCU/h  "
                 f"${dollars * 24 * 30:.3f} a month if always open"
             )
-    print("   + one full answer a minute at most (LIVE_FULL_EVERY) and one per change shown")
+    print("   + one full answer every two minutes at most (LIVE_FULL_EVERY) and one per change shown")
 
 
 def main() -> None:

@@ -324,7 +324,8 @@ def summary(stages: list[dict], seconds: float) -> list[str]:
         before = BEFORE.get(stage["people"]) if stage["mode"] == "spread" else None
         then = f"{before[0]} req/s, {before[1]} / {before[2]} ms, {before[3]}, {before[4]} ms" if before else "-"
         lines.append(
-            f"| {stage['name']} | {requests / seconds:.1f} req/s | {len(accepted) / seconds:.1f} req/s "
+            f"| {stage['name']} | {requests / seconds:.1f} req/s "
+            f"| {requests / seconds * len(accepted) / max(1, len(accepted) + len(refused)):.1f} req/s "
             f"| {_pct(accepted, 0.5):.0f} / {_pct(accepted, 0.95):.0f} ms | {len(refused)} of {requests:,} "
             f"| {web:.1f} ms | {then} |"
         )
@@ -374,6 +375,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stage-seconds", type=int, default=35)
     parser.add_argument("--outage", action="store_true", help="kill DynamoDB Local for 10 s in the 50-people stage")
+    parser.add_argument("--only", help="run only these stages' people counts, e.g. 100,200 (spread stages)")
     options = parser.parse_args()
 
     folder = Path(tempfile.mkdtemp(prefix="load-"))
@@ -398,6 +400,9 @@ def main() -> int:
         meter = CpuMeter(manager.pid, emulator)
         stages = [("10 people", 10, "spread"), ("50 people", 50, "spread"), ("100 people", 100, "spread")]
         stages += [("200 people", 200, "spread"), ("100 people, one comment", 100, "hot")]
+        if options.only:
+            wanted = {int(people) for people in options.only.split(",")}
+            stages = [stage for stage in stages if stage[1] in wanted and stage[2] == "spread"]
         done = []
         for name, people, mode in stages:
             outage = (lambda: emulator.outage(10)) if options.outage and people == 50 else None

@@ -285,7 +285,7 @@ LIVE_POLL_INTERVAL = env.float("LIVE_POLL_INTERVAL", default=2.0)
 LIVE_CHANGE_PARTS = env.int("LIVE_CHANGE_PARTS", default=1)
 LIVE_LOG_REFRESH = env.float("LIVE_LOG_REFRESH", default=0.5)
 LIVE_SIGNAL_LAG = env.float("LIVE_SIGNAL_LAG", default=3.0)
-LIVE_FULL_EVERY = env.float("LIVE_FULL_EVERY", default=60.0)
+LIVE_FULL_EVERY = env.float("LIVE_FULL_EVERY", default=120.0)
 # Request limits the guard (project.guard) answers as JSON under /api/.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 DATA_UPLOAD_MAX_NUMBER_FIELDS = env.int("DATA_UPLOAD_MAX_NUMBER_FIELDS", default=1000)
