@@ -29,9 +29,11 @@ import django
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from project import dynamo  # noqa: E402
+from project.usage import aws_units  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -77,16 +79,17 @@ def row(
 
 
 # --- capacity units ----------------------------------------------------------------
-# On-demand prices, USD per million request units, us-east-1 (since November 2024).
-PRICE_PER_MILLION_WRITES = 0.625
-PRICE_PER_MILLION_READS = 0.125
+# On-demand prices, USD per million request units: the settings the admin System page uses.
+PRICE_PER_MILLION_WRITES = settings.DYNAMODB_PRICE_PER_MILLION_WRITES
+PRICE_PER_MILLION_READS = settings.DYNAMODB_PRICE_PER_MILLION_READS
 READ_OPERATIONS = {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"}
 WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"}
 
 
 class Capacity:
     """Read and write units DynamoDB reported (ReturnConsumedCapacity) while metering, with
-    what AWS charges for reads that find nothing (`aws_read_units`)."""
+    what AWS charges for reads that find nothing (project/usage.py `aws_units`, as the admin
+    System page counts them)."""
 
     def __init__(self):
         self.read = 0.0
@@ -131,33 +134,12 @@ def capacity_meter():
             batch = params.get("RequestItems", {}).get(table)  # BatchGetItem: a dict; BatchWriteItem: a list
             consistent = params.get("ConsistentRead") or (isinstance(batch, dict) and batch.get("ConsistentRead"))
             reported = float(entry.get("CapacityUnits", 0.0))
-            charged = aws_read_units(operation, params, answer, table=table, reported=reported)
+            charged = aws_units(operation, params, answer, table=table, reported=reported)
             meter.add(operation, charged, table=table, consistent=bool(consistent))
         return answer
 
     with mock.patch.object(BaseClient, "_make_api_call", metered):
         yield meter
-
-
-def aws_read_units(operation: str, params: dict, answer: dict, *, table: str, reported: float) -> float:
-    """The read units AWS charges for a call whose units DynamoDB Local reported as `reported`.
-
-    DynamoDB Local reports nothing for what a read does not find; AWS charges it anyway
-    ("a read operation on an item that doesn't exist still consumes read throughput"):
-    a Query or Scan that finds nothing costs the minimum (0.5 unit eventually consistent,
-    1 strongly consistent), and every key of a BatchGetItem that finds no item costs as
-    much as an item under 4 KB. (A GetItem that finds nothing is already reported at the
-    minimum.) Writes, and reads that find every item, are taken as reported.
-    """
-    if operation in {"Query", "Scan"}:
-        return max(reported, 1.0 if params.get("ConsistentRead") else 0.5)
-    if operation == "BatchGetItem":
-        request = params.get("RequestItems", {}).get(table, {})
-        found = len(answer.get("Responses", {}).get(table, []))
-        unprocessed = len(answer.get("UnprocessedKeys", {}).get(table, {}).get("Keys", []))
-        missing = len(request.get("Keys", [])) - found - unprocessed
-        return reported + max(0, missing) * (1.0 if request.get("ConsistentRead") else 0.5)
-    return reported
 
 
 def measured(call) -> tuple[float, float, float]:

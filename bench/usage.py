@@ -6,7 +6,7 @@ DynamoDB call, a flush's put, and the admin System page's read of a day of talli
 The table is filled as a site of `--processes` processes (web and workers) would leave it
 after a day: each process flushed its five-minute slots and hours, each bucket with
 `--routes` routes and up to `--people` signed-in people. Capacity is what DynamoDB Local
-reports, with AWS's minimum for reads that find nothing (bench/_setup.py `aws_read_units`).
+reports, with AWS's minimum for reads that find nothing (project/usage.py `aws_units`).
 """
 
 from __future__ import annotations

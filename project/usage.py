@@ -79,7 +79,9 @@ SINGLE_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 def aws_units(operation: str, params: dict[str, Any], answer: dict[str, Any], *, table: str, reported: float) -> float:
     """The units AWS bills for one table's part of a call DynamoDB reported `reported` for.
 
-    As bench/_setup.py's `aws_read_units`: a Query or Scan that finds nothing costs the
+    DynamoDB Local reports nothing for what a read does not find; AWS charges it ("a read
+    operation on an item that doesn't exist still consumes read throughput"), and the
+    benchmarks meter with this too (bench/_setup.py): a Query or Scan that finds nothing costs the
     minimum (0.5 eventually consistent, 1 strongly consistent), every key of a BatchGetItem
     that finds no item as much as an item under 4 KB. (A GetItem that finds nothing is
     reported at the minimum already.) Other calls are taken as reported.
