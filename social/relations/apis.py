@@ -25,8 +25,18 @@ def _answer(change: RelationChange) -> Response:
 
 
 class _RelationApi(APIView):
+    """PUT turns the relation `kind` on, DELETE off (each subclass says what it does)."""
+
     kind = ""
     permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: RelationStateSerializer})
+    def put(self, request, username: str):
+        return self._change(request, username, on=True)
+
+    @extend_schema(request=None, responses={200: RelationStateSerializer})
+    def delete(self, request, username: str):
+        return self._change(request, username, on=False)
 
     def _change(self, request, username: str, *, on: bool) -> Response:
         return _answer(relation_change(owner_id=str(request.user.pk), username=username, kind=self.kind, on=on))
@@ -41,14 +51,6 @@ class UserBlockApi(_RelationApi):
 
     kind = BLOCK
 
-    @extend_schema(request=None, responses={200: RelationStateSerializer})
-    def put(self, request, username: str):
-        return self._change(request, username, on=True)
-
-    @extend_schema(request=None, responses={200: RelationStateSerializer})
-    def delete(self, request, username: str):
-        return self._change(request, username, on=False)
-
 
 class UserMuteApi(_RelationApi):
     """Mute (PUT) or unmute (DELETE) a person: their comments leave your timeline and their likes,
@@ -56,14 +58,6 @@ class UserMuteApi(_RelationApi):
     Both idempotent. 404 for an unknown person, 400 for yourself."""
 
     kind = MUTE
-
-    @extend_schema(request=None, responses={200: RelationStateSerializer})
-    def put(self, request, username: str):
-        return self._change(request, username, on=True)
-
-    @extend_schema(request=None, responses={200: RelationStateSerializer})
-    def delete(self, request, username: str):
-        return self._change(request, username, on=False)
 
 
 class RelationListSerializer(serializers.Serializer):
