@@ -39,7 +39,10 @@ def held_timeline(monkeypatch):
 
 
 @pytest.fixture
-def slots(settings):
+def slots(settings, monkeypatch):
+    # This process's own slots, fresh: an earlier test's refusal would otherwise count as a
+    # recent one and put newcomers on the short wait.
+    monkeypatch.setattr(shedding, "in_flight", shedding.InFlight())
     settings.WEB_MAX_IN_FLIGHT = 1
     settings.WEB_QUEUE_TIMEOUT = WAIT_SECONDS
     # Real time never makes the queue stand long enough here (a slow machine could): the
