@@ -28,9 +28,7 @@ import http.client
 import os
 import runpy
 import select
-import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,7 +41,7 @@ os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='benc
 
 from _setup import bench_environment
 
-from project.testing.harness import http_status, served_environment, wait_for
+from project.testing.harness import gunicorn_served, served_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 PATH = "/api/comments/"
@@ -100,27 +98,10 @@ def served(host: str, table_prefix: str):
     for name in ("WEB_CONCURRENCY", "WEB_THREADS", "WEB_MAX_IN_FLIGHT", "WEB_QUEUE_TIMEOUT", "WEB_BODY_TIMEOUT"):
         env.pop(name, None)  # the defaults, as shipped
     config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))  # the same file gunicorn reads
-    log = open(folder / "gunicorn.log", "w")  # noqa: SIM115
-    server = subprocess.Popen(
-        [
-            *(str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py"),
-            # Each answer's status and the time gunicorn took (from the parsed request to the
-            # answer written): the server's side of the latencies, without the clients' own.
-            *("--access-logfile", str(ACCESS_LOG), "--access-logformat", "%(s)s %(L)s"),
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        wait_for(
-            lambda: server.poll() is not None or http_status(f"http://127.0.0.1:{port}/healthz") == 200,
-            what=f"gunicorn answering /healthz (its log: {folder / 'gunicorn.log'})",
-        )
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn did not start: see {folder / 'gunicorn.log'}")
+    # Each answer's status and the time gunicorn took (from the parsed request to the answer
+    # written): the server's side of the latencies, without the clients' own.
+    access = ("--access-logfile", str(ACCESS_LOG), "--access-logformat", "%(s)s %(L)s")
+    with gunicorn_served(env=env, port=port, log_path=folder / "gunicorn.log", args=access, stop_seconds=30):
         from django.conf import settings
 
         print(
@@ -131,14 +112,6 @@ def served(host: str, table_prefix: str):
             flush=True,
         )
         yield port, config["workers"], settings.WEB_MAX_IN_FLIGHT
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def ask(port: int, connection: http.client.HTTPConnection | None = None) -> tuple[int, float]:

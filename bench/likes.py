@@ -20,9 +20,6 @@ import http.client
 import json
 import os
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -36,7 +33,7 @@ from _like_storm import fold_throughput, hot_vs_spread
 from _setup import bench_environment, percentiles, row, timed
 
 from project import dynamo
-from project.testing.harness import http_status, served_environment, wait_for
+from project.testing.harness import gunicorn_served, served_environment
 
 TEMPLATE_USER = "template-liker-0f1e2d3c"
 WARM_UP = 10  # HTTP likes before those measured
@@ -124,7 +121,6 @@ def http_server():
     from project import dynamo_local
     from social.models import Comment
 
-    root = Path(__file__).resolve().parent.parent
     folder = Path(tempfile.mkdtemp(prefix="bench-likes-web-"))
     port = dynamo_local.free_port()
     env = served_environment(
@@ -138,31 +134,8 @@ def http_server():
         PORT=str(port),
         LOG_LEVEL="WARNING",
     )
-    log = open(folder / "gunicorn.log", "w")  # noqa: SIM115
-    server = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py"],
-        cwd=root,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        wait_for(
-            lambda: server.poll() is not None or http_status(f"http://127.0.0.1:{port}/healthz") == 200,
-            what=f"gunicorn answering /healthz (its log: {folder / 'gunicorn.log'})",
-        )
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn did not start: see {folder / 'gunicorn.log'}")
+    with gunicorn_served(env=env, port=port, log_path=folder / "gunicorn.log", stop_seconds=30):
         yield port
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 def http_healthz(*, port: int, repeat: int, keep_alive: bool) -> list[float]:

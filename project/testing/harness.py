@@ -9,14 +9,17 @@ module without Django.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -140,3 +143,37 @@ def served_environment(*, dynamodb_host: str, table_prefix: str, database_url: s
         "WEB_ACCESS_LOG": "",
         **settings,
     }
+
+
+@contextlib.contextmanager
+def gunicorn_served(
+    *, env: dict[str, str], port: int, log_path: Path, args: Sequence[str] = (), stop_seconds: float = 60
+) -> Iterator[subprocess.Popen[bytes]]:
+    """gunicorn started as `make run` starts it (`gunicorn -c gunicorn.conf.py`, plus `args`) with
+    `env`, answering /healthz on `port`; stopped with SIGTERM (then SIGKILL) on the way out.
+    Its output goes to `log_path`; a gunicorn that exits before answering is a RuntimeError."""
+    root = Path(__file__).resolve().parents[2]
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py", *args],
+            cwd=root,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            wait_for(
+                lambda: server.poll() is not None or http_status(f"http://127.0.0.1:{port}/healthz") == 200,
+                what=f"gunicorn answering /healthz (its log: {log_path})",
+            )
+            if server.poll() is not None:
+                raise RuntimeError(f"gunicorn did not start: see {log_path}")
+            yield server
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=stop_seconds)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from project.dynamo_local import free_port
-from project.testing.harness import WAIT_SECONDS, http_status, in_threads, served_environment, wait_for
+from project.testing.harness import WAIT_SECONDS, gunicorn_served, in_threads, served_environment
 
 pytestmark = pytest.mark.slow
 
@@ -63,30 +62,8 @@ def server(dynamodb, tmp_path_factory):
         capture_output=True,
         timeout=WAIT_SECONDS,
     )
-    log = open(folder / "gunicorn.log", "w")
-    process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py"],
-        cwd=ROOT,
-        env=environment,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        wait_for(
-            lambda: process.poll() is not None or http_status(f"http://127.0.0.1:{port}/healthz") == 200,
-            what="gunicorn answering /healthz",
-        )
-        assert process.poll() is None, (folder / "gunicorn.log").read_text()
+    with gunicorn_served(env=environment, port=port, log_path=folder / "gunicorn.log"):
         yield port
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
 
 
 def get(port: int, path: str = "/api/comments/") -> int:
