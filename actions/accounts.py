@@ -9,8 +9,8 @@ import logging
 from typing import TYPE_CHECKING
 
 from notifications.mail.verification import email_verification_send
-from project.after_response import after_response
 from project.errors import ApplicationError
+from project.serving.after_response import after_response
 from social.services import user_create
 
 if TYPE_CHECKING:

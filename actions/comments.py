@@ -14,12 +14,12 @@ from __future__ import annotations
 import logging
 
 from notifications.fanout import FanOut, fanout_outbox_add, fanout_send
-from project.after_response import after_response
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import PermissionDenied
-from project.limits import account_limit_enforce
-from project.transactions import LabelledTransactWrite, transact
+from project.serving.after_response import after_response
 from social import services as social_services
+from social.account.limits import account_limit_enforce
 from social.mentions import mention_names, mentions_to_notify
 from social.models import Comment
 from social.relations.selectors import blocked_by

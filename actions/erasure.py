@@ -1,10 +1,10 @@
-"""A deleted account's likes, undone as the person's own unlikes would be (project/erasure.py)."""
+"""A deleted account's likes, undone as the person's own unlikes would be (project/accounts/erasure.py)."""
 
 from __future__ import annotations
 
 from actions.likes import like_erase
 from notifications.models import LikeNotified
-from project.erasure import erasure_step
+from project.accounts.erasure import erasure_step
 from social.models import Like
 
 PAGE = 25

@@ -10,10 +10,10 @@ from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold
-from project.after_response import after_response
+from project.dynamo.transactions import transact
 from project.errors import NotFound
-from project.limits import account_limit_prepare
-from project.transactions import transact
+from project.serving.after_response import after_response
+from social.account.limits import account_limit_prepare
 from social.counters import (
     LIKES,
     ShardPick,
@@ -27,7 +27,7 @@ from social.selectors import comment_find
 from social.services import comment_get_visible
 
 if TYPE_CHECKING:
-    from project.transactions import TransactOutcome
+    from project.dynamo.transactions import TransactOutcome
 
 
 # Counts a like against the person's write limit while the like reads its comment.

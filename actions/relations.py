@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from notifications.silence import Silence, silence_outbox_add, silence_send
+from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import Conflict
-from project.limits import account_limit_enforce
-from project.transactions import LabelledTransactWrite, transact
+from social.account.limits import account_limit_enforce
 from social.relations.selectors import BLOCK, MUTE, RelationState, relation_get
 from social.relations.services import relation_clear_add, relation_other_find, relation_room_check, relation_set_add
 

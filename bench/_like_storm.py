@@ -86,7 +86,7 @@ def storm(*, comment_ids: list[str], author_id: str, likes: int, people: int = 3
 
     from actions.likes import like_add
     from notifications.models import LikeUnread
-    from project.after_response import AfterResponseMiddleware
+    from project.serving.after_response import AfterResponseMiddleware
     from project.testing.aws_conflicts import aws_conflict_model
 
     latencies, failures, answered = [], [], []

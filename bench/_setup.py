@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DATABASE_URL", "sqlite:///:memory:")
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("DEBUG", "True")  # development settings: the defaults are production-safe
@@ -32,8 +32,8 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from project import dynamo  # noqa: E402
-from project.usage import aws_units  # noqa: E402
+from project.dynamo import tables as dynamo  # noqa: E402
+from project.operations.usage import aws_units  # noqa: E402
 
 
 @contextlib.contextmanager
@@ -88,7 +88,7 @@ WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "Tr
 
 class Capacity:
     """Read and write units DynamoDB reported (ReturnConsumedCapacity) while metering, with
-    what AWS charges for reads that find nothing (project/usage.py `aws_units`, as the admin
+    what AWS charges for reads that find nothing (project/operations/usage.py `aws_units`, as the admin
     System page counts them)."""
 
     def __init__(self):

@@ -35,7 +35,7 @@ class Servers:
     """Two runserver processes; `call` sends a request from a given source address, alternating servers."""
 
     def __init__(self, host: str, prefix: str):
-        from project.dynamo_local import free_port
+        from project.dynamo.local import free_port
 
         self.ports = [free_port(), free_port()]
         env = {
@@ -112,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     from django.conf import settings
 
-    from project import dynamo
+    from project.dynamo import tables as dynamo
 
     with bench_environment() as host:
         servers = Servers(host, dynamo.endpoint().prefix)

@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo
 
 from _setup import bench_environment, percentiles
 
-from project import dynamo
+from project.dynamo import tables as dynamo
 
 DAY = date(2026, 11, 18)
 

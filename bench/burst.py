@@ -1,5 +1,5 @@
 """Bursts, overload and slow clients against the site served as `make run` serves it: gunicorn
-(`gunicorn -c gunicorn.conf.py`, its default processes, threads and slots, production settings
+(`gunicorn -c config/gunicorn.py`, its default processes, threads and slots, production settings
 over plain HTTP on the loopback address) on the bench's own DynamoDB Local, with 20 comments.
 
     .venv/bin/python bench/burst.py [--overload-seconds 10] [--trickle-seconds 25]
@@ -79,8 +79,8 @@ def latencies(samples: list[float]) -> str:
 
 @contextlib.contextmanager
 def served(host: str, table_prefix: str):
-    """gunicorn with gunicorn.conf.py's defaults; yields (port, processes, slots per process)."""
-    from project import dynamo_local
+    """gunicorn with config/gunicorn.py's defaults; yields (port, processes, slots per process)."""
+    from project.dynamo import local as dynamo_local
 
     folder = Path(tempfile.mkdtemp(prefix="bench-burst-web-"))
     port = dynamo_local.free_port()
@@ -97,7 +97,7 @@ def served(host: str, table_prefix: str):
     )
     for name in ("WEB_CONCURRENCY", "WEB_THREADS", "WEB_MAX_IN_FLIGHT", "WEB_QUEUE_TIMEOUT", "WEB_BODY_TIMEOUT"):
         env.pop(name, None)  # the defaults, as shipped
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))  # the same file gunicorn reads
+    config = runpy.run_path(str(ROOT / "config/gunicorn.py"))  # the same file gunicorn reads
     # Each answer's status and the time gunicorn took (from the parsed request to the answer
     # written): the server's side of the latencies, without the clients' own.
     access = ("--access-logfile", str(ACCESS_LOG), "--access-logformat", "%(s)s %(L)s")

@@ -24,7 +24,7 @@ import time
 import uuid
 
 # Each operation's own reads: a web process shares eventually consistent reads between its
-# requests for a moment (project/shared_reads.py), which would make a repeated page look free.
+# requests for a moment (project/dynamo/shared_reads.py), which would make a repeated page look free.
 os.environ.setdefault("SHARED_READ_SECONDS", "0")
 
 from _setup import bench_environment, capacity_meter, units

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from _setup import bench_environment, capacity_meter, measured, percentiles, row, timed, units
 from django.conf import settings
 
-from project import transactions
+from project.dynamo import transactions
 from project.testing.aws_conflicts import aws_conflict_model
 
 WRITERS = 8
@@ -49,8 +49,8 @@ def main():
     with bench_environment():
         from actions.comments import comment_create
         from actions.likes import like_add
-        from project.dynamo import client
-        from project.transactions import transact
+        from project.dynamo.tables import client
+        from project.dynamo.transactions import transact
         from social import aggregation, counters, ranking
         from social.counters import LIKES, VIEWS, counter_key
         from social.models import CounterShard, User

@@ -56,11 +56,11 @@ def main() -> None:
         from notifications.feed.selectors import feed_retries_backlog
         from notifications.models import FeedRetry, LikeEvent
         from notifications.selectors import like_events_backlog
-        from project.backlog import BACKLOG_CAP
         from project.clock import clock
-        from project.dynamo import client, table_name
-        from project.health_selectors import worker_statuses
-        from project.health_services import heartbeat_write
+        from project.dynamo.tables import client, table_name
+        from project.operations.backlog import BACKLOG_CAP
+        from project.operations.health_selectors import worker_statuses
+        from project.operations.health_services import heartbeat_write
         from social.activity.rollup import activity_days_backlog
         from social.aggregation import counters_due_backlog
         from social.models import CounterTotal

@@ -32,7 +32,7 @@ os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='benc
 from _like_storm import fold_throughput, hot_vs_spread
 from _setup import bench_environment, percentiles, row, timed
 
-from project import dynamo
+from project.dynamo import tables as dynamo
 from project.testing.harness import gunicorn_served, served_environment
 
 TEMPLATE_USER = "template-liker-0f1e2d3c"
@@ -113,12 +113,12 @@ def main() -> None:
 
 @contextlib.contextmanager
 def http_server():
-    """The site served as `make run` serves it: gunicorn (`gunicorn -c gunicorn.conf.py`, one
+    """The site served as `make run` serves it: gunicorn (`gunicorn -c config/gunicorn.py`, one
     worker process, production settings over plain HTTP on the loopback address, write limits
     off) in its own process, on a free port, against the bench's DynamoDB Local tables and its
     SQLite file (the users and tokens made here). The fold after the answer runs in that
     process, as in production. Yields the port."""
-    from project import dynamo_local
+    from project.dynamo import local as dynamo_local
     from social.models import Comment
 
     folder = Path(tempfile.mkdtemp(prefix="bench-likes-web-"))
@@ -255,7 +255,7 @@ def single_likes(options) -> None:
     print(row("like_add() service, in this process (no fold)", service, floor_tx))
     floor_p50 = sorted(floor_all)[n // 2]
     print(f"  service p50 / round-trip floor p50: {sorted(service)[n // 2] / floor_p50:.2f}x")
-    print("  HTTP: gunicorn -c gunicorn.conf.py in its own process, 1 worker, DEBUG=False, fold after the answer;")
+    print("  HTTP: gunicorn -c config/gunicorn.py in its own process, 1 worker, DEBUG=False, fold after the answer;")
     print("  (*) each HTTP like right after one floor round, on a quiet site")
     for keep_alive, label in ((False, "a new connection per like"), (True, "one keep-alive connection")):
         http, lags, http_floor = http_runs[keep_alive]

@@ -24,7 +24,8 @@ def main() -> None:
     repeat = args.repeat
 
     with bench_environment():
-        from project import dynamo, limits
+        from project.dynamo import tables as dynamo
+        from project.limits import store as limits
         from project.models import LimitCounter
 
         client = dynamo.client()

@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
-from project import dynamo_local  # noqa: E402  (no Django needed to start the emulator)
+from project.dynamo import local as dynamo_local  # noqa: E402  (no Django needed to start the emulator)
 from project.testing.harness import cmdline, descendants, http_status, served_environment, wait_for  # noqa: E402
 
 ACCOUNTS = 200
@@ -129,7 +129,7 @@ def prepare_data(folder: Path) -> dict:
     from rest_framework.authtoken.models import Token
 
     from actions.comments import comment_create
-    from project import dynamo
+    from project.dynamo import tables as dynamo
 
     call_command("migrate", verbosity=0)
     dynamo.tables_create()

@@ -5,7 +5,7 @@ each secondary index it changes pays again (an index entry whose key changes is 
 and a put: 2, doubled in a transaction); a read is 1 unit per 4 KB strongly consistent, 0.5
 eventually consistent (GSI reads always are), and a read that finds nothing costs as much
 as one that finds a small item (DynamoDB Local reports 0 for those; the benches' meter adds
-them, project/usage.py `aws_units`).
+them, project/operations/usage.py `aws_units`).
 """
 
 from __future__ import annotations

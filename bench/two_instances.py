@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from project import dynamo_local  # noqa: E402
+from project.dynamo import local as dynamo_local  # noqa: E402
 from project.testing.harness import served_environment, wait_for  # noqa: E402
 from project.testing.instances import BIN, Balancer, Instance, instance_start, site_prepare  # noqa: E402
 from project.testing.postgres import postgres_database_drop, postgres_database_url  # noqa: E402

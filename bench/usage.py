@@ -6,7 +6,7 @@ DynamoDB call, a flush's put, and the admin System page's read of a day of talli
 The table is filled as a site of `--processes` processes (web and workers) would leave it
 after a day: each process flushed its five-minute slots and hours, each bucket with
 `--routes` routes and up to `--people` signed-in people. Capacity is what DynamoDB Local
-reports, with AWS's minimum for reads that find nothing (project/usage.py `aws_units`).
+reports, with AWS's minimum for reads that find nothing (project/operations/usage.py `aws_units`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ os.environ.setdefault("USAGE_FLUSH_SECONDS", "0")  # no flusher thread: the benc
 
 from _setup import bench_environment, capacity_meter
 
-from project import usage
 from project.clock import ManualClock, clock_override
-from project.usage_people import person_hash
-from project.usage_selectors import usage_summary
+from project.operations import usage
+from project.operations.usage_people import person_hash
+from project.operations.usage_selectors import usage_summary
 
 T0 = 1_900_000_000.0  # 17:46 UTC
 

@@ -13,11 +13,11 @@ from django.views.decorators.http import require_POST
 from delivery import preparation, selectors, services
 from delivery.apis import USERNAMES_MAX
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, DRAFT, FINAL_STATUSES, PREPARING
-from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
-from project.cursors import page_or_first
+from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
+from project.dynamo.cursors import page_or_first
 from project.errors import ApplicationError, NotFound
-from project.fresh import FRESH_DELIVERIES
-from project.views import refused_page
+from project.http.fresh import FRESH_DELIVERIES
+from project.http.views import refused_page
 
 USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
 

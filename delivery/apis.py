@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 from delivery import selectors, services
 from delivery.models import AUDIENCE_ALL, AUDIENCE_GROUP, AUDIENCE_USERNAMES, Delivery
 from project.errors import error_answer
-from project.fresh import FRESH_DELIVERIES
-from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
-from project.schema import page_parameters
-from project.serializers import StrictSerializer, page_query_serializer
+from project.http.fresh import FRESH_DELIVERIES
+from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
+from project.http.schema import page_parameters
+from project.http.serializers import StrictSerializer, page_query_serializer
 
 USERNAMES_MAX = 100_000
 

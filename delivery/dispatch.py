@@ -34,9 +34,9 @@ from notifications.feed.selectors import feed_read_many
 from notifications.mail.queue import mail_queue_put
 from notifications.preferences.selectors import preferences_get_many
 from project.clock import clock
+from project.dynamo.retry import backoff_sleep
+from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import Conflict, Throttled
-from project.retry import backoff_sleep
-from project.transactions import LabelledTransactWrite, transact
 from social.activity.services import activity_record_many
 from social.live import live_signal, live_user
 

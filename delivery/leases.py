@@ -14,9 +14,9 @@ from typing import cast
 from delivery.models import CHUNK_PENDING, DISPATCHING, READY, Delivery, DeliveryChunk, chunk_key
 from delivery.selectors import delivery_get_consistent, item_get_consistent
 from project.clock import clock
+from project.dynamo.retry import backoff_sleep
+from project.dynamo.transactions import LabelledTransactWrite, conditional_update, transact
 from project.errors import Conflict
-from project.retry import backoff_sleep
-from project.transactions import LabelledTransactWrite, conditional_update, transact
 
 logger = logging.getLogger(__name__)
 

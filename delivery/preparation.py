@@ -29,8 +29,8 @@ from delivery.models import (
 from delivery.selectors import delivery_get_consistent, item_get_consistent
 from delivery.services import TRANSACTION_ACTIONS_MAX, chunk_size
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite, conditional_update, transact, write_retrying
 from project.errors import condition_failed
-from project.transactions import LabelledTransactWrite, conditional_update, transact, write_retrying
 
 if TYPE_CHECKING:
     from pynamodb.expressions.update import Action

@@ -26,10 +26,10 @@ from delivery.models import (
     DeliveryTarget,
     chunk_key,
 )
-from project.backlog import Backlog
 from project.clock import clock, parse_iso
-from project.cursors import HEX_ID, ISO_AT, cursor_encode, cursor_fields
+from project.dynamo.cursors import HEX_ID, ISO_AT, cursor_encode, cursor_fields
 from project.errors import NotFound
+from project.operations.backlog import Backlog
 
 if TYPE_CHECKING:
     from pynamodb.models import Model
@@ -144,7 +144,7 @@ def delivery_list(
     asynchronously: usually well under a second), while staff land here right after creating,
     preparing or cancelling one. So the page's deliveries are read again strongly consistently
     (one BatchGetItem: the statuses and counts shown are current), together with the
-    `written` ones (those this browser just created, project/fresh.py), which are added where
+    `written` ones (those this browser just created, project/http/fresh.py), which are added where
     they sort when the index does not list them yet.
     """
     limit = max(1, min(PAGE_SIZE_MAX, limit or PAGE_SIZE))

@@ -63,9 +63,9 @@ from delivery.models import (
 from delivery.selectors import delivery_get_consistent
 from notifications.feed.events import FeedEvent
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import ApplicationError
-from project.limits import account_limit_enforce
-from project.transactions import LabelledTransactWrite, transact
+from social.account.limits import account_limit_enforce
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -157,7 +157,7 @@ def clean_usernames(raw: list[str] | tuple[str, ...]) -> list[str]:
 def _resolve_usernames(names: list[str]) -> Iterator[tuple[list[str], list[str]]]:
     """(user ids, unknown names as typed) per slice of at most one chunk of names.
 
-    Matched in any letter case, as log-in matches them (project/security.py: `iexact`).
+    Matched in any letter case, as log-in matches them (project/accounts/login.py: `iexact`).
     Sign-up refuses a name taken in another case, so one name is one account; were there
     two, the oldest account (lowest id) is taken, deterministically.
     """

@@ -5,7 +5,7 @@ from django.urls import path
 
 from notifications import selectors
 from notifications.preferences import selectors as preferences_selectors
-from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
+from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 
 
 class UserNotificationsAdmin(DynamoAdmin):

@@ -11,10 +11,10 @@ from rest_framework.views import APIView
 
 from notifications import selectors, services
 from project.clock import clock
-from project.fresh import FRESH_BADGE, FRESH_LIKES
-from project.schema import page_parameters
-from project.serializers import StrictSerializer, page_query_serializer
-from project.throttles import LiveThrottle
+from project.http.fresh import FRESH_BADGE, FRESH_LIKES
+from project.http.schema import page_parameters
+from project.http.serializers import StrictSerializer, page_query_serializer
+from project.limits.throttles import LiveThrottle
 from social import selectors as social_selectors
 from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict, shared_counts
 
@@ -74,7 +74,7 @@ def _unread_count_response(request) -> Response:
 
 def _read_response(request) -> Response:
     """A mark-read's answer: the badge now, and the cookie that has this browser's next pages
-    and live polls read the badge exactly (their own change; project/fresh.py)."""
+    and live polls read the badge exactly (their own change; project/http/fresh.py)."""
     response = _unread_count_response(request)
     FRESH_BADGE.remember(request, response, value=_user_id(request))
     return response

@@ -11,7 +11,7 @@ class NotificationsConfig(AppConfig):
         from notifications import checks  # noqa: F401  (registers the system checks)
         from notifications.login_notices import login_failures_notice
         from notifications.preferences import signals  # noqa: F401  (forgets a deleted account's choices)
-        from project.login_limits import login_failures_noticed
+        from project.accounts.login_limits import login_failures_noticed
 
         login_failures_noticed.connect(login_failures_notice, dispatch_uid="login_failures_notice")
 

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.checks import Error, register
 
 from notifications.feed.merge import feed_settings_errors
-from project.limits import rules_parse
+from project.limits.store import rules_parse
 
 
 @register()

@@ -1,4 +1,4 @@
-"""What `notifications` keeps about a person: eraser steps and export sections (project/erasure.py).
+"""What `notifications` keeps about a person: eraser steps and export sections (project/accounts/erasure.py).
 
 Removed: the person's like notifications (unread and read), badge items, feed, queued feed
 events and mails, the `sends` ledger's lines about them (the ledger guards against mailing a
@@ -22,7 +22,7 @@ from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import Feed, FeedRetry, LikeRead, LikeUnread, MailQueue, Send, ThreadSubscription, UnreadCount
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
-from project.erasure import erasure_step, export_section
+from project.accounts.erasure import erasure_step, export_section
 
 PAGE = 100
 

@@ -43,8 +43,8 @@ from notifications.models import FeedRetry
 from notifications.preferences.selectors import preferences_get_many, thread_states
 from notifications.preferences.services import thread_watch_if_unset
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite
 from project.errors import condition_failed, error_code
-from project.transactions import LabelledTransactWrite
 from social.models import Comment
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ all likes of a comment share (the author's `like_unread` item, the `unread_count
 item, the counter's due flag) is written here, by the fold, for up to FOLD_EVENTS_MAX
 events of one comment at a time.
 
-Who folds: the web process right after the like's answer was sent (project/after_response.py,
+Who folds: the web process right after the like's answer was sent (project/serving/after_response.py,
 one attempt, never on a hot comment), and `fold_like_events --loop`, which polls the
 table (a Scan: it holds only events not folded yet) for whatever is left: events of hot
 comments, of a process that died, of a fold that lost a race.
@@ -86,7 +86,7 @@ from notifications.models import LikeEvent
 from notifications.preferences.selectors import NotifyPreferences, thread_state
 from notifications.services import likers_max
 from project.clock import clock
-from project.usage import ContextThreadPoolExecutor
+from project.operations.usage import ContextThreadPoolExecutor
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.live import live_comment, live_signal, live_user

@@ -22,10 +22,10 @@ from notifications.mail.queue import mail_queue_item
 from notifications.models import LikeEvent, LikeNotified, LikeUnread, Preferences, UnreadCount, unread_count_set
 from notifications.preferences.selectors import NotifyPreferences, preferences_from_item
 from notifications.services import like_seq_condition, like_source
-from project.batch_get import batch_get_many
 from project.clock import clock
+from project.dynamo.batch_get import batch_get_many
+from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
-from project.transactions import write_retrying
 from social.activity.services import ActivityLine, activity_record_keyed
 from social.models import Comment, Like
 
@@ -135,7 +135,7 @@ class FoldReads:
 
 
 def fold_reads(*, comment_id: str, author_id: str, likers: list[str]) -> FoldReads:
-    """One strongly consistent BatchGetItem across six tables (project/batch_get.py): the
+    """One strongly consistent BatchGetItem across six tables (project/dynamo/batch_get.py): the
     comment, the notification, its badge item, the likers' rows and markers, the author's
     preferences. Each key is billed as its own GetItem would be; one call instead of six."""
     pairs = [(comment_id, liker) for liker in likers]

@@ -23,9 +23,9 @@ from django.urls import reverse
 
 from notifications.feed.selectors import batch_get_by_key, feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
-from project.backlog import BACKLOG_CAP, Backlog
 from project.clock import clock, parse_iso
-from project.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.dynamo.cursors import InvalidCursor, cursor_decode, cursor_encode
+from project.operations.backlog import BACKLOG_CAP, Backlog
 from social.models import Comment
 from social.relations.selectors import silenced_ids
 from social.selectors import authors_by_id
@@ -319,7 +319,7 @@ INBOX_SOURCES: list[InboxSource] = [like_unread_source, like_read_source, feed_s
 
 
 def encode_cursor(position: Position, *, user_id: str) -> str:
-    """A signed cursor bound to this user's inbox (project.cursors)."""
+    """A signed cursor bound to this user's inbox (project.dynamo.cursors)."""
     return cursor_encode(list(position), query=f"inbox:{user_id}")
 
 

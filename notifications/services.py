@@ -36,9 +36,9 @@ from django.conf import settings
 from notifications.feed.services import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key, unread_count_set
 from project.clock import clock, iso_format
+from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import Conflict
-from project.limits import account_limit_enforce
-from project.transactions import LabelledTransactWrite, TransactOutcome, transact
+from social.account.limits import account_limit_enforce
 from social.activity.services import activity_put
 from social.live import live_signal, live_user
 

@@ -36,8 +36,8 @@ from notifications.feed.services import APPLIED, FEED_REPLY_OUTBOX_DELAY_MS, fee
 from notifications.like_fold import like_event_put, like_events_fold
 from notifications.models import FeedRetry, LikeUnread
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite
 from project.errors import error_code
-from project.transactions import LabelledTransactWrite
 from social.relations.selectors import relation_get
 
 logger = logging.getLogger(__name__)

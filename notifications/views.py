@@ -6,9 +6,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from notifications import selectors, services
-from project.cursors import page_or_first
+from project.dynamo.cursors import page_or_first
 from project.errors import ApplicationError
-from project.fresh import FRESH_BADGE
+from project.http.fresh import FRESH_BADGE
 
 
 @login_required

@@ -3,7 +3,7 @@
 Services raise `ApplicationError` subclasses; botocore/PynamoDB exceptions are caught
 where they can be handled (retry, conflict) and turned into these, so nothing a
 client sends can surface as a 500. This module imports no other project module: the
-request guard (project.guard) and the error pages (project.views) sit above it and ask
+request guard (project.http.guard) and the error pages (project.http.views) sit above it and ask
 `exception_answer` what a client-caused exception becomes.
 """
 
@@ -66,7 +66,7 @@ class Throttled(ApplicationError):
 
 
 class RateLimited(ApplicationError):
-    """A limit of project.limits refused: 429 with Retry-After (seconds, rounded up)."""
+    """A limit of project.limits.store refused: 429 with Retry-After (seconds, rounded up)."""
 
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     code = "rate_limited"
@@ -81,7 +81,8 @@ class RateLimited(ApplicationError):
 
 
 class LockedOut(RateLimited):
-    """Too many failed log-ins for the account from this address, or from this address (project.login_limits)."""
+    """Too many failed log-ins for the account from this address, or from this address
+    (project.accounts.login_limits)."""
 
     code = "locked_out"
 

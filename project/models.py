@@ -1,7 +1,7 @@
 """Tables of the `project` room: the polling workers' heartbeats (docs/operations.md), the
-shared limit store (project/limits.py), the answers of create requests kept for their
-Idempotency-Key (project/idempotency.py) and each process's DynamoDB usage per route
-(project/usage.py)."""
+shared limit store (project/limits/store.py), the answers of create requests kept for their
+Idempotency-Key (project/http/idempotency.py) and each process's DynamoDB usage per route
+(project/operations/usage.py)."""
 
 from pynamodb.attributes import (
     BinaryAttribute,
@@ -13,7 +13,7 @@ from pynamodb.attributes import (
 )
 from pynamodb.models import Model
 
-from project.dynamo import table_meta
+from project.dynamo.tables import table_meta
 
 # A heartbeat no process renewed for this long is dropped from every answer (and by TTL):
 # a host that died or was scaled away is reported stale for an hour, then forgotten.
@@ -69,7 +69,7 @@ class LimitCounter(Model):
 
 
 class IdempotencyRecord(Model):
-    """One `Idempotency-Key` of one user (project/idempotency.py).
+    """One `Idempotency-Key` of one user (project/http/idempotency.py).
 
     Put with "no item yet" by the request that claims the key (`state` pending, `owner`
     its random token); that request then stores its answer (`state` done, `status`,
@@ -90,7 +90,7 @@ class IdempotencyRecord(Model):
 
 
 class UsageTally(Model):
-    """One process's requests and DynamoDB units per route in one time bucket (project/usage.py).
+    """One process's requests and DynamoDB units per route in one time bucket (project/operations/usage.py).
 
     Two kinds share the table: five-minute slots (`bucket` "slot#<yyyymmddhh>", `part`
     "<mm>#<instance>": the admin System page's last hour) and hours (`bucket`

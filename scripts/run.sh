@@ -78,14 +78,14 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-answers() { python -c "import sys; from project.dynamo_local import answers_dynamodb as a; sys.exit(0 if a($DYNAMODB_PORT) else 1)"; }
+answers() { python -c "import sys; from project.dynamo.local import answers_dynamodb as a; sys.exit(0 if a($DYNAMODB_PORT) else 1)"; }
 if [ -z "${DYNAMODB_HOST+set}" ]; then
   if answers; then
     echo "DynamoDB Local already answers on port $DYNAMODB_PORT; using it."
   else
     # Its own session: Ctrl-C reaches this script only, and this DynamoDB Local is stopped
     # (by cleanup) only after the programs have finished their last unit of work.
-    setsid python -m project.dynamo_local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
+    setsid python -m project.dynamo.local --port "$DYNAMODB_PORT" --db-path var/dynamodb &
     dynamo_pid=$!
     for _ in $(seq 1 600); do
       answers && break
@@ -115,7 +115,7 @@ config=deploy/supervisord.conf
 if [ "$MODE" = dev ]; then
   # The same programs, with the development server as `web`.
   config=var/supervisord.dev.conf
-  sed -e 's|^command=gunicorn -c gunicorn.conf.py$|command=python manage.py runserver %(ENV_HOST)s:%(ENV_PORT)s|' \
+  sed -e 's|^command=gunicorn -c config/gunicorn.py$|command=python manage.py runserver %(ENV_HOST)s:%(ENV_PORT)s|' \
     -e "s|%(here)s/..|$PWD|" deploy/supervisord.conf > "$config"
   grep -q '^command=python manage.py runserver' "$config" || { echo "No web program in deploy/supervisord.conf" >&2; exit 1; }
 else

@@ -10,7 +10,7 @@ from django.utils.decorators import method_decorator
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
+from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import ApplicationError, NotFound
 from social import aggregation, counters, ranking, selectors
 from social.activity.admin_views import ActivityAdmin

@@ -33,9 +33,9 @@ from django.conf import settings
 from pynamodb.constants import ALL_OLD
 from pynamodb.exceptions import UpdateError
 
-from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
 from project.errors import condition_failed
+from project.operations.backlog import Backlog, backlog_of_parts
 from social.counters import counter_key_parts, counter_value, flag_settle_seconds
 from social.models import CounterTotal
 from social.ranking import rank_part, rank_sort

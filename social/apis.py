@@ -16,14 +16,14 @@ from rest_framework.views import APIView
 from actions.accounts import account_sign_up
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
-from project.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
+from project.accounts.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
 from project.errors import PermissionDenied
-from project.fresh import FRESH_COMMENTS, FRESH_LIKES
-from project.idempotency import IDEMPOTENCY_PARAMETER, idempotent
-from project.schema import page_parameters
-from project.security import client_ip
-from project.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
-from project.throttles import AnonThrottle
+from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
+from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
+from project.http.schema import page_parameters
+from project.http.security import client_ip
+from project.http.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
+from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
 
@@ -131,7 +131,7 @@ class TokenCreateApi(APIView):
     deletes it, or until the account's password changes, whichever comes first; a log-in
     then issues a new one. An account with two-factor on sends its code as `otp` (400 naming
     it when missing or wrong); a success also sets the account's device cookie
-    (project.login_devices), which the client may send with its next log-ins.
+    (project.accounts.login_devices), which the client may send with its next log-ins.
     """
 
     throttle_classes = [AnonThrottle]
@@ -147,7 +147,7 @@ class TokenCreateApi(APIView):
     def post(self, request):
         serializer = TokenLogInSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()  # a missing or wrong `otp` raises its 400 (ApplicationError)
-        refusal = getattr(request, "login_refused", None)  # project.security.LimitedModelBackend
+        refusal = getattr(request, "login_refused", None)  # project.accounts.login.LimitedModelBackend
         if refusal is not None:
             raise refusal
         if not valid:

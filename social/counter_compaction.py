@@ -9,7 +9,7 @@ import logging
 
 from pynamodb.transactions import TransactWrite
 
-from project.transactions import transact
+from project.dynamo.transactions import transact
 from social.models import CounterShard
 
 logger = logging.getLogger(__name__)

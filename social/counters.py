@@ -34,9 +34,9 @@ from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
+from project.dynamo.shared_reads import SharedReads
 from project.errors import ApplicationError, NotFound, condition_failed
-from project.shared_reads import SharedReads
-from project.usage import ContextThreadPoolExecutor
+from project.operations.usage import ContextThreadPoolExecutor
 from social.models import Comment, CounterShard, CounterTotal
 
 logger = logging.getLogger(__name__)
@@ -295,7 +295,7 @@ def counter_due_flag_raise(*, key: str) -> None:
     Idempotent (every action is `if_not_exists` or a constant): raising it twice, or after
     the aggregator took the flag, schedules at most one more aggregation.
     """
-    from project.transactions import write_retrying
+    from project.dynamo.transactions import write_retrying
 
     write_retrying(
         lambda: CounterTotal(key).update(actions=_due_flag_actions(key, clock.now())), what="counter_due_flag"
@@ -454,7 +454,7 @@ def counter_value(*, key: str, consistent: bool = True) -> int:
     written since the last compaction), strongly consistent unless `consistent=False` (half
     the read units, for list pages and polling, where a value a second old will do: such
     a value is also shared by the process's requests for SHARED_READ_SECONDS,
-    project/shared_reads.py)."""
+    project/dynamo/shared_reads.py)."""
     if not consistent:
         return _shared_values.get(key, lambda: _counter_sum(key, consistent=False))
     return _counter_sum(key, consistent=True)

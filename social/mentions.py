@@ -23,7 +23,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from project.limits import account_is_new
+from social.account.limits import account_is_new
 
 # Username characters (social.services.USERNAME_PATTERN) after an "@" that follows no word
 # character and no "@" (so an e-mail address mentions nobody).

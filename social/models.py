@@ -18,7 +18,7 @@ from pynamodb.attributes import (
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 from pynamodb.models import Model
 
-from project.dynamo import table_meta
+from project.dynamo.tables import table_meta
 
 
 class User(AbstractUser):
@@ -408,7 +408,7 @@ class ModerationAction(models.Model):
 class AccountDeletion(models.Model):
     """A person asked for their account to be deleted (social/accounts/): the request and the
     eraser's progress. Created in the database transaction that deactivates the account; the
-    worker (`erase_accounts`) claims it with a lease, runs the eraser steps (project/erasure.py)
+    worker (`erase_accounts`) claims it with a lease, runs the eraser steps (project/accounts/erasure.py)
     and stores the step and cursor it reached after each unit, so a restart resumes there.
     Kept once done, without the person's name: staff's record that an account was erased."""
 

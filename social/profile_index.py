@@ -9,8 +9,8 @@ from functools import partial
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 
+from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
-from project.transactions import write_retrying
 from social.models import Comment
 
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from project.limits import recipient_mail_allow
+from project.limits.store import recipient_mail_allow
 
 logger = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
 from project.clock import parse_iso
-from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
+from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
+from project.dynamo.shared_reads import SharedReads
 from project.errors import NotFound
-from project.shared_reads import SharedReads
-from project.usage import ContextThreadPoolExecutor
+from project.operations.usage import ContextThreadPoolExecutor
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
@@ -90,7 +90,7 @@ def comment_views(
     whose count must be exact (`fresh`, those the viewer just liked or unliked) and reads
     the others eventually consistently, half the read units: a count may then be up to
     about a second old, plus the SHARED_READ_SECONDS this process shares it for
-    (project/shared_reads.py), which a list of other people's comments can show. The viewer's own
+    (project/dynamo/shared_reads.py), which a list of other people's comments can show. The viewer's own
     like states are read the same way: strongly consistently for `fresh` comments, so a
     person sees their own like or unlike at once on every page this browser reaches, and
     eventually consistently for the others (a like made on another device less than about a
@@ -286,7 +286,7 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
 
 # The timeline is the same for everyone but what each viewer left out or wrote: its days
 # and each day's newest comments are shared by the process's requests for a moment
-# (project/shared_reads.py). Never changed once read: requests only read these lists.
+# (project/dynamo/shared_reads.py). Never changed once read: requests only read these lists.
 _shared_days: SharedReads[list[TimelineDay]] = SharedReads(maxsize=64)
 _shared_comments: SharedReads[list[Comment]] = SharedReads(maxsize=1024)
 

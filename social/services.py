@@ -20,9 +20,10 @@ from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
+from project.dynamo.transactions import transact, write_retrying
 from project.errors import ApplicationError, NotFound, PermissionDenied, condition_failed
-from project.limits import account_limit_enforce, address_subject, limit_enforce, limit_rules, once_per_window
-from project.transactions import transact, write_retrying
+from project.limits.store import address_subject, limit_enforce, limit_rules, once_per_window
+from social.account.limits import account_limit_enforce
 from social.activity.services import activity_put
 from social.counters import (
     VIEWS,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from pynamodb.expressions.condition import Condition
     from pynamodb.expressions.update import Action
 
-    from project.transactions import LabelledTransactWrite
+    from project.dynamo.transactions import LabelledTransactWrite
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +157,7 @@ def comment_view_record(*, comment_id: str, viewer: str) -> bool:
     """Count one view of a comment, at most once per viewer per comment per clock hour.
 
     `viewer` is `user:<pk>` or, for anonymous visitors, `address:<their address>` (an
-    IPv6 one's /64, as every limit groups them: project.limits.address_subject). The
+    IPv6 one's /64, as every limit groups them: project.limits.store.address_subject). The
     "already counted" mark is a conditional put with TTL in the shared limit store
     (`once_per_window`), so every process on every machine counts a viewer once an
     hour; concurrent reloads count once. Costs one write per page view (the mark),

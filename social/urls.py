@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from project.two_factor import views as two_factor
+from project.accounts.two_factor import views as two_factor
 from social import views
 from social.account.views import account_delete, account_export, account_settings
 from social.activity.views import my_activity

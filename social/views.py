@@ -24,16 +24,16 @@ from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
 from notifications.preferences.selectors import comment_thread_state
-from project import drafts
-from project.after_response import after_response
-from project.cursors import page_or_first
+from project.accounts.login import password_check_limited
+from project.dynamo.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
-from project.fresh import FRESH_COMMENTS, FRESH_LIKES
-from project.idempotency import form_post_once
-from project.limits import address_subject
-from project.security import client_ip, password_check_limited
-from project.views import refused_page
-from social import counters, ranking, reset_mail, selectors, services
+from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
+from project.http.idempotency import form_post_once
+from project.http.security import client_ip
+from project.http.views import refused_page
+from project.limits.store import address_subject
+from project.serving.after_response import after_response
+from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 

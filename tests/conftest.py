@@ -13,7 +13,7 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from project import dynamo
+from project.dynamo import tables as dynamo
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -55,7 +55,7 @@ def truncate_tables() -> None:
 
 @pytest.fixture(autouse=True)
 def clean_state(dynamodb):
-    from project.limits import limits_forget_memory
+    from project.limits.store import limits_forget_memory
     from social import services
     from social.live import live_log_forget
 

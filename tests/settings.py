@@ -16,7 +16,7 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
 # Write limits and API throttles lifted: tests that are about them turn them on (settings fixture).
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
 
-from project.settings import *  # noqa: F403
+from config.settings import *  # noqa: F403
 
 # Django's test client names itself `testserver`: the processes a test starts with these
 # settings (outside pytest-django, which adds it itself) use it too.

@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications.feed import selectors as feed_selectors
-from project.serializers import StrictSerializer
+from project.http.serializers import StrictSerializer
 
 
 class FeedActorSerializer(serializers.Serializer):

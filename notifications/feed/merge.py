@@ -29,7 +29,7 @@ from notifications.feed.encoding import (
 from notifications.feed.events import FeedEvent, FeedEventTooLarge, feed_entry_id
 from notifications.models import Feed, UnreadCount, unread_count_set
 from project.clock import clock
-from project.transactions import LabelledTransactWrite
+from project.dynamo.transactions import LabelledTransactWrite
 
 FEED_SOURCE = "feed"  # the feed's item in unread_counts
 FEED_ACTORS_KEPT = 10  # distinct actor ids kept per entry (see _merge for the count beyond)
@@ -86,7 +86,7 @@ class FeedWrite:
 
     `add_to(transaction, label=...)` adds the put of the feed item (condition: the version
     that was read, or "no item yet") and the `unread_counts` `feed` update to a
-    `project.transactions` transaction, under the caller's label. A failed condition on
+    `project.dynamo.transactions` transaction, under the caller's label. A failed condition on
     that label in the outcome means another writer changed the feed: prepare again.
     """
 

@@ -22,8 +22,8 @@ from pynamodb.exceptions import DoesNotExist
 from notifications.feed.encoding import PERSON_ROLLUP_KIND, FeedEntry, legacy_feed_upgrade
 from notifications.feed.events import FEED_RETRY_SHARDS, MENTION_KIND, THREAD_KIND
 from notifications.models import Feed, FeedRetry
-from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
+from project.operations.backlog import Backlog, backlog_of_parts
 from social.models import Comment
 from social.selectors import Author, authors_by_id, comment_thread_id
 

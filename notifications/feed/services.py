@@ -6,7 +6,7 @@ item consistently, apply the event (`merge.feed_write_compute`: merge or insert,
 cap), and put the item back on condition that its `version` is still the one read. Two
 writers that read the same version cannot both win; the loser re-reads and merges again
 (without the condition, parallel writers lose entries exactly there). One retry loop per
-operation (`project.transactions.transact`): a failed version condition re-reads, a
+operation (`project.dynamo.transactions.transact`): a failed version condition re-reads, a
 transaction conflict or throttling waits, within the same FEED_WRITE_ATTEMPTS.
 
 When those run out, the event is put into the `feed_retry` table and
@@ -40,8 +40,8 @@ from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import Conflict, Throttled, condition_failed, error_code, is_transient
-from project.transactions import LabelledTransactWrite, TransactOutcome, transact
 from social.live import live_signal, live_user
 
 logger = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from django.urls import path
 
 from delivery.ledger import delivery_ledger
 from notifications.mail.selectors import ledger_of_user
-from project.admin_pages import AdminPage, DynamoAdmin, dynamo_admin
+from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import NotFound
 
 

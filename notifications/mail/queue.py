@@ -6,7 +6,7 @@ import zlib
 
 from notifications.models import MailQueue
 from project.clock import clock
-from project.transactions import LabelledTransactWrite
+from project.dynamo.transactions import LabelledTransactWrite
 
 MAIL_QUEUE_SHARDS = 4  # partitions of the `mail_queue` table, read one Query each by the sender
 

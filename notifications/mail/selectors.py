@@ -9,8 +9,8 @@ from pynamodb.exceptions import DoesNotExist
 
 from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import MailQueue, Send
-from project.backlog import Backlog, backlog_of_parts
 from project.clock import clock
+from project.operations.backlog import Backlog, backlog_of_parts
 
 EMAIL = "email"  # the ledger's channel of e-mail
 SENDING, SENT, FAILED, SKIPPED = "sending", "sent", "failed", "skipped"

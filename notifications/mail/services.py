@@ -41,8 +41,8 @@ from notifications.mail.content import notification_message
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
 from notifications.models import MailQueue, Send
 from project.clock import clock
-from project.limits import limit_hit
-from project.transactions import LabelledTransactWrite, conditional_write, transact, write_retrying
+from project.dynamo.transactions import LabelledTransactWrite, conditional_write, transact, write_retrying
+from project.limits.store import limit_hit
 
 if TYPE_CHECKING:
     from django.core.mail.backends.base import BaseEmailBackend

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from notifications.mail.content import site_url
 from notifications.mail.tokens import verify_read, verify_token
 from project.errors import ApplicationError, RateLimited
-from project.limits import limit_enforce, recipient_mail_allow
+from project.limits.store import limit_enforce, recipient_mail_allow
 
 # Verification mails asked for, per account: nobody mail-bombs an address through the button.
 VERIFY_MAIL_RULES = "5/hour,20/day"

@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications.preferences import selectors, services
-from project.parsers import SafeJSONParser
-from project.serializers import StrictSerializer
+from project.http.parsers import SafeJSONParser
+from project.http.serializers import StrictSerializer
 
 
 class ChannelsSerializer(StrictSerializer):

@@ -24,7 +24,7 @@ from notifications.preferences.selectors import (
 )
 from project.clock import clock
 from project.errors import ApplicationError, condition_failed
-from project.limits import account_limit_enforce
+from social.account.limits import account_limit_enforce
 
 LIMIT = "preferences"  # settings.RATE_LIMITS: saves, mutes and watches per account (not a reply's watch)
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from notifications.preferences import selectors, services
 from project.errors import ApplicationError, NotFound
-from project.fresh import FreshCookie
+from project.http.fresh import FreshCookie
 
 # Threads this browser muted, watched or undid in the last seconds: the settings page reads
 # them from the table (its list comes from an index, which may trail a write by a second).

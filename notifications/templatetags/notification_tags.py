@@ -7,7 +7,7 @@ from django import template
 from django.urls import reverse
 
 from notifications.selectors import unread_count
-from project.fresh import FRESH_BADGE
+from project.http.fresh import FRESH_BADGE
 from social.live import page_cursor
 
 logger = logging.getLogger(__name__)

@@ -133,7 +133,7 @@ def served_environment(*, dynamodb_host: str, table_prefix: str, database_url: s
         **kept,
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
         "ENV_FILE": "/dev/null",
-        "DJANGO_SETTINGS_MODULE": "project.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "False",
         "LOCAL_PLAIN_HTTP": "True",
         "SECRET_KEY": "served-" + uuid.uuid4().hex * 2,
@@ -149,13 +149,13 @@ def served_environment(*, dynamodb_host: str, table_prefix: str, database_url: s
 def gunicorn_served(
     *, env: dict[str, str], port: int, log_path: Path, args: Sequence[str] = (), stop_seconds: float = 60
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """gunicorn started as `make run` starts it (`gunicorn -c gunicorn.conf.py`, plus `args`) with
+    """gunicorn started as `make run` starts it (`gunicorn -c config/gunicorn.py`, plus `args`) with
     `env`, answering /healthz on `port`; stopped with SIGTERM (then SIGKILL) on the way out.
     Its output goes to `log_path`; a gunicorn that exits before answering is a RuntimeError."""
     root = Path(__file__).resolve().parents[2]
     with open(log_path, "w") as log:
         server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "gunicorn"), "-c", "gunicorn.conf.py", *args],
+            [str(Path(sys.executable).parent / "gunicorn"), "-c", "config/gunicorn.py", *args],
             cwd=root,
             env=env,
             stdout=log,

@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL server for the test suite and the benchmarks.
 
 The suite's relational store is PostgreSQL, as in production (`tests/settings.py`). Like
-DynamoDB Local (`project/dynamo_local.py`), the server is this process's own: `initdb` into
+DynamoDB Local (`project/dynamo/local.py`), the server is this process's own: `initdb` into
 a fresh temporary folder, started on a free port, stopped and the folder removed at exit,
 so parallel runs never meet and nothing has to be running beforehand. It trusts every
 connection on its unix socket (in that folder) and on 127.0.0.1, and skips fsync,
@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import psycopg
 from psycopg import sql
 
-from project.dynamo_local import free_port
+from project.dynamo.local import free_port
 
 SERVER_MISSING = (
     "PostgreSQL server binaries (initdb, postgres) not found: install Debian's `postgresql` package "

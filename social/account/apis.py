@@ -11,8 +11,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from project.security import client_ip
-from project.serializers import StrictSerializer
+from project.http.security import client_ip
+from project.http.serializers import StrictSerializer
 from social import apis as social_apis
 from social.account.services import account_delete_request, account_export_allow
 from social.account.views import export_response

@@ -11,8 +11,8 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 
 from notifications.mail.verification import email_address_set, email_verification_send
 from project.errors import ApplicationError, LockedOut, PermissionDenied, RateLimited
-from project.security import client_ip
-from project.views import refused_page
+from project.http.security import client_ip
+from project.http.views import refused_page
 from social import services
 from social.account.selectors import account_export_chunks
 from social.account.services import account_delete_request, account_export_allow

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from project.admin_pages import AdminPage, DynamoAdmin
+from project.admin.pages import AdminPage, DynamoAdmin
 from social.activity import selectors
 
 PERIODS = (30, 90)

@@ -11,8 +11,8 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from project.dynamo import client, endpoint, table_describe, table_name, table_wait_active
-from project.table_protection import table_protect, table_unprotect
+from project.deploy.table_protection import table_protect, table_unprotect
+from project.dynamo.tables import client, endpoint, table_describe, table_name, table_wait_active
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def activity_table_ensure(*, month: str) -> bool:
     both end with the one table: the loser of the create race waits for it to be ACTIVE.
     Remembered per process, so the write path asks DynamoDB once per month. On AWS the
     creator switches on point-in-time recovery and deletion protection, as `create_tables`
-    does for its tables (project/table_protection.py).
+    does for its tables (project/deploy/table_protection.py).
     """
     if _ready_key(month) in _ready:
         return False

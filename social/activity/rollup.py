@@ -25,8 +25,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from project.backlog import Backlog
-from project.usage import ContextThreadPoolExecutor
+from project.operations.backlog import Backlog
+from project.operations.usage import ContextThreadPoolExecutor
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
 from social.activity.month_tables import activity_table_exists

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from project.clock import clock
-from project.cursors import InvalidCursor, cursor_encode, cursor_fields
+from project.dynamo.cursors import InvalidCursor, cursor_encode, cursor_fields
 from social.activity.models import ACTIONS, ActivityDaily, ActivityDay, activity_model
 from social.activity.month_tables import activity_table_describe, activity_table_exists, activity_table_months
 from social.activity.periods import local_time, month_of, month_shift
@@ -179,7 +179,7 @@ def activity_of_user(
 ) -> ActivityPage:
     """The user's own actions of this month and last, newest first, `limit` a page.
 
-    The cursor (project.cursors) is signed, bound to this user's list, expires after
+    The cursor (project.dynamo.cursors) is signed, bound to this user's list, expires after
     CURSOR_MAX_AGE like every cursor, and holds the month and the last key shown, each
     checked against the form they are issued in.
     """

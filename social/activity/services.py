@@ -6,7 +6,7 @@ Two ways in, one item shape (`user_id`, `at_key` = epoch ms + random suffix, `da
 - `activity_put(transaction, ...)`: the action is a DynamoDB transaction (comment, reply,
   mark read). The log item rides in it: it has its own key, so it adds no
   contention, and it commits exactly when the action does. A retried transaction
-  (`project.transactions.transact`) builds a fresh one: the cancelled attempt wrote
+  (`project.dynamo.transactions.transact`) builds a fresh one: the cancelled attempt wrote
   nothing, so the action and its log line are in the log exactly once.
 - `activity_record_keyed(...)`: the action left an outbox event (like, unlike); the line is
   written when the event is folded, under a key derived from the event: exactly once.

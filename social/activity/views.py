@@ -1,11 +1,11 @@
 """The signed-in user's own recent activity (this month and last), in sentences and in their
-time zone (the browser's, project.timezones)."""
+time zone (the browser's, project.http.timezones)."""
 
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.utils import timezone
 
-from project.cursors import page_or_first
+from project.dynamo.cursors import page_or_first
 from social.activity import models, selectors
 
 # What each logged action reads as; "{comment}" becomes a link to the comment it was on.

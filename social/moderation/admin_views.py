@@ -10,8 +10,8 @@ from django.urls import path, reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.http import require_POST
 
-from project.admin_pages import AdminPage, DynamoAdmin
-from project.cursors import page_or_first
+from project.admin.pages import AdminPage, DynamoAdmin
+from project.dynamo.cursors import page_or_first
 from project.errors import ApplicationError
 from social.moderation import selectors, staff_services
 from social.moderation.reasons import REASONS

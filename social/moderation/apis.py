@@ -8,8 +8,8 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from project.schema import page_parameters
-from project.serializers import NoBlankSerializer, StrictSerializer
+from project.http.schema import page_parameters
+from project.http.serializers import NoBlankSerializer, StrictSerializer
 from social.moderation import selectors, services
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
 

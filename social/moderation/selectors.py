@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from project.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
+from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from social.models import Comment, Report, ReportCase
 from social.moderation.reasons import REASONS
 from social.selectors import Author, authors_by_id

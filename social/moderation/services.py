@@ -30,9 +30,9 @@ from django.conf import settings
 from django.db import transaction as db_transaction
 
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import ApplicationError, Conflict, NotFound
-from project.limits import account_is_new, account_limit_enforce
-from project.transactions import LabelledTransactWrite, TransactOutcome, transact
+from social.account.limits import account_is_new, account_limit_enforce
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
 from social.selectors import comment_find

@@ -23,8 +23,8 @@ from pynamodb.exceptions import UpdateError
 from rest_framework.authtoken.models import Token
 
 from project.clock import clock
+from project.dynamo.transactions import write_retrying
 from project.errors import NotFound, PermissionDenied, condition_failed
-from project.transactions import write_retrying
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
 from social.selectors import comment_find

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from project.errors import ApplicationError, NotFound, RateLimited
-from project.views import refused_page
+from project.http.views import refused_page
 from social import selectors as social_selectors
 from social.moderation import selectors, services
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS

@@ -18,8 +18,8 @@ from django.contrib.auth import get_user_model
 from pynamodb.attributes import NumberAttribute
 
 from project.clock import clock
+from project.dynamo.transactions import LabelledTransactWrite
 from project.errors import ApplicationError, NotFound
-from project.transactions import LabelledTransactWrite
 from social.models import Relation
 from social.relations.selectors import BLOCK, MUTE, RelationState
 

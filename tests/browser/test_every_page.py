@@ -11,9 +11,9 @@ from django.urls import reverse
 from actions.comments import comment_create
 from actions.likes import like_add
 from delivery import services as delivery_services
-from project.backlog import Backlog
 from project.clock import clock
-from project.health_services import heartbeat_write
+from project.operations.backlog import Backlog
+from project.operations.health_services import heartbeat_write
 from social.services import comment_delete
 from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
 

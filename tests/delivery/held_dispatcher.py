@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 def main(marker: Path, options: list[str]) -> None:
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "project.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()

@@ -15,8 +15,8 @@ import pytest
 from botocore.client import BaseClient
 
 from delivery import dispatch, preparation
-from project import dynamo
 from project.clock import ManualClock, clock_override
+from project.dynamo import tables as dynamo
 from tests.conftest import truncate_tables
 from tests.delivery.helpers import assert_exactly_once, create
 

@@ -10,7 +10,7 @@ from notifications.mail.services import MailStats, mail_process
 from notifications.models import MailQueue
 from notifications.preferences.services import preferences_update
 from project.clock import clock
-from project.transactions import transact
+from project.dynamo.transactions import transact
 
 
 def uid(user) -> str:

@@ -8,8 +8,8 @@ from notifications.feed import merge as feed_merge
 from notifications.feed import services as feed_services
 from notifications.feed.events import FeedEvent, FeedEventTooLarge
 from notifications.models import Feed, UnreadCount
-from project.dynamo import connection
-from project.transactions import LabelledTransactWrite
+from project.dynamo.tables import connection
+from project.dynamo.transactions import LabelledTransactWrite
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -207,7 +207,7 @@ def test_prepare_writes_nothing_and_add_to_joins_another_transaction():
 
 def test_stale_prepared_write_is_cancelled_not_lost():
     """Two writers prepared on the same version: the second write is refused; re-preparing merges both."""
-    from project.transactions import transact
+    from project.dynamo.transactions import transact
 
     first = feed_services.feed_write_prepare(user_id="1", event=message(1))
     second = feed_services.feed_write_prepare(user_id="1", event=message(2))

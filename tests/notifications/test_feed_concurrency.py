@@ -133,7 +133,7 @@ def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
     """A third of the calls fail: conflicts, throttling on reads and writes, and answers lost
     after the write happened (the ambiguous case that would double an event)."""
     monkeypatch.setattr(feed_services, "FEED_WRITE_ATTEMPTS", 3)
-    monkeypatch.setattr("project.transactions.TRANSACTION_ATTEMPTS", 2)
+    monkeypatch.setattr("project.dynamo.transactions.TRANSACTION_ATTEMPTS", 2)
     real = BaseClient._make_api_call
     rng = random.Random(7)
     lock = threading.Lock()

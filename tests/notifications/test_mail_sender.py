@@ -20,7 +20,7 @@ from notifications.models import MailQueue
 from notifications.preferences.services import preferences_update, thread_mute
 from notifications.services import inbox_mark_read
 from project.clock import ManualClock, clock, clock_override
-from project.limits import limit_forget, limits_forget_memory
+from project.limits.store import limit_forget, limits_forget_memory
 from tests.notifications.mail_helpers import email_on, newest_entry_id, reply_to, schedule, send_due, uid, verified
 
 pytestmark = pytest.mark.django_db

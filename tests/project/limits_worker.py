@@ -20,7 +20,7 @@ def main(start: Path, requests: int) -> None:
     from django.test import Client
 
     from project.clock import ManualClock, clock_override
-    from project.limits import limit_hit
+    from project.limits.store import limit_hit
 
     # Both workers stand at the same instant the test chose: no window ends mid-test.
     clock_override(ManualClock(float(os.environ["LIMITS_WORKER_NOW"]))).__enter__()

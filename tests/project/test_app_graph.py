@@ -2,7 +2,9 @@
 
 project < social < notifications < delivery < actions. A module of one app may import
 a lower app's modules; views, APIs, admin pages, URLs and commands (the edge) may import
-any app and `actions`. Imports inside functions count too. Reads don't import writes: no
+any app and `actions`. `config` (settings, URLs, WSGI, gunicorn) sits above them all: it
+may import anything, and nothing imports it (code reads `django.conf.settings`). Imports
+inside functions count too. Reads don't import writes: no
 selectors module imports a write module, that is a `services` module (`services.py`,
 `*_services.py`, a module of a `services/` package) or a module that imports one (a fold, a
 dispatcher, the split of an app's writes). No source file is over 500 lines.
@@ -13,13 +15,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ["project", "social", "notifications", "delivery", "actions"]
-EDGE = {"views", "apis", "admin_views", "urls", "api_urls", "admin_site", "templatetags", "management"}
+EDGE = {"views", "apis", "admin", "admin_views", "urls", "api_urls", "admin_site", "templatetags", "management"}
 LINES_MAX = 500
 
 
 def _modules() -> dict[str, Path]:
+    return _modules_of(LAYERS)
+
+
+def _modules_of(apps: list[str]) -> dict[str, Path]:
     found = {}
-    for app in LAYERS:
+    for app in apps:
         for path in (ROOT / app).rglob("*.py"):
             if "migrations" in path.parts:
                 continue
@@ -63,6 +69,30 @@ def _app(module: str) -> str:
 
 def _edge(module: str) -> bool:
     return bool(EDGE & set(module.split(".")[1:]))
+
+
+def test_no_app_imports_config():
+    config = set(_modules_of(["config"]))
+    assert config >= {"config.settings", "config.urls", "config.wsgi", "config.gunicorn"}
+    modules = _modules()
+    found = sorted(
+        (name, module)
+        for name, path in modules.items()
+        for module in _imports(path, name, {**modules, **dict.fromkeys(config, path)})
+        if module in config
+    )
+    assert found == []
+
+
+def test_project_is_sub_packages_by_concern():
+    """Beside its app files (apps, models, errors, clock), `project` keeps its modules in
+    sub-packages by concern, never loose at the top."""
+    loose = sorted(
+        path.name
+        for path in (ROOT / "project").glob("*.py")
+        if path.stem not in {"__init__", "apps", "models", "errors", "clock"}
+    )
+    assert loose == []
 
 
 def test_no_module_imports_an_app_that_imports_it_back():

@@ -96,7 +96,7 @@ def test_a_failing_database_is_tried_again_instead_of_ending_the_loop(monkeypatc
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(clear_sessions, "call_command", flaky)
-    monkeypatch.setattr("project.worker_loop.OUTAGE_BACKOFF_MAX", 0.1)
+    monkeypatch.setattr("project.operations.worker_loop.OUTAGE_BACKOFF_MAX", 0.1)
     stop = threading.Event()
     loop = in_a_thread(clear_sessions.Command(), stop)
     try:

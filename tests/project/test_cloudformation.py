@@ -26,9 +26,11 @@ from botocore.stub import Stubber
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from project import cloudformation, cloudformation_iam, dynamo, table_protection
 from project.clock import ManualClock, clock_override
-from project.cloudformation_iam import ACTIVITY_MONTHS
+from project.deploy import cloudformation, table_protection
+from project.deploy import iam as cloudformation_iam
+from project.deploy.iam import ACTIVITY_MONTHS
+from project.dynamo import tables as dynamo
 from social.activity.models import ACTIVITY_TABLE_STEM
 
 TEMPLATE = cloudformation.TEMPLATE_PATH
@@ -506,7 +508,7 @@ def test_the_eraser_calls_only_what_the_workers_policies_allow(make_user, settin
     """`erase_accounts` runs every eraser step of a person holding something in every table;
     each DynamoDB request it makes (operation, table, index) is allowed by the policies of the
     role that runs it."""
-    from project.erasure import erasure_steps
+    from project.accounts.erasure import erasure_steps
     from social.account import services
     from social.models import AccountDeletion
 
@@ -540,7 +542,7 @@ def test_the_eraser_calls_only_what_the_workers_policies_allow(make_user, settin
 def test_the_export_calls_only_what_the_web_policies_allow(make_user, api, settings, monkeypatch):
     """GET /api/me/export/ (every export section, streamed) of a person holding something in
     every table: each DynamoDB request of the answer is allowed by the web's policies."""
-    from project.erasure import export_sections
+    from project.accounts.erasure import export_sections
     from social.account import selectors
 
     alice, _ = _someone_with_everything(make_user)
@@ -819,7 +821,7 @@ def test_on_aws_a_table_without_pitr_is_drift(on_aws):
 
 
 def test_the_generator_refuses_a_table_no_process_uses():
-    from project.cloudformation_iam import role_access
+    from project.deploy.iam import role_access
 
     tables = sorted(_logical_names())
     with pytest.raises(ValueError, match=r"no process reads or writes table\(s\) \['bookmarks'\]"):

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from project import dynamo
+from project.dynamo import tables as dynamo
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db

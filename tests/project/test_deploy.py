@@ -26,16 +26,16 @@ from packaging.utils import canonicalize_name
 from supervisor.datatypes import RestartUnconditionally
 from supervisor.options import ServerOptions
 
-from project.health import HEALTH_PATHS
-from project.health_selectors import WORKERS
-from project.logs import PROCESS_NAME_WIDTH
+from project.operations.health import HEALTH_PATHS
+from project.operations.health_selectors import WORKERS
+from project.operations.logs import PROCESS_NAME_WIDTH
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROGRAMS = ["web", *WORKERS, "clear_sessions"]
 BACKGROUND = PROGRAMS[1:]
-GUNICORN_GRACEFUL_SECONDS = 20  # gunicorn.conf.py's default WEB_GRACEFUL_TIMEOUT
-WORKER_STOP_SECONDS = 5  # what a worker promises (project/worker_loop.py)
+GUNICORN_GRACEFUL_SECONDS = 20  # config/gunicorn.py's default WEB_GRACEFUL_TIMEOUT
+WORKER_STOP_SECONDS = 5  # what a worker promises (project/operations/worker_loop.py)
 
 
 def supervisord_programs(config: Path, run_dir: Path) -> dict:
@@ -60,8 +60,8 @@ def programs(tmp_path_factory):
 
 def test_supervisord_runs_gunicorn_and_every_background_worker(programs):
     assert sorted(programs) == sorted(PROGRAMS)
-    assert programs["web"].command == "gunicorn -c gunicorn.conf.py"
-    assert (ROOT / "gunicorn.conf.py").is_file()
+    assert programs["web"].command == "gunicorn -c config/gunicorn.py"
+    assert (ROOT / "config/gunicorn.py").is_file()
     assert all(len(name) <= PROCESS_NAME_WIDTH for name in programs)  # the log lines line up
 
 
@@ -252,7 +252,7 @@ def test_the_image_keeps_what_the_site_needs_and_leaves_out_secrets_and_local_st
     for secret_or_state in (".env", ".venv", "var", "node_modules", ".git", "staticfiles"):
         assert secret_or_state in left_out
     local_apps = {app.split(".")[0] for app in settings.INSTALLED_APPS if (ROOT / app.split(".")[0]).is_dir()}
-    for needed in ("manage.py", "gunicorn.conf.py", "deploy", "requirements-runtime.txt", *local_apps):
+    for needed in ("manage.py", "config/gunicorn.py", "deploy", "requirements-runtime.txt", *local_apps):
         assert needed not in left_out and (ROOT / needed).exists(), needed
 
 
@@ -287,7 +287,7 @@ django.setup()
 from django.core.management import get_commands, load_command_class
 from django.db import connections
 from django.urls import get_resolver
-import project.wsgi
+import config.wsgi
 connections["default"]
 get_resolver().url_patterns
 for name in sys.argv[1:]:
@@ -349,7 +349,7 @@ def test_the_runtime_requirements_hold_every_package_the_images_processes_import
         env={
             **os.environ,
             "ENV_FILE": "/dev/null",
-            "DJANGO_SETTINGS_MODULE": "project.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "SECRET_KEY": "requirements-test-" + "x" * 40,
             "DATABASE_URL": "postgres://site@127.0.0.1:5432/site",  # the backend is loaded, never connected
         },
@@ -357,15 +357,15 @@ def test_the_runtime_requirements_hold_every_package_the_images_processes_import
         text=True,
         check=True,
     )
-    apps = {"actions", "delivery", "notifications", "project", "social"}
+    apps = {"actions", "config", "delivery", "notifications", "project", "social"}
     loaded = [
         Path(file)
         for file in json.loads(done.stdout)
         if file.endswith(".py") and Path(file).is_relative_to(ROOT) and Path(file).relative_to(ROOT).parts[0] in apps
     ]
-    assert ROOT / "project" / "wsgi.py" in loaded
+    assert ROOT / "config" / "wsgi.py" in loaded
     modules = {"gunicorn", "supervisor"}  # started by name
-    for path in [*loaded, ROOT / "gunicorn.conf.py"]:
+    for path in {*loaded, ROOT / "config/gunicorn.py"}:
         modules |= imported_at_run_time(path)
     local = {path.name.removesuffix(".py") for path in ROOT.iterdir()}
     to_distributions = importlib.metadata.packages_distributions()

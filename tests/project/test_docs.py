@@ -139,7 +139,7 @@ def test_the_readme_stays_short():
 
 
 def test_every_setting_read_from_the_environment_is_documented():
-    settings = (ROOT / "project" / "settings.py").read_text(encoding="utf-8")
+    settings = (ROOT / "config" / "settings.py").read_text(encoding="utf-8")
     names = set(re.findall(r"\benv(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]*)\"", settings))
     docs = "".join(p.read_text(encoding="utf-8") for p in DOCS)
     undocumented = sorted(name for name in names if name not in docs)

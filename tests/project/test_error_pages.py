@@ -6,8 +6,8 @@ from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.http import Http404
 from django.test import Client, RequestFactory
 
-from project import views
 from project.errors import api_exception_handler
+from project.http import views
 
 pytestmark = pytest.mark.django_db
 

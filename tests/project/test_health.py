@@ -7,8 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 
-from project import dynamo, health
-from project.dynamo_local import free_port
+from project.dynamo import tables as dynamo
+from project.dynamo.local import free_port
+from project.operations import health
 from project.testing.harness import in_threads
 
 pytestmark = pytest.mark.django_db
@@ -109,7 +110,7 @@ def test_a_passing_table_check_is_remembered_briefly_but_dynamodb_is_asked_every
 
 
 def test_health_answers_even_when_the_process_is_saturated(client, settings):
-    from project.shedding import in_flight
+    from project.serving.shedding import in_flight
 
     settings.WEB_MAX_IN_FLIGHT = 1
     settings.WEB_QUEUE_TIMEOUT = settings.WEB_QUEUE_TARGET = 0  # refused at once, no wait for the slot

@@ -7,11 +7,11 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
-from project.health_selectors import WORKERS
-from project.health_services import heartbeat_write
 from project.models import WorkerHeartbeat
+from project.operations.backlog import Backlog
+from project.operations.health_selectors import WORKERS
+from project.operations.health_services import heartbeat_write
 
 T0 = 1_900_000_000.0
 

@@ -9,7 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from delivery.models import Delivery
-from project import idempotency
+from project.http import idempotency
 from project.models import IdempotencyRecord
 from project.testing.harness import WAIT_SECONDS, wait_for
 from social.models import Comment

@@ -1,11 +1,11 @@
-"""The shared limit store (project/limits.py): conditional counters in DynamoDB Local."""
+"""The shared limit store (project/limits/store.py): conditional counters in DynamoDB Local."""
 
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from project import limits
 from project.clock import ManualClock, clock_override
+from project.limits import store as limits
 from project.models import LimitCounter
 
 pytestmark = pytest.mark.usefixtures("aws_read_lag")

@@ -12,12 +12,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from pynamodb.exceptions import GetError, TransactWriteError
 
 from actions.comments import comment_create
-from project import metrics
-from project.backlog import Backlog
 from project.clock import clock
-from project.dynamo import connection
-from project.health_services import heartbeat_write
-from project.transactions import LabelledTransactWrite
+from project.dynamo.tables import connection
+from project.dynamo.transactions import LabelledTransactWrite
+from project.operations import metrics
+from project.operations.backlog import Backlog
+from project.operations.health_services import heartbeat_write
 from social.models import Comment
 from tests.project.test_serving import settings_in_subprocess
 
@@ -185,7 +185,7 @@ def test_a_scrape_still_answers_when_the_heartbeats_cannot_be_read(client):
 
 FIRST_USE_RACE = """
 import threading
-from project import metrics
+from project.operations import metrics
 barrier = threading.Barrier(16)
 made, failures = [], []
 def first_request():

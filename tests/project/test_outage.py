@@ -17,7 +17,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from delivery import selectors, services
-from project import dynamo, dynamo_local, health
+from project.dynamo import local as dynamo_local
+from project.dynamo import tables as dynamo
+from project.operations import health
 from project.testing.harness import wait_for
 from project.testing.postgres import suite_database_url
 from social.models import Like

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from project.dynamo_local import free_port
-from project.health_selectors import WORKERS
+from project.dynamo.local import free_port
+from project.operations.health_selectors import WORKERS
 from project.testing.harness import (
     WAIT_SECONDS,
     alive,

@@ -14,7 +14,7 @@ import pytest
 from django.http import HttpResponse
 from django.test import RequestFactory
 
-from project.logs import JsonFormatter, RequestIdFilter, RequestIdMiddleware
+from project.operations.logs import JsonFormatter, RequestIdFilter, RequestIdMiddleware
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""How the production server is configured: settings, gunicorn.conf.py, warm-up (load shedding: test_shedding.py)."""
+"""How the production server is configured: settings, config/gunicorn.py, warm-up (load shedding: test_shedding.py)."""
 
 import os
 import runpy
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from project import serving
-from project.wsgi import application
+from config.wsgi import application
+from project.serving import hooks as serving
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ def settings_in_subprocess(code: str, **env) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", f"import django; django.setup(); from django.conf import settings as s; {code}"],
         cwd=ROOT,
-        env={**base, "ENV_FILE": "/dev/null", "DJANGO_SETTINGS_MODULE": "project.settings", **env},
+        env={**base, "ENV_FILE": "/dev/null", "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         capture_output=True,
         text=True,
         timeout=120,
@@ -62,7 +62,7 @@ def test_gunicorn_config_reads_the_web_settings(monkeypatch):
     for name, value in {"WEB_CONCURRENCY": "3", "WEB_THREADS": "5", "HOST": "127.0.0.2", "PORT": "9100"}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("WEB_KEEPALIVE", "90")
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    config = runpy.run_path(str(ROOT / "config/gunicorn.py"))
     assert (config["workers"], config["threads"], config["bind"], config["keepalive"]) == (3, 5, ["127.0.0.2:9100"], 90)
     assert config["worker_class"] == "gthread" and config["preload_app"] is True
 
@@ -71,7 +71,7 @@ def test_gunicorn_defaults_follow_the_cpu_count_and_leave_threads_for_refusals(m
     monkeypatch.setenv("ENV_FILE", "/dev/null")
     for name in ("WEB_CONCURRENCY", "WEB_THREADS", "WEB_MAX_IN_FLIGHT", "HOST", "PORT"):
         monkeypatch.delenv(name, raising=False)
-    config = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    config = runpy.run_path(str(ROOT / "config/gunicorn.py"))
     assert config["workers"] == max(2, os.cpu_count())
     assert config["threads"] == 40  # 5 x WEB_MAX_IN_FLIGHT (8): the slots, a burst waiting, refusals, bodies
     assert config["bind"] == ["127.0.0.1:8000"]
@@ -94,7 +94,7 @@ def test_warm_up_never_stops_a_worker_from_starting():
 def test_the_memoised_user_agent_sanitiser_builds_the_same_header(monkeypatch):
     from botocore import useragent
 
-    from project import dynamo
+    from project.dynamo import tables as dynamo
 
     memoised = useragent.sanitize_user_agent_string_component
     assert hasattr(memoised, "cache_info")
@@ -115,7 +115,7 @@ def test_no_client_can_write_a_line_of_its_own_into_the_access_log(monkeypatch, 
     from gunicorn.config import Config
 
     monkeypatch.setenv("ENV_FILE", "/dev/null")
-    module = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    module = runpy.run_path(str(ROOT / "config/gunicorn.py"))
     config = Config()
     config.set("accesslog", str(tmp_path / "access.log"))
     config.set("access_log_format", module["access_log_format"])

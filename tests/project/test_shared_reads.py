@@ -1,4 +1,4 @@
-"""Reads many viewers share are kept a moment per process (project/shared_reads.py): the
+"""Reads many viewers share are kept a moment per process (project/dynamo/shared_reads.py): the
 timeline's newest comments and list pages' like counts are read once for many requests,
 while what a person changed themselves is still read exactly."""
 
@@ -11,8 +11,8 @@ from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from project import shared_reads
-from project.shared_reads import SharedReads
+from project.dynamo import shared_reads
+from project.dynamo.shared_reads import SharedReads
 from project.testing.harness import WAIT_SECONDS, wait_for
 from social import counters, selectors
 

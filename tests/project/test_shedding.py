@@ -1,4 +1,4 @@
-"""Overload and slow clients (project/shedding.py): a request waits for a slot and is refused
+"""Overload and slow clients (project/serving/shedding.py): a request waits for a slot and is refused
 only when it could not start in time (CoDel-like), and its body is read before it takes one,
 within a deadline. Nothing here races a clock: slots are held by events, the queue's switch
 is moved by the manual clock, and a body deadline is only met by a client that never sends."""
@@ -12,8 +12,8 @@ from django.core.handlers.wsgi import WSGIRequest
 from django.http import HttpResponse
 from django.test import Client
 
-from project import shedding
 from project.clock import ManualClock, clock_override
+from project.serving import shedding
 from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
 
 pytestmark = pytest.mark.django_db

@@ -1,5 +1,5 @@
 """Bursts and slow clients against the real server: gunicorn started as `make run` starts it
-(gunicorn.conf.py, one worker process with its default threads and slots), on the suite's
+(config/gunicorn.py, one worker process with its default threads and slots), on the suite's
 DynamoDB Local tables and a database file of its own.
 
 The bound a busy machine could break is set far out of reach here (the queue's wait): what is
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from project.dynamo_local import free_port
+from project.dynamo.local import free_port
 from project.testing.harness import WAIT_SECONDS, gunicorn_served, in_threads, served_environment
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOTS = 8  # WEB_MAX_IN_FLIGHT's default; the threads are gunicorn.conf.py's default (5 x)
+SLOTS = 8  # WEB_MAX_IN_FLIGHT's default; the threads are config/gunicorn.py's default (5 x)
 BODY_SECONDS = 5  # WEB_BODY_TIMEOUT for the server under test
 TRICKLERS = 32
 
@@ -52,7 +52,7 @@ def server(dynamodb, tmp_path_factory):
         PORT=str(port),
         LOG_LEVEL="WARNING",
     )
-    environment.pop("WEB_THREADS", None)  # gunicorn.conf.py's default
+    environment.pop("WEB_THREADS", None)  # config/gunicorn.py's default
     # The comment list reads its authors' names (comments other tests left may be listed).
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "--no-input"],

@@ -4,8 +4,8 @@ import logging
 import signal
 import threading
 
-from project.signal_safe import set_soon
-from project.worker_loop import stop_on_signals
+from project.operations.signal_safe import set_soon
+from project.operations.worker_loop import stop_on_signals
 
 
 def _inside_wait(event: threading.Event, call) -> threading.Thread:

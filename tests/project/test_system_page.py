@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
-from project.health_selectors import WORKERS
-from project.health_services import heartbeat_write
+from project.operations.backlog import Backlog
+from project.operations.health_selectors import WORKERS
+from project.operations.health_services import heartbeat_write
 
 pytestmark = pytest.mark.django_db
 T0 = 1_900_000_000.0

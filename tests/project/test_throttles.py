@@ -11,7 +11,7 @@ from django.core.cache import cache
 
 from actions.comments import comment_create
 from project.clock import ManualClock, clock_override
-from project.limits import limits_forget_memory
+from project.limits.store import limits_forget_memory
 from social.counters import VIEWS, counter_key, counter_value
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from project.dynamo_local import free_port
+from project.dynamo.local import free_port
 from project.testing.harness import in_threads, served_environment, wait_for
 from project.testing.instances import (
     BIN,

@@ -10,13 +10,13 @@ import pytest
 from botocore.exceptions import EndpointConnectionError
 
 from actions.comments import comment_create
-from project import usage
 from project.clock import ManualClock, clock_override
 from project.models import UsageTally
-from project.usage import ContextThreadPoolExecutor, aws_units, usage_flush
-from project.usage_people import PEOPLE_EXACT_MAX, People, person_hash
-from project.usage_selectors import route_area, usage_summary
-from project.worker_loop import worker_loop
+from project.operations import usage
+from project.operations.usage import ContextThreadPoolExecutor, aws_units, usage_flush
+from project.operations.usage_people import PEOPLE_EXACT_MAX, People, person_hash
+from project.operations.usage_selectors import route_area, usage_summary
+from project.operations.worker_loop import worker_loop
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db

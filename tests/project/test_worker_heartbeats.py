@@ -18,13 +18,13 @@ from notifications.feed import events as feed_events
 from notifications.feed import selectors as feed_selectors
 from notifications.feed import services as feed_services
 from notifications.selectors import like_events_backlog
-from project.backlog import Backlog
 from project.clock import ManualClock, clock_override
-from project.health_selectors import MISSING, OK, STALE, WORKERS, worker_statuses
-from project.health_services import Heartbeat, heartbeat_write
 from project.models import HEARTBEAT_KEPT_SECONDS, WorkerHeartbeat
+from project.operations.backlog import Backlog
+from project.operations.health_selectors import MISSING, OK, STALE, WORKERS, worker_statuses
+from project.operations.health_services import Heartbeat, heartbeat_write
+from project.operations.worker_loop import worker_loop
 from project.testing.harness import wait_for
-from project.worker_loop import worker_loop
 from social import aggregation
 from social.activity import rollup
 from social.activity.periods import day_bounds

@@ -21,7 +21,7 @@ from actions.likes import LikeState, like_add
 from notifications import services as notification_services
 from project.clock import ManualClock, clock_override
 from project.errors import RateLimited
-from project.limits import limits_forget_memory
+from project.limits.store import limits_forget_memory
 from social.models import Comment, Like
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]

@@ -9,7 +9,7 @@ from django.test import RequestFactory
 from rest_framework.test import APIClient
 
 from project.errors import ApplicationError
-from project.security import client_ip
+from project.http.security import client_ip
 from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
 from social import services
 from social.apis import UserCreateApi

@@ -1,5 +1,5 @@
 """Guessing one account's password from a botnet: 200 fresh addresses, one guess each, on the
-default limits (OWASP's device cookies, project/login_limits.py).
+default limits (OWASP's device cookies, project/accounts/login_limits.py).
 
 The untrusted budget is spent after LOGIN_UNTRUSTED_FAILURES guesses, whatever their
 addresses; every further attempt without the account's device cookie is refused (429)
@@ -17,8 +17,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from notifications.feed.selectors import feed_read
+from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
-from project.login_limits import login_attempt_begin
 from project.testing.harness import in_threads
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from actions.comments import comment_create
 from delivery import services as delivery_services
 from delivery.models import AUDIENCE_ALL
-from project.cursors import cursor_encode
+from project.dynamo.cursors import cursor_encode
 from social.activity import selectors as activity_selectors
 from social.activity.services import activity_record
 

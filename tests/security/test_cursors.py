@@ -9,14 +9,14 @@ from actions.comments import comment_create
 from delivery import services as delivery_services
 from delivery.models import AUDIENCE_ALL
 from notifications import selectors as inbox
-from project.cursors import cursor_encode
+from project.dynamo.cursors import cursor_encode
 
 pytestmark = pytest.mark.django_db
 
 
 def forged(payload, query) -> str:
     """A well-formed cursor signed with another key (what a client could make)."""
-    return signing.dumps(payload, key="not-the-server-key", salt=f"project.cursors:{query}", compress=True)
+    return signing.dumps(payload, key="not-the-server-key", salt=f"project.dynamo.cursors:{query}", compress=True)
 
 
 @pytest.fixture

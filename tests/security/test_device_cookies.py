@@ -1,11 +1,11 @@
-"""Device cookies (project/login_devices.py): what a browser that logged in holds, and how
-its log-ins are limited apart from strangers' (project/login_limits.py)."""
+"""Device cookies (project/accounts/login_devices.py): what a browser that logged in holds, and how
+its log-ins are limited apart from strangers' (project/accounts/login_limits.py)."""
 
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from project.login_devices import device_cookie_name
+from project.accounts.login_devices import device_cookie_name
 
 pytestmark = pytest.mark.django_db
 
@@ -116,7 +116,7 @@ def test_the_owner_can_change_their_password_while_the_budget_is_spent(make_user
 def test_an_operator_can_lift_the_untrusted_budget(make_user, limits):
     from django.core.management import call_command
 
-    from project.limits import limits_forget_memory
+    from project.limits.store import limits_forget_memory
 
     make_user("owner")
     spend_the_untrusted_budget(limits)

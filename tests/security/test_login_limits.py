@@ -1,4 +1,4 @@
-"""Log-in guessing limits (project/login_limits.py) on the log-in page, the admin log-in and the token API.
+"""Log-in guessing limits (project/accounts/login_limits.py) on the log-in page, the admin log-in and the token API.
 
 A success clears only that account's failures from that address; nobody can lock
 the owner out of a browser they logged in from (its device cookie); guesses at one
@@ -11,8 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from notifications.feed.selectors import feed_read
+from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
-from project.login_limits import login_attempt_begin
 
 pytestmark = pytest.mark.django_db
 
@@ -182,7 +182,7 @@ def test_an_operator_can_unlock_an_account_and_an_address(api, make_user, limits
         attempt(api, "/api/auth/token/", "locked", "wrong", "10.6.0.1")
     assert attempt(api, "/api/auth/token/", "locked", PASSWORD, "10.6.0.1").status_code == 429
     call_command("login_unlock", "locked", "--address", "10.6.0.1")
-    from project.limits import limits_forget_memory
+    from project.limits.store import limits_forget_memory
 
     limits_forget_memory()  # a web process asks DynamoDB again within a minute
     assert succeeded(attempt(api, "/api/auth/token/", "locked", PASSWORD, "10.6.0.1"))

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION_ENV = {
     "SECRET_KEY": "prod-like-" + "k7Qz2xW9pLmN4vR8sT1uY6" * 3,
     "ALLOWED_HOSTS": "social.example.com",
-    "DJANGO_SETTINGS_MODULE": "project.settings",
+    "DJANGO_SETTINGS_MODULE": "config.settings",
 }
 NO_ENV_FILE = {"ENV_FILE": "/dev/null"}  # a developer's .env (DEBUG=True) must not change the defaults
 
@@ -36,7 +36,7 @@ def manage(*args, **env):
 
 
 def test_debug_defaults_to_false_and_then_requires_a_secret_key():
-    result = manage("check", DJANGO_SETTINGS_MODULE="project.settings")
+    result = manage("check", DJANGO_SETTINGS_MODULE="config.settings")
     assert result.returncode != 0
     assert "requires SECRET_KEY" in result.stderr
     shown = manage("shell", "-c", "from django.conf import settings; print(settings.DEBUG)", **PRODUCTION_ENV)

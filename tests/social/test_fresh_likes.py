@@ -8,7 +8,7 @@ import pytest
 from botocore.client import BaseClient
 
 from actions.comments import comment_create
-from project.fresh import FRESH_LIKES
+from project.http.fresh import FRESH_LIKES
 from social.counters import LIKES, counter_key
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.test import Client
 
 from actions.comments import comment_create
 from project.clock import ManualClock, clock_override
-from project.drafts import LIKE_KEPT_SECONDS
 from social import selectors
+from social.drafts import LIKE_KEPT_SECONDS
 
 pytestmark = pytest.mark.django_db
 

@@ -119,7 +119,7 @@ def test_the_reset_mail_leaves_after_the_answer(alice):
     from django.core.signals import request_finished
     from django.test import RequestFactory
 
-    from project.after_response import AfterResponseMiddleware
+    from project.serving.after_response import AfterResponseMiddleware
     from social.views import PasswordResetView
 
     view = AfterResponseMiddleware(PasswordResetView.as_view())

@@ -15,7 +15,7 @@ from tqdm import tqdm
 from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
 from project.errors import NotFound
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 
 logger = logging.getLogger("delivery.dispatch")
 

@@ -6,7 +6,7 @@ import logging
 
 from notifications import like_fold
 from notifications.selectors import like_events_backlog
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 
 
 class Command(WorkerCommand):

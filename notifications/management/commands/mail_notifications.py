@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 from notifications.mail import digest as mail_digest
 from notifications.mail import selectors as mail_selectors
 from notifications.mail import services as mail_services
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 
 
 class Command(WorkerCommand):

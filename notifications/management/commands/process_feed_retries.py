@@ -7,7 +7,7 @@ from tqdm import tqdm
 
 from notifications.feed import selectors as feed_selectors
 from notifications.feed import services as feed_services
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 
 
 class Command(WorkerCommand):

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from project.health import readiness_check
+from project.operations.health import readiness_check
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import logging
 from django.core.management import call_command
 from django.db import DatabaseError
 
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 
 DAY_SECONDS = 86400.0
 

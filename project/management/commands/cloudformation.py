@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from project.cloudformation import (
+from project.deploy.cloudformation import (
     IAM_TEMPLATE_PATH,
     TEMPLATE_PATH,
     StepError,

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from project.health_selectors import worker_statuses
+from project.operations.health_selectors import worker_statuses
 
 if TYPE_CHECKING:
     from django.core.management.base import CommandParser
 
-    from project.health_selectors import WorkerStatus
+    from project.operations.health_selectors import WorkerStatus
 
 
 def _seconds(value: float | None) -> str:

@@ -266,7 +266,7 @@
     });
   }
 
-  // Times on pages in the browser's time zone (project/timezones.py reads the cookie). A page
+  // Times on pages in the browser's time zone (project/http/timezones.py reads the cookie). A page
   // that shows times in another zone is drawn again once, in this one.
   function keepTimeZone() {
     var zone = window.Intl && Intl.DateTimeFormat().resolvedOptions().timeZone;

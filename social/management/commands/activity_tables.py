@@ -7,7 +7,7 @@ import logging
 from django.core.management.base import BaseCommand
 from tqdm import tqdm
 
-from project.worker_loop import stop_on_signals
+from project.operations.worker_loop import stop_on_signals
 from social.activity import services as activity_services
 from social.activity.rotation import activity_tables_maintain
 

@@ -7,7 +7,7 @@ import logging
 from django.conf import settings
 from tqdm import tqdm
 
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 from social import aggregation
 
 

@@ -2,8 +2,8 @@
 
 import logging
 
-from project.backlog import Backlog
-from project.worker_loop import WorkerCommand
+from project.operations.backlog import Backlog
+from project.operations.worker_loop import WorkerCommand
 from social.account import services
 
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from project.worker_loop import WorkerCommand
+from project.operations.worker_loop import WorkerCommand
 from social.activity import rollup
 from social.activity import services as activity_services
 from social.activity.periods import local_time

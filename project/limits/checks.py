@@ -1,0 +1,49 @@
+"""System checks of the limit settings: a malformed LIMIT_* or API_THROTTLE_* stops start-up,
+named, instead of answering 500 to the first request it limits; so does a negative
+API_TOKEN_MAX_AGE_DAYS, instead of silently never expiring a token."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.core.checks import Error, register
+
+from project.limits.store import rules_parse
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from django.apps import AppConfig
+    from django.core.checks import CheckMessage
+
+
+def limit_settings_errors() -> list[str]:
+    rates = settings.REST_FRAMEWORK.get("DEFAULT_THROTTLE_RATES", {})
+    named = {f"API_THROTTLE_{scope.upper()}": rate for scope, rate in rates.items() if rate}
+    for name, (rules, new_rules) in settings.RATE_LIMITS.items():
+        named[f"LIMIT_{name.upper()}"] = rules
+        if new_rules:
+            named[f"LIMIT_{name.upper()}_NEW"] = new_rules
+    errors = []
+    for setting, rules in named.items():
+        try:
+            rules_parse(rules)
+        except ValueError as error:
+            errors.append(f"{setting}={rules!r}: {error}")
+    if settings.LIMIT_LIVE_BLOCK < 1:
+        errors.append(f"LIMIT_LIVE_BLOCK={settings.LIMIT_LIVE_BLOCK!r}: at least 1.")
+    return errors
+
+
+@register()
+def limit_settings_check(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[CheckMessage]:
+    return [Error(message, id="project.E001") for message in limit_settings_errors()]
+
+
+@register()
+def api_token_settings_check(app_configs: Sequence[AppConfig] | None, **kwargs: Any) -> list[CheckMessage]:
+    days = settings.API_TOKEN_MAX_AGE_DAYS
+    if isinstance(days, int) and days >= 0:
+        return []
+    return [Error(f"API_TOKEN_MAX_AGE_DAYS={days!r}: a whole number of days, 0 for never.", id="project.E002")]
