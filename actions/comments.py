@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import logging
 
-from notifications.fanout import FanOut, fanout_outbox_add, fanout_send
+from notifications.fanout import FanOut
+from notifications.outbox import outbox_add, outbox_send
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import PermissionDenied
@@ -74,7 +75,7 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     def build(transaction: LabelledTransactWrite) -> None:
         comment_put(transaction, comment=comment)
         if fanout is not None:
-            fanout_outbox_add(transaction, fanout=fanout)
+            outbox_add(transaction, job=fanout)
 
     transact(build, what="comment_create")
     logger.info("comment %s posted by user %s", comment.comment_id, author_id)
@@ -88,11 +89,11 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
 def _fanout_after_response(fanout: FanOut) -> None:
     """Tell the people a comment concerns once its answer is sent (outside a request, at
     once): the person who posted is not kept waiting for other people's feed writes.
-    `fanout_send` never raises; what it does not do (a process that dies first, people past
+    `outbox_send` never raises; what it does not do (a process that dies first, people past
     its budget) `process_feed_retries` does from the fan-out item the comment committed."""
 
     def send() -> None:
-        fanout_send(fanout)
+        outbox_send(fanout)
 
     if not after_response(send):
         send()
@@ -129,7 +130,7 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
         author_id=author_id,
         body=body,
         mentioned_add=mention_ids,
-        also=(lambda transaction: fanout_outbox_add(transaction, fanout=fanout)) if fanout else None,
+        also=(lambda transaction: outbox_add(transaction, job=fanout)) if fanout else None,
     )
     if fanout is not None:
         _fanout_after_response(fanout)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from notifications.silence import Silence, silence_outbox_add, silence_send
+from notifications.outbox import outbox_add, outbox_send
+from notifications.silence import Silence
 from project.dynamo.transactions import LabelledTransactWrite, transact
 from project.errors import Conflict
 from social.account.limits import account_limit_enforce
@@ -54,7 +55,7 @@ def relation_change(*, owner_id: str, username: str, kind: str, on: bool) -> Rel
             relation_set_add(transaction, user_id=owner_id, other_id=other_id, kind=kind)
         else:
             relation_clear_add(transaction, user_id=owner_id, other_id=other_id, kind=kind, current=current)
-        silence_outbox_add(transaction, silence=silence)
+        outbox_add(transaction, job=silence)
 
     def reread(outcome: object) -> bool:  # the other kind changed meanwhile: undo from the new state
         nonlocal current
@@ -64,6 +65,6 @@ def relation_change(*, owner_id: str, username: str, kind: str, on: bool) -> Rel
     outcome = transact(build, what=f"relation_{'' if on else 'un'}{kind}", on_failed=reread)
     if not outcome.ok:
         raise Conflict("Blocks and mutes of this person kept changing, retry shortly.")
-    silence_send(silence)  # never raises: the item stays for process_feed_retries
+    outbox_send(silence)  # never raises: the item stays for process_feed_retries
     state = relation_get(user_id=owner_id, other_id=other_id)
     return RelationChange(username=username, other_id=other_id, state=state)

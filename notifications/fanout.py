@@ -2,11 +2,11 @@
 
 A comment's notifications are promised in the comment's own transaction by **one** item in
 `feed_retry` (an outbox entry whatever the number of people: a thread can have thousands of
-watchers, a transaction holds at most 100 actions), the `FanOut`. It is expanded right after
-the commit by the request once it has answered (`fanout_send`, at most FANOUT_INLINE_MAX
-people, never raising), and otherwise, or for the rest, by `process_feed_retries`
-(`fanout_retry_apply`, at most FANOUT_DRAIN_MAX people per claim, then again from where it
-stopped).
+watchers, a transaction holds at most 100 actions), the `FanOut`, an outbox job
+(notifications/outbox.py: how it is recorded, claimed, resumed and completed). The request
+runs it once it has answered (`outbox_send`: at most FANOUT_INLINE_MAX people, never raising),
+and `process_feed_retries` runs it otherwise, or for the rest (at most FANOUT_DRAIN_MAX people
+per claim, then again from where it stopped).
 
 The expansion reads the thread's watch and mute states (one consistent Query) and the
 preferences of the people it notifies (one BatchGetItem per 100), decides one entry per
@@ -18,36 +18,20 @@ crash, or run by the request and a drainer at once, writes nobody's entry twice:
 finds the event applied. People are taken in user-id order and the item keeps the last one
 done (`done_through`), so a long expansion resumes where it stopped instead of re-reading
 every feed; nothing is lost if the process dies at any point (the item stays until the
-expansion ends, and is due again after FEED_REPLY_OUTBOX_DELAY_MS).
+expansion ends, and is due again after OUTBOX_DELAY_MS).
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import zlib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
-from pynamodb.exceptions import DeleteError, UpdateError
-
-from notifications.feed.events import (
-    FANOUT_PREFIX,
-    FEED_RETRY_SHARDS,
-    MENTION_KIND,
-    PREFERENCE_KINDS,
-    THREAD_KIND,
-    FeedEvent,
-)
-from notifications.feed.services import APPLIED, FEED_REPLY_OUTBOX_DELAY_MS, feed_append
-from notifications.models import FeedRetry
+from notifications.feed.events import MENTION_KIND, PREFERENCE_KINDS, THREAD_KIND, FeedEvent
+from notifications.feed.services import feed_append
+from notifications.outbox import OutboxJob, OutboxRun
 from notifications.preferences.selectors import preferences_get_many, thread_states
 from notifications.preferences.services import thread_watch_if_unset
-from project.clock import clock
-from project.dynamo.transactions import LabelledTransactWrite
-from project.errors import condition_failed, error_code
 from social.models import Comment
-
-logger = logging.getLogger(__name__)
 
 REPLY_KIND = "reply"
 # People the replying request notifies itself once it has answered: a reply's usual few
@@ -57,8 +41,11 @@ FANOUT_DRAIN_MAX = 500  # people per claim of the drainer (well within its one-m
 
 
 @dataclass(frozen=True)
-class FanOut:
-    """What a comment (or an edit) promised to notify, as stored in its `feed_retry` item."""
+class FanOut(OutboxJob):
+    """What a comment (or an edit) promised to notify, as stored in its `feed_retry` item
+    (`fanout#<comment_id>`, an edit's `fanout#<comment_id>#<key>`, sharded by the comment)."""
+
+    kind: ClassVar[str] = "fanout"
 
     comment_id: str
     actor_id: str  # who wrote it: never notified
@@ -72,19 +59,21 @@ class FanOut:
     done_through: str = ""  # the last person done, in user-id order (a resumed expansion starts after)
 
     @property
-    def retry_id(self) -> str:
-        return f"{FANOUT_PREFIX}{self.comment_id}{'#' + self.key if self.key else ''}"
+    def job_id(self) -> str:
+        return f"{self.comment_id}{'#' + self.key if self.key else ''}"
 
     @property
-    def shard(self) -> str:
-        return str(zlib.crc32(self.comment_id.encode()) % FEED_RETRY_SHARDS)
+    def user_id(self) -> str:
+        return self.actor_id
 
-    def to_json(self) -> str:
-        return json.dumps({"fanout": asdict(self)}, separators=(",", ":"))
+    @property
+    def shard_key(self) -> str:
+        return self.comment_id
 
-    @classmethod
-    def from_json(cls, text: str) -> FanOut:
-        return cls(**json.loads(text)["fanout"])
+    def run(self, *, inline: bool) -> OutboxRun:
+        """Notify the next FANOUT_INLINE_MAX people (the request) or FANOUT_DRAIN_MAX (a drainer)."""
+        done, done_through = fanout_expand(self, budget=FANOUT_INLINE_MAX if inline else FANOUT_DRAIN_MAX)
+        return OutboxRun(rest=None if done else replace(self, done_through=done_through))
 
     def event(self, kind: str) -> FeedEvent:
         """The event a person of `kind` gets: its id names the comment, so it applies once per person."""
@@ -97,24 +86,6 @@ class FanOut:
             object_id=self.comment_id,  # the entry shows the comment's text, read when the feed is shown
             created_at=self.created_at,
         )
-
-
-def fanout_outbox_add(transaction: LabelledTransactWrite, *, fanout: FanOut) -> None:
-    """Add the fan-out's item to the comment's own transaction: one put, due when the drainer
-    should take over if the request does not finish it (FEED_REPLY_OUTBOX_DELAY_MS)."""
-    transaction.save(
-        FeedRetry(
-            fanout.shard,
-            fanout.retry_id,
-            user_id=fanout.actor_id,
-            event=fanout.to_json(),
-            due_at=clock.now_ms() + FEED_REPLY_OUTBOX_DELAY_MS,
-            attempts=0,
-            last_error="",
-            created_at=clock.now_iso(),
-        ),
-        label="fanout",
-    )
 
 
 def fanout_recipients(fanout: FanOut, states: dict[str, str]) -> dict[str, list[str]]:
@@ -189,53 +160,3 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
             feed_append(user_id=user_id, event=event, queue=True)
         done_through = user_id
     return len(pending) <= budget, done_through
-
-
-def _item(fanout: FanOut) -> FeedRetry:
-    return FeedRetry(fanout.shard, fanout.retry_id)
-
-
-def _done(fanout: FanOut) -> None:
-    try:
-        _item(fanout).delete()
-    except DeleteError as error:  # the next expansion finds everyone notified and deletes it
-        logger.warning("fan-out %s not deleted (%s)", fanout.retry_id, error_code(error))
-
-
-def _resume_later(fanout: FanOut, done_through: str) -> None:
-    """Keep the progress and make the rest due now (the drainer's next pass)."""
-    rest = replace(fanout, done_through=done_through)
-    try:
-        _item(fanout).update(
-            actions=[FeedRetry.event.set(rest.to_json()), FeedRetry.due_at.set(clock.now_ms())],
-            condition=FeedRetry.retry_id.exists(),
-        )
-    except UpdateError as error:
-        if not condition_failed(error):
-            raise
-        # Gone: another expansion finished it.
-
-
-def fanout_send(fanout: FanOut) -> None:
-    """Right after the comment committed: notify up to FANOUT_INLINE_MAX people. Never raises:
-    the item in `feed_retry` keeps what is not done for the drainer."""
-    try:
-        done, done_through = fanout_expand(fanout, budget=FANOUT_INLINE_MAX)
-        if done:
-            _done(fanout)
-        else:
-            _resume_later(fanout, done_through)
-    except Exception:  # the comment is posted; its fan-out item is applied later
-        logger.exception("fan-out of %s left to process_feed_retries", fanout.retry_id)
-
-
-def fanout_retry_apply(retry: FeedRetry) -> str:
-    """The drainer's turn at a fan-out it claimed: up to FANOUT_DRAIN_MAX people, then the item is
-    deleted (all done) or left due at once with its progress. Errors raise (the caller postpones)."""
-    fanout = FanOut.from_json(retry.event)
-    done, done_through = fanout_expand(fanout, budget=FANOUT_DRAIN_MAX)
-    if done:
-        _done(fanout)
-    else:
-        _resume_later(fanout, done_through)
-    return APPLIED

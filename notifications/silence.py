@@ -1,10 +1,11 @@
 """A block or mute reaching its owner's inbox: what the person already put there is retracted.
 
 Blocking or muting someone (actions/relations.py) commits, in one transaction, the relation
-(social) and **one** `feed_retry` item here, the `Silence`: the promise to retract, as a
-reply's fan-out item is the promise to notify. Right after the commit the request applies it
-(`silence_send`: never raises) and deletes it; if the request dies first, or the apply fails,
-`process_feed_retries` applies it once it is due (FEED_REPLY_OUTBOX_DELAY_MS), with its lease.
+(social) and **one** `feed_retry` item here, the `Silence`: the promise to retract, an outbox
+job (notifications/outbox.py) as a reply's fan-out is the promise to notify. Right after the
+commit the request applies it (`outbox_send`: never raises) and deletes it; if the request dies
+first, or the apply fails, `process_feed_retries` applies it once it is due (OUTBOX_DELAY_MS),
+with its lease.
 
 Applying it (`silence_apply`), each step idempotent and state-based, so any prefix is safe to
 repeat:
@@ -24,20 +25,14 @@ E-mail already queued about them is checked at send time (notifications/mail/che
 
 from __future__ import annotations
 
-import json
 import logging
-import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from typing import ClassVar
 
-from pynamodb.exceptions import DeleteError
-
-from notifications.feed.events import FEED_RETRY_SHARDS, SILENCE_PREFIX
-from notifications.feed.services import APPLIED, FEED_REPLY_OUTBOX_DELAY_MS, feed_silence
+from notifications.feed.services import feed_silence
 from notifications.like_fold import like_event_put, like_events_fold
-from notifications.models import FeedRetry, LikeUnread
-from project.clock import clock
-from project.dynamo.transactions import LabelledTransactWrite
-from project.errors import error_code
+from notifications.models import LikeUnread
+from notifications.outbox import OutboxJob, OutboxRun
 from social.relations.selectors import relation_get
 
 logger = logging.getLogger(__name__)
@@ -46,44 +41,28 @@ SILENCE_FOLD_INLINE = 10  # comments whose fold the blocking request runs itself
 
 
 @dataclass(frozen=True)
-class Silence:
-    """The promise a block, mute, unblock or unmute makes to the owner's inbox (one item per pair)."""
+class Silence(OutboxJob):
+    """The promise a block, mute, unblock or unmute makes to the owner's inbox: one item per pair
+    (`silence#<owner>#<other>`, sharded by the owner), so a second one recorded leaves one."""
+
+    kind: ClassVar[str] = "silence"
 
     owner_id: str  # who blocks or mutes
     other_id: str  # whom
 
     @property
-    def retry_id(self) -> str:
-        return f"{SILENCE_PREFIX}{self.owner_id}#{self.other_id}"
+    def job_id(self) -> str:
+        return f"{self.owner_id}#{self.other_id}"
 
     @property
-    def shard(self) -> str:
-        return str(zlib.crc32(self.owner_id.encode()) % FEED_RETRY_SHARDS)
+    def user_id(self) -> str:
+        return self.owner_id
 
-    def to_json(self) -> str:
-        return json.dumps({"silence": asdict(self)}, separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> Silence:
-        return cls(**json.loads(text)["silence"])
-
-
-def silence_outbox_add(transaction: LabelledTransactWrite, *, silence: Silence) -> None:
-    """Add the item to the block's (or unblock's) own transaction: one put under the pair's key,
-    so doing it twice leaves one item; due when the drainer should take over."""
-    transaction.save(
-        FeedRetry(
-            silence.shard,
-            silence.retry_id,
-            user_id=silence.owner_id,
-            event=silence.to_json(),
-            due_at=clock.now_ms() + FEED_REPLY_OUTBOX_DELAY_MS,
-            attempts=0,
-            last_error="",
-            created_at=clock.now_iso(),
-        ),
-        label="silence",
-    )
+    def run(self, *, inline: bool) -> OutboxRun:
+        """Steps 1 and 2 in one run; the request then folds a few of the comments (`then`), a
+        drainer leaves them to the folder."""
+        comments = silence_apply(self)
+        return OutboxRun(then=lambda: _fold_some(comments))
 
 
 def silence_apply(silence: Silence) -> list[str]:
@@ -106,33 +85,10 @@ def silence_apply(silence: Silence) -> list[str]:
     return comments
 
 
-def _done(silence: Silence) -> None:
-    try:
-        FeedRetry(silence.shard, silence.retry_id).delete()
-    except DeleteError as error:  # applied again later, finding nothing to do, then deleted
-        logger.warning("silence %s not deleted (%s)", silence.retry_id, error_code(error))
-
-
-def silence_send(silence: Silence) -> None:
-    """Right after the block (or unblock) committed: apply it, fold a few of the comments at once,
-    delete the item. Never raises: whatever fails, the item makes `process_feed_retries` do it."""
-    try:
-        comments = silence_apply(silence)
-        _done(silence)
-    except Exception:
-        logger.exception("retraction %s left to process_feed_retries", silence.retry_id)
-        return
+def _fold_some(comments: list[str]) -> None:
+    """Fold up to SILENCE_FOLD_INLINE of the comments given a trigger event. Never raises."""
     for comment_id in comments[:SILENCE_FOLD_INLINE]:
         try:
             like_events_fold(comment_id=comment_id, attempts=2)
         except Exception as error:  # its trigger event waits for fold_like_events
             logger.info("fold of %s left to fold_like_events (%s)", comment_id, type(error).__name__)
-
-
-def silence_retry_apply(retry: FeedRetry) -> str:
-    """The drainer's turn at an item it claimed: apply, then delete (the folder folds the
-    comments). Errors raise (the caller postpones the item)."""
-    silence = Silence.from_json(retry.event)
-    silence_apply(silence)
-    _done(silence)
-    return APPLIED

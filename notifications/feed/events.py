@@ -31,11 +31,6 @@ FEED_RETRY_SHARDS = 4  # partitions of the `feed_retry` table (see `feed_retry_k
 THREAD_KIND = "thread"  # a reply in a thread the person watches
 MENTION_KIND = "mention"
 PREFERENCE_KINDS = {THREAD_KIND: "reply"}
-# `feed_retry` items whose retry id starts so are a comment's fan-out (notifications/fanout.py),
-# expanded into one event per person, not one event.
-FANOUT_PREFIX = "fanout#"
-# ... and so a block's or mute's retraction from its owner's inbox (notifications/silence.py).
-SILENCE_PREFIX = "silence#"
 
 
 class FeedEventTooLarge(ApplicationError):
@@ -118,5 +113,6 @@ def feed_entry_id(event_id: str) -> str:
 
 
 def feed_retry_key(user_id: str, event: FeedEvent) -> tuple[str, str]:
-    """The `feed_retry` key of an event for a user: (shard from a hash of the user id, retry id)."""
+    """The `feed_retry` key of an event for a user: (shard from a hash of the user id, retry id).
+    A user id is never an outbox job's kind (notifications/outbox.py), so the two never meet."""
     return str(zlib.crc32(user_id.encode()) % FEED_RETRY_SHARDS), f"{user_id}#{event.event_id}"

@@ -1,4 +1,4 @@
-"""Writes of the per-user feed (docs/architecture.md "The feed"): append an event, mark read,
+"""Writes of the per-user feed (docs/explanation/feed.md "The feed"): append an event, mark read,
 and apply the events waiting in `feed_retry` (`manage.py process_feed_retries`).
 
 Every producer (replies, delivered messages, ...) goes through `feed_append`: read the
@@ -28,7 +28,7 @@ from typing import cast
 from django.conf import settings
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
-from notifications.feed.events import FANOUT_PREFIX, SILENCE_PREFIX, FeedEvent, feed_retry_key
+from notifications.feed.events import FeedEvent, feed_retry_key
 from notifications.feed.merge import (
     FeedWrite,
     feed_entries_mark_read,
@@ -39,6 +39,7 @@ from notifications.feed.merge import (
 from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
+from notifications.outbox import OUTBOX_DELAY_MS, outbox_apply, outbox_claim, outbox_job, outbox_postpone
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import Conflict, Throttled, condition_failed, error_code, is_transient
@@ -49,9 +50,6 @@ logger = logging.getLogger(__name__)
 FEED_WRITE_ATTEMPTS = 8  # version conflicts re-read and retried before the event is queued
 # A feed write takes tens of milliseconds: its retries are spread over that scale.
 FEED_BACKOFF = (0.04, 1.0)  # (base, cap) seconds
-FEED_REPLY_OUTBOX_DELAY_MS = 60_000  # the replying request applies it; the drainer only if it did not
-FEED_RETRY_LEASE_MS = 60_000  # how long a drainer owns a claimed retry before another may take it
-FEED_RETRY_MAX_DELAY_MS = 300_000
 
 APPLIED = "applied"
 ALREADY_APPLIED = "already_applied"
@@ -152,9 +150,9 @@ def feed_outbox_add(transaction: LabelledTransactWrite, *, user_id: str, event: 
 
     The producer then calls `feed_append(..., outbox=True)`, which deletes the retry
     item once the event is applied; if the producer dies first, the drainer applies it
-    after FEED_REPLY_OUTBOX_DELAY_MS (or finds it applied, by its digest, and deletes it).
+    after OUTBOX_DELAY_MS (or finds it applied, by its digest, and deletes it).
     """
-    transaction.save(feed_retry_item(user_id=user_id, event=event, delay_ms=FEED_REPLY_OUTBOX_DELAY_MS))
+    transaction.save(feed_retry_item(user_id=user_id, event=event, delay_ms=OUTBOX_DELAY_MS))
 
 
 def _enqueue(*, user_id: str, event: FeedEvent, error: str, outbox: bool) -> None:
@@ -352,58 +350,28 @@ class FeedRetryStats:
             self.skipped += 1
 
 
-def _retry_delay_ms(attempts: int) -> int:
-    return min(FEED_RETRY_MAX_DELAY_MS, 1000 << min(attempts, 10))  # 1 s doubling per attempt
-
-
 def feed_retry_process(*, retry: FeedRetry) -> str:
-    """Claim one due retry and apply its event. Returns APPLIED, ALREADY_APPLIED, QUEUED or "skipped".
+    """Claim one due retry and apply it. Returns APPLIED, ALREADY_APPLIED, QUEUED or "skipped".
 
-    The claim is a conditional update of `due_at` (the value we saw) to now + a lease, so
-    two drainers never work on the same retry at once; a drainer that dies holding it
-    lets the lease run out and another takes it. The event is applied at most once (the
-    feed keeps its digest, so a second apply writes nothing) and the retry item is
-    deleted after it; a failure pushes `due_at` out with exponential backoff. Nothing
-    is ever dropped.
+    The claim and the back-off are the outbox's (notifications/outbox.py `outbox_claim`, a
+    lease, so two drainers never work on the same retry at once; `outbox_postpone`). The item
+    holds an outbox job (a comment's fan-out, a block's retraction: `outbox_apply` runs it) or
+    a single event, applied at most once (the feed keeps its digest, so a second apply writes
+    nothing) and deleted after it. A failure pushes `due_at` out. Nothing is ever dropped.
     """
-    seen_due = retry.due_at
-    attempts = int(retry.attempts or 0) + 1
+    attempts = outbox_claim(retry)
+    if attempts is None:
+        return "skipped"
     try:
-        retry.update(
-            actions=[
-                FeedRetry.due_at.set(clock.now_ms() + FEED_RETRY_LEASE_MS),
-                FeedRetry.attempts.set(attempts),
-            ],
-            condition=FeedRetry.due_at == seen_due,
-        )
-    except UpdateError as error:
-        if condition_failed(error):
-            return "skipped"
-        raise
-    try:
-        if retry.retry_id.startswith(FANOUT_PREFIX):
-            # Imported here: the fan-out writes through this module (feed_append).
-            from notifications.fanout import fanout_retry_apply
-
-            return fanout_retry_apply(retry)
-        if retry.retry_id.startswith(SILENCE_PREFIX):
-            from notifications.silence import silence_retry_apply  # it writes through this module
-
-            return silence_retry_apply(retry)
+        job = outbox_job(retry)
+        if job is not None:
+            outbox_apply(job)
+            return APPLIED
         event = FeedEvent.from_json(retry.event)
         result = feed_append(user_id=retry.user_id, event=event, outbox=True, queue=False)
     except (Conflict, Throttled, PynamoDBException) as error:
         message = getattr(error, "message", None) or str(error)
-        try:
-            retry.update(
-                actions=[
-                    FeedRetry.due_at.set(clock.now_ms() + _retry_delay_ms(attempts)),
-                    FeedRetry.last_error.set(message[:500]),
-                ],
-                condition=FeedRetry.retry_id.exists(),
-            )
-        except PynamoDBException:
-            logger.warning("feed_retry %s: could not postpone (the lease expires instead)", retry.retry_id)
+        outbox_postpone(retry, attempts=attempts, error=message)
         level = logging.ERROR if attempts >= 10 else logging.WARNING
         logger.log(level, "feed_retry %s failed again (attempt %d): %s", retry.retry_id, attempts, message)
         return QUEUED

@@ -263,7 +263,7 @@ def test_a_crash_between_the_block_and_its_retraction_is_finished_by_the_drainer
     def die(silence):
         raise SystemExit("killed after the commit")
 
-    monkeypatch.setattr(actions.relations, "silence_send", die)
+    monkeypatch.setattr(actions.relations, "outbox_send", die)
     with pytest.raises(SystemExit):
         block(author, bob)
     assert like_texts(author) == ["Alice and Bob liked your comment"]

@@ -10,10 +10,11 @@ from django.core.management import call_command
 
 from actions import comments
 from actions.comments import comment_create
-from notifications.fanout import FanOut, fanout_send
+from notifications.fanout import FanOut
 from notifications.feed import events as feed_events
 from notifications.feed import services as feed_services
 from notifications.models import Feed, FeedRetry, UnreadCount
+from notifications.outbox import outbox_send
 from project.clock import ManualClock, clock_override
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
@@ -126,7 +127,7 @@ def test_feed_failure_does_not_fail_the_reply_and_the_command_applies_it_later(p
 def test_outbox_applies_a_reply_whose_request_died_before_sending(people):
     ann, bob, _ = people
     comment = post(ann)
-    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
+    with mock.patch.object(comments, "outbox_send", lambda job: None):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
     assert feed_of(ann) is None
@@ -140,11 +141,11 @@ def test_a_retry_applied_twice_is_applied_once(people):
     """The drainer and the original request both apply the same event: one entry, one write."""
     ann, bob, _ = people
     comment = post(ann)
-    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
+    with mock.patch.object(comments, "outbox_send", lambda job: None):
         post(bob, "answer", parent=comment)
     [outbox] = retries()
     fanout = FanOut.from_json(outbox.event)
-    fanout_send(fanout)  # the request, late
+    outbox_send(fanout)  # the request, late
     stale = outbox  # the drainer read it before the request applied it
     assert feed_services.feed_retry_process(retry=stale) == "skipped"  # gone: its claim fails
     event = fanout.event("reply")

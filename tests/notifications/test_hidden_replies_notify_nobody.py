@@ -45,7 +45,7 @@ def people(make_user):
 
 def replies_left_pending(author, body, parent):
     """A reply whose fan-out the request did not get to (it died after the commit)."""
-    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
+    with mock.patch.object(comments, "outbox_send", lambda job: None):
         return comment_create(author_id=uid(author), body=body, parent_id=parent.comment_id)
 
 

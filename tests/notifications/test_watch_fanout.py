@@ -138,7 +138,7 @@ def test_a_request_that_dies_before_the_fan_out_leaves_it_to_the_drainer(people)
     ann, bob, cid = people["ann"], people["bob"], people["cid"]
     root = post(ann, "A thread")
     post(bob, "watching", parent=root)
-    with mock.patch.object(comments, "fanout_send", lambda fanout: None):
+    with mock.patch.object(comments, "outbox_send", lambda job: None):
         post(cid, "answer", parent=root)
     assert texts(bob) == [] and len(retries()) == 1
     drain()
