@@ -242,6 +242,20 @@ class SharedCounts:
 shared_counts = SharedCounts()
 
 
+def page_counts_kept(comment_ids: Iterable[str], *, now_ms: int) -> dict[str, int]:
+    """The like counts of `comment_ids` a list page shows without reading them: those that
+    `shared_counts` holds and no signal touched since (as a poll past a vouched cursor is
+    answered). Refreshes the log if due. Nothing is kept unless the log was refreshed within
+    half a LIVE_SIGNAL_LAG: a signal it does not hold yet is then still looked for by the
+    page's own cursor (`page_cursor` reaches back 2 x LIVE_SIGNAL_LAG from the render), as
+    long as the page renders within half a LIVE_SIGNAL_LAG of this call."""
+    change_log.refresh()
+    refreshed = change_log.refreshed_ms
+    if refreshed is None or now_ms - refreshed > signal_lag_ms() // 2:
+        return {}
+    return {comment_id: entry[0] for comment_id, entry in shared_counts.valid(comment_ids, now_ms=now_ms).items()}
+
+
 def live_log_forget() -> None:
     change_log.forget()
     shared_counts.forget()

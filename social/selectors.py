@@ -8,15 +8,17 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
-from project.clock import parse_iso
+from project.clock import clock, parse_iso
 from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.dynamo.shared_reads import SharedReads
 from project.errors import NotFound
 from project.operations.usage import ContextThreadPoolExecutor
 from social.counters import LIKES, counter_key, counter_value, counter_values
+from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
 from social.relations.selectors import silenced_ids
@@ -90,7 +92,11 @@ def comment_views(
     whose count must be exact (`fresh`, those the viewer just liked or unliked) and reads
     the others eventually consistently, half the read units: a count may then be up to
     about a second old, plus the SHARED_READ_SECONDS this process shares it for
-    (project/dynamo/shared_reads.py), which a list of other people's comments can show. The viewer's own
+    (project/dynamo/shared_reads.py), which a list of other people's comments can show. With
+    shared reads on, a count this process read for a page or a live poll within half of
+    LIVE_FULL_EVERY is shown again, unread, as long as the live change log has no signal for
+    it since (social/live.py `page_counts_kept`): a like reaches such a count when its fold
+    signals it, as it reaches the live poll's answers. The viewer's own
     like states are read the same way: strongly consistently for `fresh` comments, so a
     person sees their own like or unlike at once on every page this browser reaches, and
     eventually consistently for the others (a like made on another device less than about a
@@ -100,10 +106,7 @@ def comment_views(
     if not comments:
         return []
     ids = [comment.comment_id for comment in comments]
-    keys = [counter_key(kind=LIKES, object_id=cid) for cid in ids]
-    exact = None if fresh is None else {counter_key(kind=LIKES, object_id=cid) for cid in fresh}
-    counts = counter_values(keys=keys, consistent=exact is None, exact=exact)
-    counted = {cid: counts[counter_key(kind=LIKES, object_id=cid)] for cid in ids}
+    counted = _list_counts(ids, fresh=fresh)
     exact_ids = set(ids if fresh is None else fresh)
     liked = _liked_ids([cid for cid in ids if cid in exact_ids], viewer_id, counts=counted) | _liked_ids(
         [cid for cid in ids if cid not in exact_ids], viewer_id, consistent=False, counts=counted
@@ -117,7 +120,7 @@ def comment_views(
             body=comment.body,
             parent_id=comment.parent_id,
             created_at=parse_iso(comment.created_at),
-            like_count=counts[counter_key(kind=LIKES, object_id=comment.comment_id)],
+            like_count=counted[comment.comment_id],
             liked=comment.comment_id in liked,
             hidden=bool(comment.hidden),
             edited_at=parse_iso(comment.edited_at) if comment.edited_at else None,
@@ -126,6 +129,23 @@ def comment_views(
         )
         for comment in comments
     ]
+
+
+def _list_counts(ids: list[str], *, fresh: Collection[str] | None) -> dict[str, int]:
+    """Like counts for `comment_views`: all exact (`fresh=None`), else exact for the `fresh`
+    ones, kept for the others when the live change log vouches for them, read for the rest
+    (and then kept for the next page or poll of this process)."""
+    shared = fresh is not None and settings.SHARED_READ_SECONDS > 0
+    now = clock.now_ms()
+    kept = page_counts_kept([cid for cid in ids if cid not in (fresh or ())], now_ms=now) if shared else {}
+    wanted = [cid for cid in ids if cid not in kept]
+    keys = {cid: counter_key(kind=LIKES, object_id=cid) for cid in wanted}
+    exact = None if fresh is None else {keys[cid] for cid in fresh if cid in keys}
+    values = counter_values(keys=list(keys.values()), consistent=exact is None, exact=exact)
+    read = {cid: values[key] for cid, key in keys.items()}
+    if shared:
+        shared_counts.put(read, read_ms=now, strong=[cid for cid in wanted if cid in (fresh or ())])
+    return {cid: kept[cid] if cid in kept else read[cid] for cid in ids}
 
 
 def comment_find(*, comment_id: str) -> Comment | None:

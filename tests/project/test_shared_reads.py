@@ -3,6 +3,7 @@ timeline's newest comments and list pages' like counts are read once for many re
 while what a person changed themselves is still read exactly."""
 
 import threading
+import time
 from collections import Counter
 from unittest import mock
 
@@ -11,10 +12,12 @@ from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add
+from project.clock import ManualClock, clock_override
 from project.dynamo import shared_reads
 from project.dynamo.shared_reads import SharedReads
 from project.testing.harness import WAIT_SECONDS, wait_for
 from social import counters, selectors
+from social.models import LiveChange
 
 pytestmark = pytest.mark.django_db
 
@@ -142,3 +145,67 @@ def test_one_read_in_flight_per_key_and_a_failed_read_is_not_kept(settings, monk
     with pytest.raises(RuntimeError):
         reads.get("other", failing)
     assert reads.get("other", lambda: 3) == 3
+
+
+@pytest.fixture
+def manual():
+    with clock_override(ManualClock(time.time())) as clock:
+        yield clock
+
+
+def _shown_count(page: str, comment_id: str) -> str:
+    return page.split(f'data-like-count="{comment_id}">', 1)[1].split("<", 1)[0]
+
+
+def test_a_list_page_shows_a_kept_count_until_a_signal_touches_it(client, make_user, calls, shared, manual):
+    alice, bob, carol, dave = (make_user(name) for name in ("alice", "bob", "carol", "dave"))
+    first, second = (comment_create(author_id=str(alice.pk), body=body).comment_id for body in ("First", "Second"))
+    like_add(comment_id=first, user_id=str(carol.pk))  # folded at once outside a request: signalled
+    manual.advance(5)  # past LIVE_SIGNAL_LAG: an eventually consistent read now reflects the like
+    client.force_login(bob)
+    page = client.get("/").content.decode()
+    assert (_shown_count(page, first), _shown_count(page, second)) == ("1", "0")
+
+    manual.advance(1)
+    counters.counters_forget_caches()  # no shared read left: only the kept counts can spare the Queries
+    calls.clear()
+    page = client.get("/").content.decode()
+    assert calls[("Query", "counters")] == 0
+    assert (_shown_count(page, first), _shown_count(page, second)) == ("1", "0")
+
+    like_add(comment_id=second, user_id=str(dave.pk))  # its fold signals the second comment
+    manual.advance(1)
+    counters.counters_forget_caches()
+    calls.clear()
+    page = client.get("/").content.decode()
+    assert calls[("Query", "counters")] == 1  # the signalled count alone is read again
+    assert (_shown_count(page, first), _shown_count(page, second)) == ("1", "1")
+
+
+def test_a_list_page_reads_its_counts_when_the_log_cannot_vouch_and_a_lost_signal_within_the_net(
+    client, make_user, calls, shared, manual, settings
+):
+    alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
+    comment_id = comment_create(author_id=str(alice.pk), body="Counted").comment_id
+    client.force_login(bob)
+    assert _shown_count(client.get("/").content.decode(), comment_id) == "0"
+
+    # The like's signal is never put (the put fails): the kept count holds until the net.
+    with mock.patch.object(LiveChange, "save", side_effect=RuntimeError("injected")):
+        like_add(comment_id=comment_id, user_id=str(carol.pk))
+    manual.advance(1)
+    counters.counters_forget_caches()
+    assert _shown_count(client.get("/").content.decode(), comment_id) == "0"
+    manual.advance(settings.LIVE_FULL_EVERY / 2)
+    counters.counters_forget_caches()
+    calls.clear()
+    assert _shown_count(client.get("/").content.decode(), comment_id) == "1"
+    assert calls[("Query", "counters")] == 1
+
+    # The log cannot be read: nothing is kept, every count is read.
+    manual.advance(5)
+    counters.counters_forget_caches()
+    calls.clear()
+    with mock.patch.object(LiveChange, "query", side_effect=RuntimeError("injected")):
+        assert _shown_count(client.get("/").content.decode(), comment_id) == "1"
+    assert calls[("Query", "counters")] == 1
