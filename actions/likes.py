@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,6 +12,7 @@ from notifications import like_fold
 from project.dynamo.transactions import transact
 from project.errors import NotFound
 from project.serving.after_response import after_response
+from project.serving.pools import READS, pool
 from social.account.limits import account_limit_prepare
 from social.counters import (
     LIKES,
@@ -28,10 +28,6 @@ from social.services import comment_get_visible
 
 if TYPE_CHECKING:
     from project.dynamo.transactions import TransactOutcome
-
-
-# Counts a like against the person's write limit while the like reads its comment.
-_limit_checks = ThreadPoolExecutor(max_workers=4, thread_name_prefix="like-limit")
 
 
 @dataclass(frozen=True)
@@ -80,7 +76,8 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
         comment = found
     else:
         count_against_budget = account_limit_prepare(name="like", user_id=user_id)  # likes and unlikes share one
-        budget = _limit_checks.submit(count_against_budget) if count_against_budget else None
+        # Counted against the person's write limit while the like reads its comment.
+        budget = pool(READS).submit(count_against_budget) if count_against_budget else None
         try:
             comment = comment_get_visible(comment_id=comment_id)
         finally:

@@ -56,6 +56,10 @@ WEB_QUEUE_TIMEOUT = env.float("WEB_QUEUE_TIMEOUT", default=1.0)
 WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.5)
 WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.005)
 WEB_BODY_TIMEOUT = env.float("WEB_BODY_TIMEOUT", default=10.0)
+# Threads per process (web or worker) for work handed to other threads, besides gunicorn's
+# WEB_THREADS: split by tier in project.serving.pools (reads 5/8, the fold's writes 2/8, its
+# finishers 1/8; at least one each), made as work comes.
+POOL_THREADS = env.int("POOL_THREADS", default=32)
 # How long /readyz trusts its last table check, in this process (seconds).
 READYZ_CACHE_SECONDS = env.float("READYZ_CACHE_SECONDS", default=10.0)
 # How often a process computes /readyz at most (seconds); requests meanwhile get its last answer.

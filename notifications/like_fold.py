@@ -78,15 +78,13 @@ from notifications.like_fold_steps import (
     markers_written,
     notification_write,
     notified_at,
-    readers,
     renotify_window,
-    writers,
 )
 from notifications.models import LikeEvent
 from notifications.preferences.selectors import NotifyPreferences, thread_state
 from notifications.services import likers_max
 from project.clock import clock
-from project.operations.usage import ContextThreadPoolExecutor
+from project.serving.pools import FINISH, READS, WRITES, pool
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
 from social.live import live_comment, live_signal, live_user
@@ -111,7 +109,6 @@ FOLD_ATTEMPTS = 8
 # moves on (compaction, the next Scan): a hot comment's events wait for a batch, not a pass.
 FOLD_CONTINUE_MIN = 4
 FOLD_CONTINUE_SECONDS = 2.0
-_finishers = ContextThreadPoolExecutor(max_workers=4, thread_name_prefix="like-fold-finish")
 PENDING_SCAN_LIMIT = 200
 
 
@@ -150,7 +147,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
     # The people the author blocked or muted, once per batch (one Query of a small list): for
     # the notification they do not like the comment (their likes still count).
-    silenced = readers.submit(silenced_ids, user_id=author_id) if likers else None
+    silenced = pool(READS).submit(silenced_ids, user_id=author_id) if likers else None
     # With the author's choices, once per batch (strongly: they decide whom this fold notifies).
     reads = fold_reads(comment_id=comment_id, author_id=author_id, likers=likers)
     fold = Fold(comment_id, author_id, events, reads.unread, reads.badge)
@@ -257,22 +254,22 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
     markers = markers_put_async(comment_id, fold.notify, now) if fold.changes else None
     steps = [
         *(markers or []),
-        writers.submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
-        *[writers.submit(activity_lines, chunk) for chunk in chunks(fold.events)],
+        pool(WRITES).submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
+        *[pool(WRITES).submit(activity_lines, chunk) for chunk in chunks(fold.events)],
     ]
     if fold.notify:
-        steps.append(writers.submit(_silenced_since_read, fold))
+        steps.append(pool(WRITES).submit(_silenced_since_read, fold))
     if fold.changes:
-        steps.append(writers.submit(badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
+        steps.append(pool(WRITES).submit(badge_sync, fold, count=fold.new_count, seq=fold.old_seq + 1))
     elif fold.unread is not None:
-        steps.append(writers.submit(badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
+        steps.append(pool(WRITES).submit(badge_sync, fold, count=fold.old_count, seq=fold.old_seq))
     return _Committed(
         seq=fold.old_seq + 1 if fold.changes else fold.old_seq,
         notify=fold.notify,
         markers=markers,
         last_event_id=fold.events[-1].event_id,
         count=len(fold.events),
-        finish=_finishers.submit(_fold_finish, fold, steps),
+        finish=pool(FINISH).submit(_fold_finish, fold, steps),
     )
 
 

@@ -2,14 +2,16 @@
 
 Each write is idempotent (a put of the same item, a conditional update, a delete), so a
 fold that dies between any two of them is completed by the next one; BatchWriteItem's
-25 items a request go out at once. `Fold` is what one fold read and decided.
+25 items a request go out at once, on the `writes` tier of the process's pools
+(project/serving/pools.py: their tasks hand nothing on; the finishers that wait on them are
+a tier above). `Fold` is what one fold read and decided.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -26,6 +28,7 @@ from project.clock import clock
 from project.dynamo.batch_get import batch_get_many
 from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
+from project.serving.pools import WRITES, pool
 from social.activity.services import ActivityLine, activity_record_keyed
 from social.models import Comment, Like
 
@@ -34,10 +37,6 @@ T = TypeVar("T")
 
 BATCH_WRITE_MAX = 25
 PERSON_ACTIONS = ("like", "unlike")  # event kinds that are a person's action (and an activity line)
-# Leaf reads and writes only (nothing run here waits on these pools), so they never deadlock;
-# a fold's later steps are ordered by like_fold's finishers, which wait on `writers`.
-readers = ThreadPoolExecutor(max_workers=8, thread_name_prefix="like-fold-read")
-writers = ThreadPoolExecutor(max_workers=12, thread_name_prefix="like-fold-write")
 
 
 @dataclass
@@ -178,7 +177,9 @@ def markers_put(comment_id: str, likers: list[str], at: float) -> None:
 def markers_put_async(comment_id: str, likers: list[str], at: float) -> list[Future[None]]:
     expires = datetime.fromtimestamp(at + renotify_window(), tz=UTC)
     return [
-        writers.submit(_batch_save, [LikeNotified(comment_id, x, notified_at=at, expires_at=expires) for x in chunk])
+        pool(WRITES).submit(
+            _batch_save, [LikeNotified(comment_id, x, notified_at=at, expires_at=expires) for x in chunk]
+        )
         for chunk in chunks(likers)
     ]
 
@@ -310,7 +311,7 @@ def events_delete(events: list[LikeEvent]) -> None:
             for event in chunk:
                 batch.delete(event)
 
-    for future in [writers.submit(delete, chunk) for chunk in chunks(events)]:
+    for future in [pool(WRITES).submit(delete, chunk) for chunk in chunks(events)]:
         future.result()
 
 

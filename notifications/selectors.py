@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, cast
@@ -26,6 +25,7 @@ from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, r
 from project.clock import clock, parse_iso
 from project.dynamo.cursors import InvalidCursor, cursor_decode, cursor_encode
 from project.operations.backlog import BACKLOG_CAP, Backlog
+from project.serving.pools import READS, pool
 from social.models import Comment
 from social.relations.selectors import silenced_ids
 from social.selectors import authors_by_id
@@ -41,9 +41,6 @@ EXCERPT_LENGTH = 80
 STAFF_HISTORY_LIMIT = 200
 
 Position = tuple[int, int, str]  # (unread 1/0, time in ns, id), compared descending
-
-# The badge Query runs beside the inbox's sources (it touches DynamoDB only, no ORM).
-_badge_reader = ThreadPoolExecutor(max_workers=4, thread_name_prefix="inbox-badge")
 
 
 @dataclass(frozen=True)
@@ -388,8 +385,9 @@ def notification_inbox(
     """
     limit = max(1, min(INBOX_PAGE_SIZE_MAX, limit or INBOX_PAGE_SIZE))
     before = decode_cursor(cursor, user_id=user_id) if cursor else None
-    badge = _badge_reader.submit(unread_count, user_id=user_id)
-    silenced = _badge_reader.submit(silenced_ids, user_id=user_id)
+    # Beside the inbox's sources: the badge and the block list (DynamoDB only, no ORM).
+    badge = pool(READS).submit(unread_count, user_id=user_id)
+    silenced = pool(READS).submit(silenced_ids, user_id=user_id)
     merged: list[Notification] = []
     for source in INBOX_SOURCES:
         merged.extend(source(user_id=user_id, before=before, limit=limit + 1))

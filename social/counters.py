@@ -1,4 +1,4 @@
-"""Sharded counters (docs/architecture.md): a counter is the sum of its shard items.
+"""Sharded counters (docs/explanation/counters.md): a counter is the sum of its shard items.
 
 A counter key names what is counted (`like#<comment_id>`, `view#<comment_id>`).
 Writers add to one shard, so concurrent writers on a hot counter spread over
@@ -36,7 +36,7 @@ from pynamodb.transactions import TransactWrite
 from project.clock import clock
 from project.dynamo.shared_reads import SharedReads
 from project.errors import ApplicationError, NotFound, condition_failed
-from project.operations.usage import ContextThreadPoolExecutor
+from project.serving.pools import READS, pool
 from social.models import Comment, CounterShard, CounterTotal
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,6 @@ KINDS = (LIKES, VIEWS)
 SHARD_OVERRIDE_CACHE_SECONDS = 30.0
 _CACHE_MAX = 10_000
 
-_readers = ContextThreadPoolExecutor(max_workers=8, thread_name_prefix="counter-read")
 _lock = threading.Lock()
 # The shard override read per counter (None: none stored), forgotten after SHARD_OVERRIDE_CACHE_SECONDS.
 _shard_overrides: TTLCache = TTLCache(maxsize=_CACHE_MAX, ttl=SHARD_OVERRIDE_CACHE_SECONDS)
@@ -478,5 +477,5 @@ def counter_values(*, keys: list[str], consistent: bool = True, exact: Collectio
 
     if len(unique) <= 1:
         return {key: value(key) for key in unique}
-    values = _readers.map(value, unique)
+    values = pool(READS).map(value, unique)
     return dict(zip(unique, values, strict=True))

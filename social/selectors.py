@@ -16,7 +16,7 @@ from project.clock import clock, parse_iso
 from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from project.dynamo.shared_reads import SharedReads
 from project.errors import NotFound
-from project.operations.usage import ContextThreadPoolExecutor
+from project.serving.pools import READS, pool
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
@@ -258,9 +258,6 @@ def _with_written(
 
 # --- timeline -------------------------------------------------------------
 
-# Reads a page's day shards concurrently (shared by the process's request threads).
-_shard_readers = ContextThreadPoolExecutor(max_workers=10, thread_name_prefix="timeline-read")
-
 
 def _day_shard_newest(*, day: str, shard: int, before: str | None, limit: int) -> list[Comment]:
     """Up to `limit` visible comments of one write shard of `day`, newest first, older than `before`."""
@@ -287,7 +284,7 @@ def _timeline_comments(*, day: str, shards: int, before: str | None, limit: int)
     while open_shards:
         asked = list(open_shards.items())
         pages = list(
-            _shard_readers.map(
+            pool(READS).map(
                 lambda ask, share=share: _day_shard_newest(day=day, shard=ask[0], before=ask[1], limit=share), asked
             )
         )

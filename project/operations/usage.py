@@ -4,8 +4,8 @@ Every DynamoDB call a process makes is charged to the route that caused it:
 
 - a web request's calls to its URL name (`api-live`, `comment-detail`, `admin:dynamo-system`;
   `(unmatched)` when no pattern took it), its middleware's and what it does once answered
-  (`project.serving.after_response`) included, and the calls of the thread pools it hands work to
-  (`ContextThreadPoolExecutor` carries the route into them);
+  (`project.serving.after_response`) included, and the calls of the tasks it hands to the
+  process's thread pools (`project.serving.pools` runs each in its submitter's context);
 - a polling worker's to `worker:<name>` (`worker_loop` names its thread);
 - anything else in a process (start-up, a shell, a one-shot command) to `(background)`, and
   this module's own writes to `(usage)`.
@@ -34,11 +34,9 @@ import os
 import secrets
 import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
-from contextvars import ContextVar, Token, copy_context
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -51,7 +49,6 @@ from project.operations.usage_people import People, person_hash
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from concurrent.futures import Future
 
     from django.http import HttpRequest, HttpResponse
 
@@ -380,14 +377,6 @@ def _person(request: HttpRequest) -> int | None:
     if wrapped is empty or not getattr(wrapped, "is_authenticated", False):
         return None
     return person_hash(wrapped.pk)
-
-
-class ContextThreadPoolExecutor(ThreadPoolExecutor):
-    """A thread pool whose tasks run in the submitter's context: the DynamoDB calls they make
-    are charged to the request (or worker) that handed them over."""
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        return super().submit(partial(copy_context().run, fn), *args, **kwargs)
 
 
 # --- the botocore hooks --------------------------------------------------------------------

@@ -1,10 +1,10 @@
 """The daily rollup: one day of the activity log counted into the relational database.
 
 A day's items are read from its `by_day` partitions (`YYYYMMDD#1..n`), all queried in
-parallel, in pages of PAGE_ITEMS, and streamed: per partition only counters and one entry
-per distinct user (a bit per action) are kept, so memory grows with the day's *users*,
-never with its items. A user's items are
-all in one partition (the suffix comes from the user id), so distinct users per action
+parallel (the process's reads tier, project/serving/pools.py), in pages of PAGE_ITEMS,
+and streamed: per partition only counters and one entry per distinct user (a bit per
+action) are kept, so memory grows with the day's *users*, never with its items. A user's
+items are all in one partition (the suffix comes from the user id), so distinct users per action
 are the sum of the partitions' distinct counts.
 
 The counts replace the day's rows in one database transaction; a re-run (late items)
@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import wait
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -26,7 +27,7 @@ from django.conf import settings
 from django.db import transaction
 
 from project.operations.backlog import Backlog
-from project.operations.usage import ContextThreadPoolExecutor
+from project.serving.pools import READS, pool
 from social.activity import services as activity_services
 from social.activity.models import ActivityDaily, ActivityDay, activity_model
 from social.activity.month_tables import activity_table_exists
@@ -104,15 +105,16 @@ def activity_day_count(
     if not activity_table_exists(month=f"{day:%Y%m}"):
         return result  # no table, no activity (or the month was archived: keep its rows)
     partitions = day_partitions(day)
-    with ContextThreadPoolExecutor(max_workers=len(partitions), thread_name_prefix="activity-rollup") as pool:
-        counted = pool.map(lambda p: _count_partition(model, p, on_items, should_stop), partitions)
-        try:
-            for counts, users, active in counted:
-                result.counts += counts
-                result.users += users
-                result.active_users += active
-        except _Stopped:
-            return None  # the pool's other partitions stop at their next check
+    counted = [pool(READS).submit(_count_partition, model, p, on_items, should_stop) for p in partitions]
+    wait(counted)  # a stop ends every partition at its next check: none reads on after the count returns
+    try:
+        for future in counted:
+            counts, users, active = future.result()
+            result.counts += counts
+            result.users += users
+            result.active_users += active
+    except _Stopped:
+        return None
     result.items = sum(result.counts.values())
     return result
 

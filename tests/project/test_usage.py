@@ -13,10 +13,11 @@ from actions.comments import comment_create
 from project.clock import ManualClock, clock_override
 from project.models import UsageTally
 from project.operations import usage
-from project.operations.usage import ContextThreadPoolExecutor, aws_units, usage_flush
+from project.operations.usage import aws_units, usage_flush
 from project.operations.usage_people import PEOPLE_EXACT_MAX, People, person_hash
 from project.operations.usage_selectors import route_area, usage_summary
 from project.operations.worker_loop import worker_loop
+from project.serving.pools import READS, pool
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db
@@ -117,11 +118,10 @@ def test_a_worker_s_calls_are_charged_to_the_worker():
 
 def test_a_thread_pool_s_calls_are_charged_to_the_route_that_handed_them_over():
     comment = comment_create(author_id="1", body="read in a pool")
-    pool = ContextThreadPoolExecutor(max_workers=2)
     stop = threading.Event()
 
     def run_pass() -> bool:
-        list(pool.map(lambda _: Comment.get(comment.comment_id), range(4)))
+        list(pool(READS).map(lambda _: Comment.get(comment.comment_id), range(4)))
         stop.set()
         return False
 
@@ -129,7 +129,6 @@ def test_a_thread_pool_s_calls_are_charged_to_the_route_that_handed_them_over():
         worker_loop(run_pass, stop=stop, interval=0, logger=logging.getLogger(__name__), name="aggregate_counters")
         usage_flush()
         hour = window("hour", now=T0)
-    pool.shutdown()
     assert route_row(hour, "worker:aggregate_counters").read_units >= 4 * 0.5
     assert route_row(hour, usage.BACKGROUND) is None
 
