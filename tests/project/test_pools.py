@@ -4,9 +4,12 @@ thread per tier, shutdown waits for queued and running work (up to its bound), a
 child makes pools of its own."""
 
 import os
+import subprocess
+import sys
 import threading
 from concurrent.futures import CancelledError
 from contextvars import ContextVar
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +22,7 @@ from project.testing.harness import in_threads, wait_for
 from social.models import Like
 from tests.notifications.helpers import post, uid
 
+ROOT = Path(__file__).resolve().parents[2]
 WAIT = 300.0  # a hang guard only: every wait below ends on an event, never on time
 
 
@@ -172,3 +176,40 @@ def test_a_forked_child_makes_pools_of_its_own():
     assert os.waitstatus_to_exitcode(status) == 0
     assert answer == "child True"
     assert pool(READS) is parent
+
+
+EXITING = """
+import django
+
+django.setup()
+from project.serving.pools import FINISH, WRITES, pool
+
+
+def finish(n):
+    pool(WRITES).submit(print, f"write {n}", flush=True).result()
+    print(f"finish {n}", flush=True)
+
+
+for n in range(3):
+    pool(FINISH).submit(finish, n)
+print("exiting", flush=True)
+"""
+
+
+def test_a_process_that_exits_first_finishes_its_queued_work():
+    """Three finishers queued behind one thread when the main thread ends: at exit the finish
+    tier closes first and its tasks still hand their writes to the tier below."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "ENV_FILE": "/dev/null",
+        "SECRET_KEY": "pools-exit-test-" + "x" * 40,
+        "POOL_THREADS": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING], cwd=ROOT, env=env, capture_output=True, text=True, timeout=WAIT
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(done.stdout.splitlines()) == sorted(
+        ["exiting", *[f"write {n}" for n in range(3)], *[f"finish {n}" for n in range(3)]]
+    ), done.stdout + done.stderr[-3000:]
