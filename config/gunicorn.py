@@ -14,9 +14,9 @@ Every value is a setting read from the environment (and `.env`, like Django's se
   WEB_MAX_IN_FLIGHT. 32 clients trickling bodies hold 32 threads at most WEB_BODY_TIMEOUT
   each; the default leaves a process 8 more (a buffering proxy in front keeps them out).
 - POOL_THREADS (32) more threads at most per process, not gunicorn's: the pools to which
-  requests hand work they wait on (a page's reads fanned out) or leave running (the like
-  fold's writes after the answer), by tier (project.serving.pools). A pool thread never
-  takes a connection or a slot; `worker_exit` closes the pools, giving queued work 5 s.
+  requests hand work they wait on (a page's reads fanned out, the like fold's writes), by
+  tier (project.serving.pools). A pool thread holds no database connection and no slot;
+  `worker_exit` closes the pools, giving their queued work 5 s.
 - WEB_TIMEOUT (30 s): a worker whose main loop is silent that long is killed and
   replaced; WEB_GRACEFUL_TIMEOUT (20 s): how long a stopping worker finishes requests.
 - WEB_KEEPALIVE (75 s): idle keep-alive connections stay open longer than a client or a
