@@ -9,7 +9,7 @@ pages and endpoints users reach; each line gives the mean read and write units o
 operation (ReturnConsumedCapacity), its median latency, what a million of them cost at
 on-demand prices, and its floor: the least units the writes it must make can cost
 (FLOORS, each explained). A like is shown synchronously (what the request pays) and
-all-in (with its fold, which runs after the answer). The cost table in docs/costs-and-benchmarks.md is this
+all-in (with its fold, which runs after the answer). The cost table in docs/explanation/costs.md is this
 output. `--site` multiplies the measured units by a stated daily mix (site_model.py). Reads
 that a web process shares between requests (SHARED_READ_SECONDS) are not shared here: each
 operation pays its own, as on a quiet site.

@@ -239,7 +239,7 @@ def checks(data: dict) -> list[str]:
         sources = {item.source: int(item.count) for item in UnreadCount.query(user_id, consistent_read=True)}
         for unread in LikeUnread.query(user_id, consistent_read=True):
             if unread.num_likes > settings.LIKE_NOTIFICATION_LIKERS_MAX:
-                continue  # overflow likes undone stay counted until read (docs/architecture.md "Like events and the fold")
+                continue  # overflow likes undone stay counted until read (docs/explanation/likes.md "Like events and the fold")
             if sources.get(f"like#{unread.comment_id}", 0) != unread.num_likes:
                 problems.append(f"user {user_id}: badge item for {unread.comment_id[:8]} != {unread.num_likes}")
         try:

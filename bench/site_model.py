@@ -146,7 +146,7 @@ DAILY_MIX: dict[str, float] = {
 # each like rewrite an 8 KB item: 2 + 2 + 3 x 2 x 8 + 6 + 4 = 62 units.
 # Full-content feed: the feed item holds every entry's full text (~98 KB for 100 entries); each
 # event reads it (25 units consistent) and rewrites it (98 units plain put); the figures
-# are this project's own measurements of that format (docs/costs-and-benchmarks.md).
+# are this project's own measurements of that format (docs/explanation/costs.md).
 SEED_000 = {
     "like, all-in (+ its fold)": (1, 20),
     "unlike, all-in (+ its fold)": (1, 20),

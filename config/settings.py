@@ -2,7 +2,7 @@
 
 The defaults are production-safe (DEBUG=False, HTTPS only, CSP); `make dev` sets
 DEBUG=True for development, `make run` serves production settings over plain HTTP on
-127.0.0.1 (LOCAL_PLAIN_HTTP). docs/operations.md "Production checklist" lists what to set before
+127.0.0.1 (LOCAL_PLAIN_HTTP). docs/how-to/run-in-production.md "Production checklist" lists what to set before
 exposing the site.
 """
 
@@ -38,7 +38,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
-# --- Serving (config/gunicorn.py reads the WEB_* settings; docs/operations.md) ----------
+# --- Serving (config/gunicorn.py reads the WEB_* settings; docs/reference/settings.md) ----------
 HOST = env.str("HOST", default="127.0.0.1")  # the address the web server binds
 PORT = env.int("PORT", default=8000)
 # Plain HTTP without HTTPS redirect, secure cookies or HSTS: for serving production
@@ -157,7 +157,7 @@ vars().update(env.email_url("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Dynamo Social <noreply@localhost>")
 # A reset link works once and for this many seconds (Django's signed token carries its time).
 PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=3600)
-# Notification e-mail (notifications/mail/, docs/email.md). Links in mails start with SITE_URL
+# Notification e-mail (notifications/mail/, docs/how-to/set-up-email.md). Links in mails start with SITE_URL
 # (never a request's host); a reply, mention or watched-thread reply still unread after
 # NOTIFY_EMAIL_DELAY seconds is mailed to people who opted in, at most MAIL_LIMIT_RECIPIENT
 # mails per person and MAIL_LIMIT_SITE per site (rules as the write limits: "N/period,...").
@@ -187,7 +187,7 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 
-# --- Security (docs/security.md) --------------------------------------
+# --- Security (docs/explanation/security.md) --------------------------------------
 if not DEBUG and not LOCAL_PLAIN_HTTP:
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
@@ -213,7 +213,7 @@ CONTENT_SECURITY_POLICY = env.str(
 # How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
 # default) trusts no forwarded header: the client address is REMOTE_ADDR.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
-# Log-in guessing limits (project/accounts/login_limits.py, docs/security.md "Limits"), on the log-in page,
+# Log-in guessing limits (project/accounts/login_limits.py, docs/reference/settings.md "Limits"), on the log-in page,
 # the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
 LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the three locks below
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
@@ -233,7 +233,7 @@ OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Dynamo Social")  # the nam
 # delays would let anyone holding the password keep the owner waiting.
 OTP_TOTP_THROTTLE_FACTOR = 0
 OTP_STATIC_THROTTLE_FACTOR = 0
-# Write limits (project/limits/store.py, docs/security.md "Limits"): per account, counted in DynamoDB so
+# Write limits (project/limits/store.py, docs/reference/settings.md "Limits"): per account, counted in DynamoDB so
 # every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
 # at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.
 # RATE_LIMITS_ENABLED=False lifts them all and the API throttles (tests, benchmarks).
@@ -281,7 +281,7 @@ REPORT_NEW_ACCOUNT_WEIGHT = env.float("REPORT_NEW_ACCOUNT_WEIGHT", default=0.5)
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)
-# Live updates (social/live.py, docs/architecture.md "Live updates"): how often pages poll
+# Live updates (social/live.py, docs/explanation/live-updates.md "Live updates"): how often pages poll
 # (X-Poll-Interval, seconds), the change log's parts (each takes 1,000 signal puts a second),
 # how often a web process reads it back, how late a signal may show in it, and how often a
 # page gets a full answer whatever the log says.
@@ -346,7 +346,7 @@ FEED_REPLIES_PER_PERSON = env.int("FEED_REPLIES_PER_PERSON", default=5)
 DELIVERY_CHUNK_SIZE = env.int("DELIVERY_CHUNK_SIZE", default=1000)  # user ids per delivery chunk, at most 1,000
 # How long a dispatcher holds a chunk without renewing it: a dead dispatcher's chunk waits this long.
 DELIVERY_LEASE_SECONDS = env.float("DELIVERY_LEASE_SECONDS", default=60.0)
-# Activity log (docs/architecture.md "Activity log"): by_day write shards, months kept before export+drop,
+# Activity log (docs/explanation/activity-log.md "Activity log"): by_day write shards, months kept before export+drop,
 # where exports go, and the rollup's grace for late writes / how often it re-rolls today.
 ACTIVITY_DAY_SHARDS = env.int("ACTIVITY_DAY_SHARDS", default=10)
 ACTIVITY_RETENTION_MONTHS = env.int("ACTIVITY_RETENTION_MONTHS", default=13)
@@ -356,7 +356,7 @@ ACTIVITY_EXPORT_S3_PREFIX = env.str("ACTIVITY_EXPORT_S3_PREFIX", default="activi
 ACTIVITY_ROLLUP_GRACE_SECONDS = env.float("ACTIVITY_ROLLUP_GRACE_SECONDS", default=900.0)
 ACTIVITY_ROLLUP_TODAY_SECONDS = env.float("ACTIVITY_ROLLUP_TODAY_SECONDS", default=300.0)
 
-# --- Operations (docs/operations.md) ----------------
+# --- Operations (docs/how-to/operate.md) ----------------
 # A polling worker writes its heartbeat at most this often; `manage.py health`, the admin
 # System page and /metrics call a worker stale when its last heartbeat is older than that.
 WORKER_HEARTBEAT_SECONDS = env.float("WORKER_HEARTBEAT_SECONDS", default=5.0)

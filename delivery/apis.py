@@ -1,4 +1,4 @@
-"""JSON API of the delivery room (docs/api.md): staff create, list and follow deliveries."""
+"""JSON API of the delivery room (docs/reference/http.md): staff create, list and follow deliveries."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tables of the `delivery` room (docs/architecture.md "Tables").
+"""Tables of the `delivery` room (docs/reference/tables.md "Tables").
 
 - `deliveries`: one item per broadcast: what to send, to whom (the audience spec),
   status, and the counters the dispatcher keeps (`cursor`, `delivered_count`...).

@@ -5,7 +5,7 @@ The rest of the life of a delivery lives next to this module:
 renew, release a chunk), `dispatch.py` (deliver a chunk in batches, complete it, finish
 the delivery; the dispatcher's loop); reads are in `selectors.py`.
 
-The guarantee (docs/architecture.md "Broadcast deliveries"): every target of a delivery gets its message
+The guarantee (docs/explanation/deliveries.md "Broadcast deliveries"): every target of a delivery gets its message
 exactly once, nobody else gets it, across crashes at any instant, re-runs and
 several dispatchers on several machines. It rests on durable items and
 conditions only (never on ClientRequestToken's 10-minute window):

@@ -1,4 +1,4 @@
-"""JSON API of the notifications room (docs/api.md): the inbox, the badge, mark read."""
+"""JSON API of the notifications room (docs/reference/http.md): the inbox, the badge, mark read."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class NotificationSerializer(serializers.Serializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        if not instance.entry_id:  # a like keeps exactly the shape docs/api.md fixes
+        if not instance.entry_id:  # a like keeps exactly the shape docs/reference/http.md fixes
             data.pop("entry_id")
             data.pop("url")
             data.pop("grouped_by")

@@ -17,7 +17,7 @@ def feed_settings_check(app_configs, **kwargs):
 
 
 def mail_settings_errors() -> list[str]:
-    """What is wrong with the notification e-mail settings (docs/email.md)."""
+    """What is wrong with the notification e-mail settings (docs/how-to/set-up-email.md)."""
     errors = []
     site = urlsplit(settings.SITE_URL)
     if site.scheme not in ("http", "https") or not site.netloc or site.path not in ("", "/"):

@@ -1,5 +1,5 @@
 """What a like fold decides from what it read: the pure part of the fold
-(docs/architecture.md "Like events and the fold").
+(docs/explanation/likes.md "Like events and the fold").
 
 `like_fold._plan` reads (the notification, the likers' rows and markers, the author's
 choices) and `fold_decide` decides, with no I/O: who is notified, whose like is withdrawn

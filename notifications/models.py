@@ -1,4 +1,4 @@
-"""Tables of the `notifications` room (docs/architecture.md "Tables")."""
+"""Tables of the `notifications` room (docs/reference/tables.md "Tables")."""
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -185,7 +185,7 @@ class LegacyFeedEntry(MapAttribute):
 
 
 class Feed(Model):
-    """One item per user (docs/architecture.md "The feed"): its entries newest first, at most
+    """One item per user (docs/explanation/feed.md "The feed"): its entries newest first, at most
     FEED_MAX_ENTRIES, written only through notifications/feed/services.py.
 
     Every write is a whole-item put conditioned on `version` (optimistic locking), so two

@@ -51,7 +51,7 @@ class Actor:
 
 @dataclass(frozen=True)
 class Notification:
-    """One inbox item, whatever its source (API shape: docs/api.md)."""
+    """One inbox item, whatever its source (API shape: docs/reference/http.md)."""
 
     id: str
     kind: str

@@ -1,4 +1,4 @@
-"""Tables of the `project` room: the polling workers' heartbeats (docs/operations.md), the
+"""Tables of the `project` room: the polling workers' heartbeats (docs/how-to/operate.md), the
 shared limit store (project/limits/store.py), the answers of create requests kept for their
 Idempotency-Key (project/http/idempotency.py) and each process's DynamoDB usage per route
 (project/operations/usage.py)."""

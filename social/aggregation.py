@@ -1,4 +1,4 @@
-"""Counter aggregation: due counters' shards summed into `counter_totals` (docs/architecture.md).
+"""Counter aggregation: due counters' shards summed into `counter_totals` (docs/explanation/counters.md).
 
 Writes (`counter_aggregate`, `counters_aggregate_pending`, run by `aggregate_counters`)
 and reads (`counters_pending`, `counters_due_backlog`, `counter_total_get`) of the

@@ -1,4 +1,4 @@
-"""JSON API of the social room (docs/api.md): users, tokens, comments, likes."""
+"""JSON API of the social room (docs/reference/http.md): users, tokens, comments, likes."""
 
 from __future__ import annotations
 

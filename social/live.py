@@ -7,7 +7,7 @@ last few minutes of those signals in memory (`ChangeLog`), refreshed by the poll
 at most every LIVE_LOG_REFRESH seconds, with one eventually consistent Query per part of the
 table. A poll carries a cursor (its ETag) saying up to when the caller's page reflects every
 change; when none of the ids it follows has a signal since, it is answered 304 without reading
-anything of the caller's (notifications/apis.py `LiveApi`, docs/architecture.md "Live updates").
+anything of the caller's (notifications/apis.py `LiveApi`, docs/explanation/live-updates.md "Live updates").
 
 Times are epoch milliseconds. A signal's `at` is taken after its change committed, so a read
 made after `at` (strongly consistent) reflects the change. LIVE_SIGNAL_LAG bounds how late a

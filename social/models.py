@@ -1,4 +1,4 @@
-"""Tables of the `social` room (docs/architecture.md "Tables") and the Django user.
+"""Tables of the `social` room (docs/reference/tables.md "Tables") and the Django user.
 
 The user is the only relational model here; everything with volume lives in
 DynamoDB as the PynamoDB declarations below. User ids stored in DynamoDB are the

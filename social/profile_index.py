@@ -1,4 +1,4 @@
-"""The `profile` index's one-off backfill (docs/architecture.md "Tables"): comments written
+"""The `profile` index's one-off backfill (docs/reference/tables.md "Tables"): comments written
 before the index existed carry no `profile_author`, so their author's profile would not
 list them until this has run once (`python manage.py profile_index_backfill`)."""
 

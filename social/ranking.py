@@ -4,7 +4,7 @@ The aggregator (social/aggregation.py) writes each counter's total with the two
 attributes of this index: `rank_part`, `<kind>#<n>` (n from a hash of the object id,
 RANKING_SHARDS partitions), so aggregations of different comments update different
 partitions; and `rank_sort`, the zero-padded total and the object id. The top N
-merges the partitions' descending Queries (docs/architecture.md).
+merges the partitions' descending Queries (docs/explanation/counters.md).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The password-reset mail: one per request, only to an address an account verified, within
-the address's mail budget (docs/security.md "Password reset")."""
+the address's mail budget (docs/explanation/security.md "Password reset")."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ _day_shards: dict[str, int] = {}
 
 
 def timeline_key(*, day: str, comment_id: str, shards: int) -> str:
-    """The write-sharded day partition of a comment (docs/architecture.md "Tables"): `20261122#7`."""
+    """The write-sharded day partition of a comment (docs/reference/tables.md "Tables"): `20261122#7`."""
     return f"{day}#{zlib.crc32(comment_id.encode()) % shards}"
 
 

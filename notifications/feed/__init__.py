@@ -1,4 +1,4 @@
-"""The per-user feed (docs/architecture.md "The feed"): replies, delivered messages and
+"""The per-user feed (docs/explanation/feed.md "The feed"): replies, delivered messages and
 notices, one DynamoDB item a user, written under optimistic locking.
 
 encoding   how entries are stored: packed records, and the PynamoDB attributes of `Feed`

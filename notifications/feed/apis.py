@@ -1,4 +1,4 @@
-"""JSON API of the feed (docs/api.md): `GET /api/feed/`."""
+"""JSON API of the feed (docs/reference/http.md): `GET /api/feed/`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Applying an event to a feed already read: the pure part of every feed write (docs/architecture.md "The feed").
+"""Applying an event to a feed already read: the pure part of every feed write (docs/explanation/feed.md "The feed").
 
 `feed_write_compute` merges the event into an unread entry with the same roll-up key or
 inserts a new entry, and caps the list; it does no I/O. The result, a `FeedWrite`, is the

@@ -1,4 +1,4 @@
-"""Notification e-mail, sent exactly once (docs/email.md).
+"""Notification e-mail, sent exactly once (docs/explanation/email.md).
 
 `queue.py` schedules a mail inside another write's transaction; `sender.py` claims due
 mails, re-checks them at send time and records each in the `sends` ledger; `digest.py`

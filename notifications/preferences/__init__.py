@@ -1,2 +1,2 @@
 """What reaches a person: notification preferences per kind and channel, the digest, and the
-threads they muted or watched (docs/architecture.md "Preferences and threads")."""
+threads they muted or watched (docs/explanation/feed.md "Preferences and threads")."""

@@ -1,4 +1,4 @@
-"""JSON API of preferences and thread mute/watch (docs/api.md "Preferences, mute and watch")."""
+"""JSON API of preferences and thread mute/watch (docs/reference/http.md "Preferences, mute and watch")."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ COMMAND = "python manage.py cloudformation"
 HEADER = (
     "# Generated from the code by `python manage.py cloudformation`: do not edit, regenerate\n"
     "# (the test suite and `create_tables --check` compare it with what the code generates).\n"
-    "# Deploy: docs/deploying-on-aws.md.\n"
+    "# Deploy: docs/how-to/deploy-on-aws.md.\n"
 )
 TABLE_TYPE = "AWS::DynamoDB::Table"
 

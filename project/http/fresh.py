@@ -1,7 +1,7 @@
 """What this browser just changed, named in short cookies, so the pages it lands on show it.
 
 Lists, the header's badge and the live poll read from a GSI or eventually consistently (half
-the read units), and on AWS both may trail a write by about a second (docs/architecture.md
+the read units), and on AWS both may trail a write by about a second (docs/explanation/architecture.md
 "Reads and their consistency"). A person who changes something and lands on a page must see
 their change: the change's answer (a page's redirect or the API's answer) names it in a short
 httponly cookie, and for `seconds` the pages this browser reaches read what it names strongly

@@ -1,5 +1,5 @@
 """Reads of the workers' heartbeats: each worker's state for `manage.py health`, the admin
-System page and /metrics (docs/operations.md)."""
+System page and /metrics (docs/how-to/operate.md)."""
 
 from __future__ import annotations
 

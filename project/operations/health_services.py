@@ -1,4 +1,4 @@
-"""Worker heartbeats, written by the polling workers themselves (docs/operations.md).
+"""Worker heartbeats, written by the polling workers themselves (docs/how-to/operate.md).
 
 `Heartbeat` is what a worker's loop holds: `cycle_done()` after each pass and `pulse()`
 from inside a long pass write the heartbeat item at most every WORKER_HEARTBEAT_SECONDS

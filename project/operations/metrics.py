@@ -1,4 +1,4 @@
-"""Prometheus metrics: `/metrics` (docs/operations.md "Health, workers and metrics").
+"""Prometheus metrics: `/metrics` (docs/how-to/operate.md "Health, workers and metrics").
 
 Off unless METRICS_TOKEN or METRICS_ALLOWED_IPS is set: then nothing is recorded (the
 middleware removes itself, no botocore hook is added) and /metrics answers 404.

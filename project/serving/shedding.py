@@ -20,7 +20,7 @@ service by nature (four times the slots took 0.3 s to drain on a busy 2-core mac
 arrivals spread over 0.1 s or more there), and with 0.1 s parts of such bursts were refused.
 
 A request that could not start in time gets 503 with `Retry-After` (JSON under /api/, a
-short page elsewhere); the page's scripts and API clients ask again then (docs/api.md).
+short page elsewhere); the page's scripts and API clients ask again then (docs/reference/http.md).
 
 Why queue time and not an adaptive limit (Netflix's concurrency-limits Gradient or Vegas,
 Envoy's adaptive concurrency)? Those move the number of slots with the latency they
@@ -35,7 +35,7 @@ Slow clients: a request's body (up to DATA_UPLOAD_MAX_MEMORY_SIZE, what Django r
 memory anyway) is read before the request asks for a slot, within WEB_BODY_TIMEOUT (10 s).
 A client trickling its body holds one of gunicorn's threads (there are more of them than
 slots: config/gunicorn.py), never a slot; past the deadline the answer is 408 and the
-connection is closed. A buffering proxy in front (docs/operations.md, production
+connection is closed. A buffering proxy in front (docs/how-to/run-in-production.md, production
 checklist) keeps such clients away from the process altogether.
 
 The counts are this process's own load, not shared state: each process protects itself.

@@ -43,7 +43,7 @@ one lagging view per item, where AWS may answer two reads from two replicas; and
 the moment between a write's commit and the model's record of it sees the write.
 
 Used by the pytest fixture `aws_read_lag` (tests/conftest.py); the guarantee tests run
-under it (docs/testing.md). It composes with `aws_conflict_model()` in either order.
+under it (docs/explanation/testing.md). It composes with `aws_conflict_model()` in either order.
 """
 
 from __future__ import annotations

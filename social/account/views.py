@@ -96,7 +96,7 @@ def account_export(request):
 @login_required
 def account_delete(request):
     """Delete one's account: the password confirms; at once nobody can log in to it, and the
-    eraser removes what is theirs within minutes (docs/security.md says what is kept)."""
+    eraser removes what is theirs within minutes (docs/explanation/security.md says what is kept)."""
     form = AccountDeleteForm(request.POST if request.method == "POST" else None)
     if request.method == "POST" and form.is_valid():
         try:

@@ -1,4 +1,4 @@
-"""Reports, the moderation queue and the staff audit log (docs/architecture.md "Reports and moderation").
+"""Reports, the moderation queue and the staff audit log (docs/explanation/moderation.md "Reports and moderation").
 
 People report a comment (`services.report_create`); a comment reported by
 REPORT_HIDE_THRESHOLD distinct people is hidden until staff decide; staff work the open queue

@@ -1,4 +1,4 @@
-"""JSON API of reports (docs/api.md): report a comment; the staff's open queue."""
+"""JSON API of reports (docs/reference/http.md): report a comment; the staff's open queue."""
 
 from __future__ import annotations
 

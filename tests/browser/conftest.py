@@ -19,7 +19,7 @@ from django.test import Client
 from playwright.sync_api import Page, expect, sync_playwright
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-# Headless, and no calls home: this machine's network is closed (docs/testing.md "Browser tests").
+# Headless, and no calls home: this machine's network is closed (docs/how-to/run-tests.md "Browser tests").
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

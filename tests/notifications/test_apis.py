@@ -1,4 +1,4 @@
-"""The notifications API (docs/api.md): shapes, order, pagination, marking read, permissions."""
+"""The notifications API (docs/reference/http.md): shapes, order, pagination, marking read, permissions."""
 
 import uuid
 

@@ -1,4 +1,4 @@
-"""GET/PATCH /api/me/preferences/ and PUT/DELETE /api/comments/<id>/mute/ and /watch/ (docs/api.md)."""
+"""GET/PATCH /api/me/preferences/ and PUT/DELETE /api/comments/<id>/mute/ and /watch/ (docs/reference/http.md)."""
 
 from __future__ import annotations
 

@@ -328,9 +328,9 @@ def test_every_policy_fits_iams_managed_policy_size():
 
 
 def test_the_deploy_guide_names_every_policy_to_attach():
-    guide = (ROOT / "docs" / "deploying-on-aws.md").read_text(encoding="utf-8")
+    guide = (ROOT / "docs" / "how-to" / "deploy-on-aws.md").read_text(encoding="utf-8")
     for name in _policies(_iam_template()):
-        assert f"`{name}`" in guide, f"docs/deploying-on-aws.md does not name {name}: a role would miss it"
+        assert f"`{name}`" in guide, f"docs/how-to/deploy-on-aws.md does not name {name}: a role would miss it"
 
 
 def test_a_role_outgrowing_one_policy_gets_several_split_by_table(monkeypatch):

@@ -203,7 +203,7 @@ def test_the_worker_list_is_the_same_in_the_docs_and_the_worker_unit():
     """The systemd instances an operator enables are exactly the background programs."""
     enable = re.compile(r"systemctl enable --now((?:\s+\\?\s*dynamo-social-[\w@-]+)+)")
     for text in (
-        (ROOT / "docs" / "operations.md").read_text(),
+        (ROOT / "docs" / "how-to" / "run-in-production.md").read_text(),
         (DEPLOY / "systemd" / "dynamo-social-worker@.service").read_text(),
     ):
         commands = [match.group(1) for match in enable.finditer(text.replace("#", ""))]

@@ -1,29 +1,48 @@
-"""The documentation holds together: README.md and docs/*.md link only to files and
-headings that exist, every document the source names (`docs/...`, `README`) exists, and
-no code, test or document speaks in issue numbers (they say today's reason instead).
+"""The documentation holds together and says what the code has.
+
+- README.md and docs/**/*.md link only to files and headings that exist, every document the
+  source names (`docs/...`, `README`) exists, and no code, test or document speaks in issue
+  numbers (they say today's reason instead).
+- The reference lists are the code's, both ways: the management commands
+  (docs/reference/commands.md), the settings read from the environment
+  (docs/reference/settings.md), the URL patterns (docs/reference/http.md "Endpoints"), the
+  DynamoDB tables (docs/reference/tables.md), the Prometheus metrics (docs/reference/metrics.md)
+  and the programs of deploy/supervisord.conf (docs/reference/processes.md).
+- Every repository path and dotted module name a document puts in a code span exists.
 """
 
+import ast
+import configparser
+import importlib
 import re
 import unicodedata
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.core.management import get_commands
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from project.dynamo.tables import registered_models
+from project.operations.health import HEALTH_PATHS
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+REFERENCE = ROOT / "docs" / "reference"
 SOURCE_SUFFIXES = {".py", ".md", ".html", ".js"}
 SKIP_DIRS = {".venv", "node_modules", ".git", "var", "staticfiles", "__pycache__", ".ruff_cache", ".pytest_cache"}
+APPS = ("project", "social", "notifications", "delivery", "actions", "config")
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)|<img [^>]*\bsrc=\"([^\"]+)\"")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 CODE_SPAN = re.compile(r"`[^`\n]*`")
 HEADING = re.compile(r"^#{1,6} +(.+?) *#*$", re.M)
-# A document named in source: docs/<name>.md (optionally with an #anchor), or README.
-NAMED_DOC = re.compile(r"\bdocs/([\w.-]+\.md)(?:#([\w-]+))?")
+# A document named in source: docs/<path>.md (optionally with an #anchor), or README.
+NAMED_DOC = re.compile(r"\bdocs/([\w./-]+\.md)(?:#([\w-]+))?")
 ISSUE_REF = re.compile(r"\bissues? #?\d+|\(issue\b", re.I)
-# A section named in source: docs/<name>.md "Heading" or README "Heading" (a heading's start).
-NAMED_SECTION = re.compile(r"\b(docs/[\w.-]+\.md|README(?:\.md)?) \"([^\"]+)\"")
+# A section named in source: docs/<path>.md "Heading" or README "Heading" (a heading's start).
+NAMED_SECTION = re.compile(r"\b(docs/[\w./-]+\.md|README(?:\.md)?) \"([^\"]+)\"")
 
 
 def _source_files() -> list[Path]:
@@ -68,19 +87,71 @@ def _links(path: Path) -> list[str]:
     return LINK.findall(text) + [markdown or html for markdown, html in IMAGE.findall(text)]
 
 
+def _section(path: Path, heading: str) -> str:
+    """The text under `heading` (any level) up to the next heading of its level or above."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))
+    match = re.search(rf"^(#{{1,6}}) +{re.escape(heading)} *$", text, re.M)
+    assert match, f"{path.relative_to(ROOT)} has no heading {heading!r}"
+    level = len(match.group(1))
+    rest = text[match.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+def _first_cells(text: str) -> list[str]:
+    """The first cell of every body row of every table in `text` (header and rule rows left out)."""
+    cells = []
+    previous = ""
+    for line in text.splitlines():
+        if line.startswith("|") and not re.match(r"^\|[\s:|-]+\|$", line):
+            if previous.startswith("|"):  # the header row has no table row above it
+                cells.append(line.split("|")[1])
+        previous = line if line.startswith("|") else ""
+    return cells
+
+
+def _spans(cell: str) -> list[str]:
+    return [span.strip("`") for span in CODE_SPAN.findall(cell)]
+
+
+def _both_ways(code: set[str], documented: set[str], what: str, where: str) -> None:
+    missing, unknown = sorted(code - documented), sorted(documented - code)
+    assert not missing and not unknown, (
+        f"{where} and the code disagree on {what}: missing from the docs {missing}, in the docs but not "
+        f"in the code {unknown}"
+    )
+
+
 def test_the_documents_exist():
-    names = {p.name for p in DOCS}
     for name in [
         "README.md",
-        "architecture.md",
-        "operations.md",
-        "api.md",
-        "costs-and-benchmarks.md",
-        "security.md",
-        "using-the-site.md",
-        "testing.md",
+        "tutorial/first-run.md",
+        "how-to/run-locally.md",
+        "how-to/deploy-on-aws.md",
+        "how-to/run-in-production.md",
+        "how-to/operate.md",
+        "how-to/run-benchmarks.md",
+        "reference/settings.md",
+        "reference/commands.md",
+        "reference/http.md",
+        "reference/tables.md",
+        "reference/processes.md",
+        "explanation/architecture.md",
     ]:
-        assert name in names
+        assert (ROOT / "docs" / name).is_file(), name
+
+
+def test_the_index_lists_every_document():
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    listed = {(ROOT / "docs" / target.partition("#")[0]).resolve() for target in LINK.findall(index)}
+    documents = [p for p in DOCS if p.parent != ROOT and p.name != "README.md"]
+    unlisted = [str(p.relative_to(ROOT)) for p in documents if p not in listed]
+    assert not unlisted, f"docs/README.md does not link to {unlisted}"
+
+
+def test_the_architecture_has_one_diagram():
+    diagrams = [p for p in DOCS if "```mermaid" in p.read_text(encoding="utf-8")]
+    assert [p.relative_to(ROOT) for p in diagrams] == [Path("docs/explanation/architecture.md")]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -101,19 +172,19 @@ def test_relative_links_point_to_files_and_headings_that_exist(doc):
 def test_every_document_the_source_names_exists():
     missing = []
     for path in _source_files():
-        if path.parent == ROOT / "docs" or path in (ROOT / "README.md", Path(__file__).resolve()):
+        if ROOT / "docs" in path.parents or path in (ROOT / "README.md", Path(__file__).resolve()):
             continue  # the documents' own links are checked above
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             where = f"{path.relative_to(ROOT)}:{lineno}"
             for name, anchor in NAMED_DOC.findall(line):
                 dest = ROOT / "docs" / name
-                if not dest.exists():
+                if not dest.is_file():
                     missing.append(f"{where}: docs/{name}")
                 elif anchor and anchor not in _anchors(dest):
                     missing.append(f"{where}: docs/{name}#{anchor}")
             for name, section in NAMED_SECTION.findall(line):
                 dest = ROOT / ("README.md" if name.startswith("README") else name)
-                if not dest.exists():
+                if not dest.is_file():
                     missing.append(f"{where}: {name}")
                 elif not any(h.startswith(section) for h in _headings(dest)):
                     missing.append(f'{where}: no section "{section}" in {name}')
@@ -133,14 +204,150 @@ def test_no_issue_numbers_in_code_tests_or_docs():
     assert not found, "say today's reason instead of an issue number:\n" + "\n".join(found)
 
 
+# A path of the repository named in a document: `social/live.py`, `tests/notifications/test_feed*.py`.
+TOP_FOLDERS = "actions|config|project|social|notifications|delivery|tests|bench|deploy|scripts"
+REPO_PATH = re.compile(rf"(?<![\w/.-])((?:{TOP_FOLDERS})/[\w./*@-]*)")
+# A module, class or function named by its dotted path: `project.dynamo.transactions.write_retrying`.
+DOTTED = re.compile(r"((?:actions|config|project|social|notifications|delivery)(?:\.\w+)+)(?:\(.*\))?")
+
+
+def _named_object_exists(dotted: str) -> bool:
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:end]))
+        except ImportError:
+            continue
+        for name in parts[end:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_and_module_a_document_names_exists(doc):
+    """Paths and dotted names in code spans are today's layout (config/, project/<concern>/)."""
+    missing = []
+    for span in _spans(doc.read_text(encoding="utf-8")):
+        for path in REPO_PATH.findall(span):
+            path = path.rstrip(".")
+            found = list(ROOT.glob(path)) if "*" in path else (ROOT / path).exists()
+            if not found:
+                missing.append(path)
+        dotted = DOTTED.fullmatch(span)
+        if dotted and not re.search(r"\.(py|com)$", dotted.group(1)) and not _named_object_exists(dotted.group(1)):
+            missing.append(span)
+    assert not missing, f"{doc.relative_to(ROOT)} names what the repository does not have: {missing}"
+
+
 def test_the_readme_stays_short():
     lines = (ROOT / "README.md").read_text(encoding="utf-8").count("\n")
     assert lines <= 160, f"README.md has {lines} lines: move detail into docs/"
 
 
-def test_every_setting_read_from_the_environment_is_documented():
-    settings = (ROOT / "config" / "settings.py").read_text(encoding="utf-8")
-    names = set(re.findall(r"\benv(?:\.\w+)?\(\s*\"([A-Z][A-Z0-9_]*)\"", settings))
-    docs = "".join(p.read_text(encoding="utf-8") for p in DOCS)
-    undocumented = sorted(name for name in names if name not in docs)
-    assert names and not undocumented, f"settings missing from docs/operations.md: {undocumented}"
+# --- The reference lists are the code's ------------------------------------------------------
+
+
+def test_the_commands_reference_lists_every_management_command_of_the_project():
+    code = {name for name, app in get_commands().items() if app.split(".")[0] in APPS}
+    documented = set()
+    for cell in _first_cells(_section(REFERENCE / "commands.md", "Commands of the project")):
+        documented.update(re.findall(r"manage\.py (\w+)", " ".join(_spans(cell))))
+    _both_ways(code, documented, "the management commands", "docs/reference/commands.md")
+
+
+def _environment_reads(path: Path) -> tuple[set[str], set[str]]:
+    """The names `path` reads with django-environ (`env.int("NAME", ...)`, `env.db("NAME")`...),
+    and the f-string templates it reads (`LIMIT_{}`), each as a format string."""
+    names, templates = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        reader = func.value if isinstance(func, ast.Attribute) else func
+        if not (isinstance(reader, ast.Name) and reader.id == "env"):
+            continue
+        first = node.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            names.add(first.value)
+        elif isinstance(first, ast.JoinedStr):
+            templates.add("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in first.values))
+    return names, templates
+
+
+def _settings_read_by_the_code() -> set[str]:
+    names = set()
+    for path in (ROOT / "config" / "settings.py", ROOT / "config" / "gunicorn.py"):
+        found, templates = _environment_reads(path)
+        names |= found
+        assert templates <= {"LIMIT_{}", "LIMIT_{}_NEW"}, f"{path}: read from the environment as {templates}"
+        for template in templates:  # the write limits: one pair of settings per limit
+            names |= {template.format(limit.upper()) for limit in settings.RATE_LIMITS}
+    return names
+
+
+def test_the_settings_reference_lists_every_setting_read_from_the_environment():
+    documented = set()
+    for cell in _first_cells((REFERENCE / "settings.md").read_text(encoding="utf-8")):
+        documented.update(span for span in _spans(cell) if re.fullmatch(r"[A-Z][A-Z0-9_]+", span))
+    code = _settings_read_by_the_code()
+    # What the start-up scripts read (not Django's settings) may be listed too.
+    scripts = " ".join((ROOT / path).read_text(encoding="utf-8") for path in ("scripts/run.sh", "deploy/entrypoint.sh"))
+    code |= {name for name in documented if re.search(rf"\${{?{name}\b", scripts)}
+    _both_ways(code, documented, "the settings", "docs/reference/settings.md")
+
+
+def _routes(patterns, prefix: str = "") -> set[str]:
+    """Every URL of the site as `/path/<name>/`, the admin site as `/admin/`."""
+    found = set()
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if getattr(pattern, "app_name", None) == "admin":
+                found.add("/" + route)
+                continue
+            found |= _routes(pattern.url_patterns, route)
+        elif isinstance(pattern, URLPattern):
+            found.add("/" + re.sub(r"<(?:\w+:)?(\w+)>", r"<\1>", route))
+    return found
+
+
+def test_the_http_reference_lists_every_url_of_the_site():
+    documented = set()
+    for cell in _first_cells(_section(REFERENCE / "http.md", "Endpoints")):
+        for span in _spans(cell):
+            documented.update(re.findall(r"(?:^|\s)(/[^\s?]*)", span))
+    code = _routes(get_resolver().url_patterns) | set(HEALTH_PATHS)
+    _both_ways(code, documented, "the URLs", 'docs/reference/http.md "Endpoints"')
+
+
+def test_the_tables_reference_lists_every_dynamodb_table():
+    documented = set()
+    for cell in _first_cells((REFERENCE / "tables.md").read_text(encoding="utf-8")):
+        documented.update(_spans(cell)[:1])
+    code = {model.Meta.logical_name for model in registered_models()}
+    # The activity log's monthly tables are made by `activity_tables`, not from a model's Meta.
+    _both_ways(code | {"activity_YYYYMM"}, documented, "the DynamoDB tables", "docs/reference/tables.md")
+
+
+def test_the_metrics_reference_lists_every_metric():
+    source = (ROOT / "project" / "operations" / "metrics.py").read_text(encoding="utf-8")
+    code = {f"{name}_total" for name in re.findall(r"\bCounter\(\s*\"(\w+)\"", source)}
+    code |= set(re.findall(r"\b(?:Histogram|Gauge|GaugeMetricFamily|CounterMetricFamily)\(\s*\"(\w+)\"", source))
+    documented = set()
+    for cell in _first_cells(_section(REFERENCE / "metrics.md", "Metric names")):
+        documented.update(_spans(cell)[:1])
+    assert code, "no metric found in project/operations/metrics.py"
+    _both_ways(code, documented, "the metrics", "docs/reference/metrics.md")
+
+
+def test_the_processes_reference_lists_every_supervisord_program():
+    config = configparser.RawConfigParser()
+    config.read(ROOT / "deploy" / "supervisord.conf")
+    code = {section.removeprefix("program:") for section in config.sections() if section.startswith("program:")}
+    documented = set()
+    for cell in _first_cells(_section(REFERENCE / "processes.md", "Programs")):
+        documented.update(_spans(cell)[:1])
+    _both_ways(code, documented, "the programs", "docs/reference/processes.md")

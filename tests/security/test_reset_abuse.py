@@ -1,6 +1,6 @@
 """The password-reset mail attacked: an inbox flooded through accounts sharing its address, and
 the owner's own reset spent by strangers. Mails are limited, not requests; only verified
-addresses get them; and every request answers the same page (docs/security.md "Password reset")."""
+addresses get them; and every request answers the same page (docs/explanation/security.md "Password reset")."""
 
 import pytest
 from django.core import mail

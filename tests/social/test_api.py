@@ -1,4 +1,4 @@
-"""The JSON API of comments, likes, users and tokens (docs/api.md), including bad input."""
+"""The JSON API of comments, likes, users and tokens (docs/reference/http.md), including bad input."""
 
 import uuid
 from unittest import mock

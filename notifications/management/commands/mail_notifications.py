@@ -1,4 +1,4 @@
-"""Send the notification e-mail that is due, and the digests (docs/email.md)."""
+"""Send the notification e-mail that is due, and the digests (docs/explanation/email.md)."""
 
 import logging
 

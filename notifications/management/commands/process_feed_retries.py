@@ -1,4 +1,4 @@
-"""Apply feed events waiting in the `feed_retry` table (the feed's retry queue, docs/architecture.md)."""
+"""Apply feed events waiting in the `feed_retry` table (the feed's retry queue, docs/explanation/feed.md)."""
 
 import logging
 

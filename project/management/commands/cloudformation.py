@@ -30,7 +30,7 @@ class Command(BaseCommand):
     help = (
         "Write the CloudFormation templates generated from the models: deploy/aws/tables.yaml (every DynamoDB "
         "table the models declare) and deploy/aws/iam.yaml (the IAM managed policies of the web process, the "
-        "workers and the operators' commands); docs/deploying-on-aws.md. With --check, write nothing: exit 1 "
+        "workers and the operators' commands); docs/how-to/deploy-on-aws.md. With --check, write nothing: exit 1 "
         "when a checked-in template differs from what the code generates. With --base DEPLOYED, write the next "
         "tables template to deploy from the deployed one towards the models, changing at most one GSI per "
         "table (CloudFormation's limit per stack update). With --resources-to-import PREFIX, print what an "
