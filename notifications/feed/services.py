@@ -339,6 +339,13 @@ class FeedRetryStats:
     postponed: int = 0  # failed again, due later
     skipped: int = 0  # claimed by another worker first
 
+    @property
+    def summary(self) -> str:
+        return (
+            f"{self.applied} applied, {self.already_applied} already applied, "
+            f"{self.postponed} failed again (due later), {self.skipped} taken by another worker"
+        )
+
     def count(self, status: str) -> None:
         if status == APPLIED:
             self.applied += 1

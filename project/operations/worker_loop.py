@@ -4,9 +4,10 @@
 `--loop` (`fold_like_events`, `aggregate_counters`, `process_feed_retries`,
 `dispatch_deliveries`, `rollup_activity`, `mail_notifications`, `erase_accounts`, and the
 daily `clear_sessions`, which writes no heartbeat): each says what one pass does, and this
-module gives them all the same `--loop`/`--poll-seconds` options, SIGTERM/SIGINT
-handling (`stop_on_signals`), heartbeat, back-off through outages (`worker_loop`)
-and start/stop log lines.
+module gives them all the same `--loop`/`--poll-seconds` options (and `--limit`),
+SIGTERM/SIGINT handling (`stop_on_signals`), heartbeat, back-off through outages
+(`worker_loop`), start/stop log lines, progress bars (`progress`), the summary of a run
+(`report`) and its exit status (`exit_failed`).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connections
+from tqdm import tqdm
 
 from project.clock import clock
 from project.errors import is_transient
@@ -150,6 +152,8 @@ class WorkerCommand(BaseCommand):
     beats = True  # with --loop, write a heartbeat (`manage.py health` watches it); a daily job has none
     poll_help = "seconds between polls when nothing is waiting"
     loop_help = "keep running and poll for work until SIGTERM or Ctrl-C"
+    limit_help = ""  # a worker that takes so many items a pass: `--limit`'s help ("events taken per pass")
+    progress_in_loop = False  # with --loop, progress bars too (the others' log lines tell each pass)
 
     stop: threading.Event
     should_stop: Callable[[], bool]
@@ -170,6 +174,8 @@ class WorkerCommand(BaseCommand):
             metavar="S",
             help=f"with --loop: {self.poll_help} (default {self.poll_seconds:g})",
         )
+        if self.limit_help:
+            parser.add_argument("--limit", type=int, default=100, help=f"{self.limit_help} (default 100)")
 
     def run_from_argv(self, argv: list[str]) -> None:
         """As a process of its own (`manage.py <name> --loop`): exit at once once the loop ended.
@@ -191,6 +197,8 @@ class WorkerCommand(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["poll_seconds"] < 0:
             raise CommandError("--poll-seconds must not be negative.")
+        if self.limit_help and options["limit"] < 1:
+            raise CommandError("--limit must be at least 1.")
         self.check_options(**options)
         with stop_on_signals(self.logger, finishing=self.finishing, restore=not self.own_process) as stop:
             if options["loop"]:
@@ -222,6 +230,35 @@ class WorkerCommand(BaseCommand):
             heartbeat=self.heartbeat,
         )
         self.logger.info("%s: stopped%s", self.worker, self.stopped_details())
+
+    # --- what a pass uses -------------------------------------------------------
+
+    def progress(self, units: Iterable[Any] | None = None, *, total: int | None = None, **bar: Any) -> tqdm[Any]:
+        """A progress bar over `units` (or of `total`, moved with `update`), by one rule for every
+        worker: on standard error when it is a terminal, at verbosity 1 or more, without
+        --no-progress, with something to count, and with --loop only if `progress_in_loop`."""
+        if total is None and isinstance(units, list | tuple):
+            total = len(units)
+        shown = (
+            self.verbosity > 0
+            and not getattr(self, "options", {}).get("no_progress")
+            and total != 0
+            and (self.progress_in_loop or not self.looping)
+        )
+        return tqdm(units, total=total, disable=None if shown else True, **bar)
+
+    def report(self, summary: str) -> None:
+        """What a run without --loop did: a log line and the same on standard output (with
+        --loop the "stopped" line says it)."""
+        if not self.looping:
+            self.logger.info(summary)
+            self.stdout.write(summary)
+
+    def exit_failed(self, failures: int, message: str) -> None:
+        """A run without --loop whose `failures` are not 0 exits with status 1 and `message`
+        (with --loop, what failed waits for a later pass)."""
+        if failures and not self.looping:
+            raise CommandError(message, returncode=1)
 
     # --- what a subclass says ------------------------------------------------
 

@@ -10,7 +10,6 @@ import time
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from delivery import dispatch, preparation, selectors, services
 from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
@@ -40,6 +39,7 @@ class Command(WorkerCommand):
     poll_seconds = 5.0
     poll_help = "pause between polls for new deliveries"
     loop_help = "keep running and pick up new deliveries"
+    progress_in_loop = True  # one bar a delivery, when run by hand
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
@@ -103,12 +103,11 @@ class Command(WorkerCommand):
                 logger.info("delivery %s is %s", delivery_id, delivery.status)
             return []
         progress = selectors.delivery_progress(delivery=delivery)
-        bar = tqdm(
+        bar = self.progress(
             total=progress.total,
             initial=progress.delivered + progress.skipped,
             desc=f"delivery {delivery_id[:8]}",
             unit="msg",
-            disable=True if options["no_progress"] else None,
             dynamic_ncols=True,
         )
         failures: list[str] = []

@@ -47,5 +47,4 @@ class Command(WorkerCommand):
         return f" after folding {self.total} like event(s)"
 
     def finish(self):
-        self.logger.info("fold_like_events: folded %d like event(s)", self.total)
-        self.stdout.write(f"Folded {self.total} like event(s).")
+        self.report(f"Folded {self.total} like event(s).")

@@ -3,7 +3,6 @@
 import logging
 
 from django.core.mail import get_connection
-from django.core.management.base import CommandError
 
 from notifications.mail import digest as mail_digest
 from notifications.mail import selectors as mail_selectors
@@ -27,15 +26,11 @@ class Command(WorkerCommand):
     poll_seconds = 5.0
     poll_help = "seconds between polls when no mail is due"
     loop_help = "keep running and poll for due mail and digests"
+    limit_help = "due mails taken per shard and pass"
 
     def add_arguments(self, parser):
         super().add_arguments(parser)
-        parser.add_argument("--limit", type=int, default=100, help="due mails taken per shard and pass (default 100)")
         parser.add_argument("--no-digests", action="store_true", help="send notification mails only, no digests")
-
-    def check_options(self, **options):
-        if options["limit"] < 1:
-            raise CommandError("--limit must be at least 1.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -68,10 +63,6 @@ class Command(WorkerCommand):
         return f" after {self.totals.summary}"
 
     def finish(self):
-        summary = f"notification mail: {self.totals.summary}"
-        if not self.looping:
-            self.logger.info(summary)
-            self.stdout.write(summary)
+        self.report(f"notification mail: {self.totals.summary}")
         failed = self.totals.get(mail_selectors.FAILED)
-        if failed and not self.looping:
-            raise CommandError(f"{failed} mail(s) failed; see the ledger (admin: Mail ledger).", returncode=1)
+        self.exit_failed(failed, f"{failed} mail(s) failed; see the ledger (admin: Mail ledger).")

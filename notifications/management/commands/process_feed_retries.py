@@ -2,9 +2,6 @@
 
 import logging
 
-from django.core.management.base import CommandError
-from tqdm import tqdm
-
 from notifications.feed import selectors as feed_selectors
 from notifications.feed import services as feed_services
 from project.operations.worker_loop import WorkerCommand
@@ -24,10 +21,7 @@ class Command(WorkerCommand):
     poll_seconds = 2.0
     poll_help = "seconds between polls when nothing is due"
     loop_help = "keep running and poll for due events"
-
-    def add_arguments(self, parser):
-        super().add_arguments(parser)
-        parser.add_argument("--limit", type=int, default=100, help="events taken per pass (default 100)")
+    limit_help = "events taken per pass"
 
     def backlog(self):
         return feed_selectors.feed_retries_backlog()
@@ -39,19 +33,16 @@ class Command(WorkerCommand):
     def loop_pass(self) -> bool:
         limit = self.options["limit"]
         due = feed_selectors.feed_retries_due(limit=limit)
-        for retry in tqdm(due, desc="feed retries", unit="event", disable=self.looping or not due):
+        for retry in self.progress(due, desc="feed retries", unit="event"):
             if self.should_stop():
                 break
             self.totals.count(feed_services.feed_retry_process(retry=retry))
         return len(due) >= limit
 
+    def stopped_details(self):
+        return f" after {self.totals.summary}"
+
     def finish(self):
-        totals = self.totals
-        summary = (
-            f"feed retries: {totals.applied} applied, {totals.already_applied} already applied, "
-            f"{totals.postponed} failed again (due later), {totals.skipped} taken by another worker"
-        )
-        self.logger.info(summary)
-        self.stdout.write(summary)
-        if totals.postponed and not self.looping:
-            raise CommandError(f"{totals.postponed} event(s) failed again; they stay queued, due later.", returncode=1)
+        self.report(f"feed retries: {self.totals.summary}")
+        failed = self.totals.postponed
+        self.exit_failed(failed, f"{failed} event(s) failed again; they stay queued, due later.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from tqdm import tqdm
 
 from project.operations.worker_loop import WorkerCommand
 from social import aggregation
@@ -34,7 +33,7 @@ class Command(WorkerCommand):
 
     def run_once(self):
         pending = aggregation.counters_pending_count()
-        with tqdm(total=pending, unit="counter", disable=pending == 0 or self.verbosity == 0) as bar:
+        with self.progress(total=pending, unit="counter") as bar:
             done = aggregation.counters_aggregate_pending(
                 due_only=False, stop=self.should_stop, on_done=lambda _: bar.update()
             )

@@ -43,5 +43,4 @@ class Command(WorkerCommand):
         return f" after erasing {self.erased} account(s)"
 
     def finish(self) -> None:
-        if not self.looping:
-            self.stdout.write(f"erased {self.erased} account(s)")
+        self.report(f"erased {self.erased} account(s)")

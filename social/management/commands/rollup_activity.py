@@ -7,7 +7,6 @@ from datetime import date, timedelta
 
 from django.conf import settings
 from django.core.management.base import CommandError
-from tqdm import tqdm
 
 from project.operations.worker_loop import WorkerCommand
 from social.activity import rollup
@@ -48,7 +47,7 @@ class Command(WorkerCommand):
 
     def run_once(self):
         day = self._parse(self.options["date"])
-        with tqdm(unit="item", unit_scale=True, disable=self.verbosity == 0, desc=str(day), leave=False) as bar:
+        with self.progress(unit="item", unit_scale=True, desc=str(day), leave=False) as bar:
             count = rollup.activity_rollup_day(day=day, on_items=bar.update, should_stop=self.should_stop)
         if count is None:
             return  # stopped by a signal: nothing stored
