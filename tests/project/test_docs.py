@@ -299,6 +299,49 @@ def test_the_settings_reference_lists_every_setting_read_from_the_environment():
     _both_ways(code, documented, "the settings", "docs/reference/settings.md")
 
 
+def _literal_defaults() -> dict[str, object]:
+    """The settings whose default the code writes as a literal (`env.int("X", default=8)`)."""
+    defaults: dict[str, object] = {}
+    for path in (ROOT / "config" / "settings.py", ROOT / "config" / "gunicorn.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)):
+                continue
+            reader = node.func.value if isinstance(node.func, ast.Attribute) else node.func
+            if not (isinstance(reader, ast.Name) and reader.id == "env"):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
+                    defaults[node.args[0].value] = keyword.value.value
+    return defaults
+
+
+def _same_default(code: object, documented: str) -> bool:
+    if isinstance(code, bool):
+        return documented.lower() == str(code).lower()
+    if isinstance(code, int | float):
+        try:
+            return float(documented) == float(code)
+        except ValueError:
+            return False
+    return documented == code
+
+
+def test_the_settings_reference_gives_each_literal_default_as_the_code_has_it():
+    defaults, wrong = _literal_defaults(), []
+    for line in (REFERENCE / "settings.md").read_text(encoding="utf-8").splitlines():
+        cells = [cell.strip() for cell in line.split("|")[1:-1]]
+        if len(cells) < 2 or not cells[0].startswith("`"):
+            continue
+        names = [span for span in _spans(cells[0]) if re.fullmatch(r"[A-Z][A-Z0-9_]+", span)]
+        values = _spans(cells[1])
+        if len(values) != len(names):
+            continue  # a default said in words (`CPU count, at least 2`), or one value for a pair
+        for name, value in zip(names, values, strict=True):
+            if name in defaults and not _same_default(defaults[name], value):
+                wrong.append(f"{name}: the code's default is {defaults[name]!r}, the docs say {value!r}")
+    assert not wrong, "docs/reference/settings.md: " + "; ".join(wrong)
+
+
 def _routes(patterns, prefix: str = "") -> set[str]:
     """Every URL of the site as `/path/<name>/`, the admin site as `/admin/`."""
     found = set()
