@@ -273,7 +273,7 @@ def _environment_reads(path: Path) -> tuple[set[str], set[str]]:
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             names.add(first.value)
         elif isinstance(first, ast.JoinedStr):
-            templates.add("".join(v.value if isinstance(v, ast.Constant) else "{}" for v in first.values))
+            templates.add("".join(str(v.value) if isinstance(v, ast.Constant) else "{}" for v in first.values))
     return names, templates
 
 
@@ -311,7 +311,7 @@ def _literal_defaults() -> dict[str, object]:
                 continue
             for keyword in node.keywords:
                 if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
-                    defaults[node.args[0].value] = keyword.value.value
+                    defaults[str(node.args[0].value)] = keyword.value.value
     return defaults
 
 
