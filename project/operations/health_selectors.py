@@ -67,7 +67,7 @@ def _current(items: list[WorkerHeartbeat], now: float) -> list[WorkerHeartbeat]:
 def worker_statuses(*, now: float | None = None, stale_seconds: float | None = None) -> list[WorkerStatus]:
     """Each worker's processes (one row per host running it), or one `missing` row.
 
-    Cost: one Query per worker (six), each reading a few hundred-byte items: 0.5 RCU each.
+    Cost: one Query per worker (WORKERS), each reading a few hundred-byte items: 0.5 RCU each.
     Stale: the last heartbeat is older than WORKER_STALE_SECONDS.
     """
     now = clock.now() if now is None else now
