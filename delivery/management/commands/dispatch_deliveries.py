@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
-import time
 
 from django.conf import settings
 from django.core.management.base import CommandError
 
-from delivery import dispatch, preparation, selectors, services
-from delivery.models import DISPATCHING, DRAFT, FINAL_STATUSES, PREPARING, READY
-from project.errors import NotFound
+from delivery import runs, selectors, services
 from project.operations.worker_loop import WorkerCommand
 
 logger = logging.getLogger("delivery.dispatch")
@@ -83,93 +78,49 @@ class Command(WorkerCommand):
         for delivery_id in ids:
             if self.stop.is_set():
                 break
-            self.failures.extend(self._one(delivery_id, self.options, self.stop))
+            self.failures.extend(self._one(delivery_id))
         return False
 
     def finish(self):
         if self.failures:
             raise CommandError("; ".join(self.failures))
 
-    def _one(self, delivery_id: str, options, stop: threading.Event) -> list[str]:
-        try:
-            delivery = selectors.delivery_get_consistent(delivery_id=delivery_id)
-        except NotFound:
-            return [f"no delivery {delivery_id}"]
-        if delivery.status in (DRAFT, PREPARING):
-            logger.info("delivery %s: preparing (%s audience)", delivery_id, delivery.audience_kind)
-            delivery = preparation.delivery_prepare(delivery_id=delivery_id, should_stop=stop.is_set)
-        if delivery.status not in (READY, DISPATCHING):
-            if delivery.status in FINAL_STATUSES:
-                logger.info("delivery %s is %s", delivery_id, delivery.status)
-            return []
-        progress = selectors.delivery_progress(delivery=delivery)
-        bar = self.progress(
-            total=progress.total,
-            initial=progress.delivered + progress.skipped,
-            desc=f"delivery {delivery_id[:8]}",
-            unit="msg",
-            dynamic_ncols=True,
-        )
-        failures: list[str] = []
-        reports: list[dispatch.DispatchReport] = []
+    def _one(self, delivery_id: str) -> list[str]:
+        bars = []
         lock = threading.Lock()
-        prefix = f"{socket.gethostname()}:{os.getpid()}"
+
+        def on_start(progress: selectors.DeliveryProgress) -> None:
+            bars.append(
+                self.progress(
+                    total=progress.total,
+                    initial=progress.delivered + progress.skipped,
+                    desc=f"delivery {delivery_id[:8]}",
+                    unit="msg",
+                    dynamic_ncols=True,
+                )
+            )
 
         def on_delivered(count: int) -> None:
             with lock:
-                bar.update(count)
+                bars[0].update(count)
             if self.heartbeat:
                 self.heartbeat.pulse()  # a big delivery is one long pass
 
-        def worker(number: int) -> None:
-            try:
-                report = dispatch.delivery_dispatch(
-                    delivery_id=delivery_id,
-                    owner=f"{prefix}:{number}",
-                    batch_size=options["batch_size"],
-                    lease_seconds=options["lease_seconds"],
-                    should_stop=stop.is_set,
-                    on_delivered=on_delivered,
-                )
-                with lock:
-                    reports.append(report)
-                    if report.unfinished_chunks:
-                        failures.append(
-                            f"delivery {delivery_id}: {report.unfinished_chunks} chunk(s) kept conflicting "
-                            "(left for the next run)"
-                        )
-            except Exception as error:  # the chunk's lease expires and another dispatcher takes it over
-                logger.exception("delivery %s: dispatcher %s failed", delivery_id, number)
-                with lock:
-                    failures.append(f"delivery {delivery_id}: dispatcher {number} failed: {error}")
-
-        started = time.monotonic()
-        threads = [
-            threading.Thread(target=worker, args=(n,), name=f"dispatch-{n}", daemon=True)
-            for n in range(options["workers"])
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.2)  # keep the main thread responsive to SIGTERM
-        bar.close()
-        final = selectors.delivery_progress(delivery=selectors.delivery_get_consistent(delivery_id=delivery_id))
-        delivered_here = sum(report.delivered for report in reports)
-        elapsed = time.monotonic() - started
-        logger.info(
-            "delivery %s: %s; %d delivered by this run in %.1fs (%d/s); %d/%d delivered in all, %d skipped",
-            delivery_id,
-            final.delivery.status,
-            delivered_here,
-            elapsed,
-            delivered_here / elapsed if elapsed else 0,
-            final.delivered,
-            final.total,
-            final.skipped,
+        run = runs.delivery_run(
+            delivery_id=delivery_id,
+            workers=self.options["workers"],
+            batch_size=self.options["batch_size"],
+            lease_seconds=self.options["lease_seconds"],
+            should_stop=self.stop.is_set,
+            on_start=on_start,
+            on_delivered=on_delivered,
         )
-        self.stdout.write(
-            f"delivery {delivery_id}: {final.delivery.status}, {final.delivered}/{final.total} delivered"
-            + (f", {final.skipped} skipped (accounts deleted)" if final.skipped else "")
-        )
-        return failures
+        for bar in bars:
+            bar.close()
+        final = run.progress
+        if final is not None:
+            self.stdout.write(
+                f"delivery {delivery_id}: {final.delivery.status}, {final.delivered}/{final.total} delivered"
+                + (f", {final.skipped} skipped (accounts deleted)" if final.skipped else "")
+            )
+        return run.failures
