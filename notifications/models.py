@@ -230,19 +230,21 @@ class FeedRetryDueIndex(LocalSecondaryIndex):
 
 
 class FeedRetry(Model):
-    """A feed event waiting to be applied (the feed's retry queue, without a broker).
+    """A feed event waiting to be applied (the feed's retry queue, without a broker), or an
+    outbox job (notifications/outbox.py).
 
-    Put when a feed write runs out of retries or throughput, and, for replies, in the
-    same transaction as the reply itself (an outbox: a crash right after the reply cannot
-    lose the notification). Deleted in the same transaction that applies the event.
+    An event is put when a feed write runs out of retries or throughput, and deleted once
+    it is applied (or found applied). A job (a comment's fan-out, a block's retraction) is
+    put in the same transaction as the write that promises it (a crash right after the
+    write cannot lose it), keeps its progress, and is deleted when done.
     """
 
     Meta = table_meta("feed_retry")
 
-    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1", from a hash of the user id
-    retry_id = UnicodeAttribute(range_key=True)  # <user_id>#<event_id>
+    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1", from a hash of the user id (a job's `shard_key`)
+    retry_id = UnicodeAttribute(range_key=True)  # <user_id>#<event_id>, a job's <kind>#<job id>
     user_id = UnicodeAttribute()
-    event = UnicodeAttribute()  # the FeedEvent as JSON
+    event = UnicodeAttribute()  # the FeedEvent as JSON, a job's {"<kind>": {...}}
     due_at = NumberAttribute()  # epoch milliseconds; also the lease of the worker applying it
     attempts = NumberAttribute(default=0)
     last_error = UnicodeAttribute(default="")

@@ -39,7 +39,7 @@ from notifications.feed.merge import (
 from notifications.feed.selectors import feed_read, feed_retries_due
 from notifications.mail.queue import mail_queue_put
 from notifications.models import Feed, FeedRetry
-from notifications.outbox import OUTBOX_DELAY_MS, outbox_apply, outbox_claim, outbox_job, outbox_postpone
+from notifications.outbox import outbox_apply, outbox_claim, outbox_job, outbox_postpone
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import Conflict, Throttled, condition_failed, error_code, is_transient
@@ -145,16 +145,6 @@ def feed_retry_item(*, user_id: str, event: FeedEvent, delay_ms: int = 0, error:
     )
 
 
-def feed_outbox_add(transaction: LabelledTransactWrite, *, user_id: str, event: FeedEvent) -> None:
-    """Add the event to `feed_retry` inside a producer's own transaction (an outbox).
-
-    The producer then calls `feed_append(..., outbox=True)`, which deletes the retry
-    item once the event is applied; if the producer dies first, the drainer applies it
-    after OUTBOX_DELAY_MS (or finds it applied, by its digest, and deletes it).
-    """
-    transaction.save(feed_retry_item(user_id=user_id, event=event, delay_ms=OUTBOX_DELAY_MS))
-
-
 def _enqueue(*, user_id: str, event: FeedEvent, error: str, outbox: bool) -> None:
     """Put the event into feed_retry (or, when it is there already, leave it due soon)."""
     item = feed_retry_item(user_id=user_id, event=event, delay_ms=1000, error=error)
@@ -193,8 +183,8 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
     backoff); when the attempts run out, the event is put into `feed_retry` (result
     QUEUED) unless `queue=False`, in which case Conflict/Throttled is raised.
 
-    `outbox=True`: the event is already in `feed_retry` (put by `feed_outbox_add` or by an
-    earlier failure); it is deleted once the event is applied (or found applied).
+    `outbox=True`: the event is already in `feed_retry` (put by an earlier failure: the
+    drainer's call); it is deleted once the event is applied (or found applied).
 
     Twice, or concurrently with itself: the second finds the event id in the feed and
     writes nothing (ALREADY_APPLIED). Dies half way: the transaction either happened or
@@ -327,9 +317,10 @@ def feed_silence(*, user_id: str, other_id: str, silenced: Callable[[], bool]) -
 
 
 # --- the retry worker ----------------------------------------------------------
-# An event lands in `feed_retry` when `feed_append` ran out of attempts or throughput, and,
-# for replies, through the outbox in the reply's own transaction. Each is applied at most
-# once (the apply finds it by its digest otherwise), with several workers at once.
+# An event lands in `feed_retry` when `feed_append` ran out of attempts or throughput; the
+# table also holds the outbox jobs (notifications/outbox.py: a comment's fan-out, a block's
+# retraction). Each event is applied at most once (the apply finds it by its digest
+# otherwise), with several workers at once.
 
 
 @dataclass
