@@ -20,10 +20,13 @@ what to do and how far it got, stored as one `feed_retry` item. Every job lives 
   the item keeps that progress and is due at once, so the next run starts where this one stopped.
 - **completed**: a run that returns no `rest` deletes the item.
 
-A job's `run` is safe to repeat, whole or in part (each step state-based, or keyed by an id its
-target remembers): a process may die at any point, the request and a drainer may run the same
-job at once, and a run is repeated from the last progress the item kept. The item itself is
-only deleted or updated on condition that it still exists, so a finished job never comes back.
+A job's `run` must be safe to repeat, whole or in part (each step state-based, or keyed by an
+id its target remembers): a process may die at any point, and a run is then repeated from the
+last progress the item kept; the request's run and a drainer's may overlap (a late request, or
+its progress write making the item due under a drainer's lease), and a slower one's progress
+may be written last, so a part is done again, never skipped. Progress is written only while
+the item exists (a condition) and a delete of a deleted item changes nothing, so a finished job
+never comes back.
 """
 
 from __future__ import annotations
@@ -192,7 +195,7 @@ def outbox_claim(item: FeedRetry) -> int | None:
     return attempts
 
 
-def outbox_retry_delay_ms(attempts: int) -> int:
+def _retry_delay_ms(attempts: int) -> int:
     return min(OUTBOX_MAX_DELAY_MS, 1000 << min(attempts, 10))  # 1 s doubling per attempt
 
 
@@ -202,7 +205,7 @@ def outbox_postpone(item: FeedRetry, *, attempts: int, error: str) -> None:
     try:
         item.update(
             actions=[
-                FeedRetry.due_at.set(clock.now_ms() + outbox_retry_delay_ms(attempts)),
+                FeedRetry.due_at.set(clock.now_ms() + _retry_delay_ms(attempts)),
                 FeedRetry.last_error.set(error[:500]),
             ],
             condition=FeedRetry.retry_id.exists(),
