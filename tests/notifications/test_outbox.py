@@ -152,6 +152,18 @@ def test_a_death_between_the_last_run_and_the_delete_leaves_a_job_that_finishes(
     assert UNITS == [1, 2, 1, 2] and items() == []
 
 
+def test_a_late_request_s_progress_written_last_repeats_a_part_and_skips_none(counting):
+    job = Count("a", upto=6)
+    record(job)
+    drain_due(counting)  # the request never ran: a drainer does units 1-3
+    assert stored(job).done == 3
+    outbox_send(job)  # the request, late, from the start: units 1-2, its progress written last
+    assert stored(job).done == 2
+    feed_retries_process()
+    feed_retries_process()
+    assert UNITS == [1, 2, 3, 1, 2, 0, 3, 4, 5, 6] and items() == []
+
+
 def test_a_claimed_item_is_taken_by_one_drainer_and_a_dead_ones_lease_runs_out(counting):
     record(Count("a", upto=3))
     counting.advance(OUTBOX_DELAY_MS / 1000)
