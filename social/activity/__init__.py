@@ -1,5 +1,5 @@
-"""The activity log (docs/explanation/activity-log.md "Activity log"): every user action as one DynamoDB item in a table per
-month, a write-sharded day index, and a daily rollup into the relational database.
+"""The activity log (docs/explanation/activity-log.md "Activity log"): every user action as one
+DynamoDB item in a table per month, a write-sharded day index, and a daily rollup into the relational database.
 
 models        the PynamoDB model of one month's table (a cached class per month) and the
               ORM models of the daily rollup

@@ -60,7 +60,8 @@ def activity_logical_name(month: str) -> str:
 
 def _declare(month: str) -> type[ActivityItem]:
     class ByDayIndex(GlobalSecondaryIndex):
-        """One day's items, write-sharded by user (`20261122#7`), in time order (docs/explanation/activity-log.md "Activity log").
+        """One day's items, write-sharded by user (`20261122#7`), in time order
+        (docs/explanation/activity-log.md "Activity log").
 
         All attributes are projected: the rollup needs the action, the export everything,
         and an item is ~150 bytes.

@@ -48,8 +48,8 @@ def day_bounds(day: date) -> tuple[float, float]:
 
 
 def day_shard(user_id: str) -> int:
-    """The `by_day` write shard of a user, 1..ACTIVITY_DAY_SHARDS, (docs/explanation/activity-log.md "Activity log"): the sum
-    of the id's character codes, modulo. Stable (a user's items of a day are all in one
+    """The `by_day` write shard of a user, 1..ACTIVITY_DAY_SHARDS, (docs/explanation/activity-log.md
+    "Activity log"): the sum of the id's character codes, modulo. Stable (a user's items of a day are all in one
     partition) and even for Django's sequential ids (bench/activity.py measures it)."""
     return sum(map(ord, user_id)) % settings.ACTIVITY_DAY_SHARDS + 1
 
