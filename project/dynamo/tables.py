@@ -175,6 +175,40 @@ def client_hook_add(event_name: str, handler: Callable[..., Any]) -> None:
         botocore.handlers.BUILTIN_HANDLERS.append((event_name, handler))
 
 
+def clients_make() -> int:
+    """Make the botocore client of every model, of `connection()` and of `probe_client()` now,
+    in this thread, from one botocore session; returns how many were made (a client made
+    already is kept).
+
+    PynamoDB makes a model's client on the model's first call, from a botocore session of
+    its own, and botocore loads its service model anew for each session: about 0.1 s of CPU
+    per client, some thirty of them per process. Made from one session here, they cost a few
+    milliseconds each: a new web worker makes them before it accepts a connection
+    (project.serving.hooks.warm_up), so no request of its first minutes pays for one.
+    """
+    from botocore.session import get_session
+
+    session = get_session()
+    connections = [model._get_connection().connection for model in registered_models()]
+    connections += [
+        connection(),
+        _probe_connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS),
+    ]
+    made = 0
+    for each in connections:
+        # PynamoDB's private parts (pinned 6.1.0): the client it caches and the session per
+        # thread it makes that client from; every connection here has the same credentials.
+        if each._client is not None:
+            continue
+        if getattr(each._local, "session", None) is None:
+            if each._aws_access_key_id and each._aws_secret_access_key:
+                session.set_credentials(each._aws_access_key_id, each._aws_secret_access_key, each._aws_session_token)
+            each._local.session = session
+        each.client  # noqa: B018  (the property makes it)
+        made += 1
+    return made
+
+
 def point_models_at(host: str | None, prefix: str | None = None) -> None:
     """Re-point every model (and the transaction connection) at another endpoint.
 

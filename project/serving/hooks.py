@@ -1,9 +1,9 @@
 """What the production web server does around the application (config/gunicorn.py calls it).
 
-`warm_up` runs in each new gunicorn worker before it accepts a connection: a few
-requests to itself load what Django and botocore otherwise load on the first real
-requests (URL resolver, templates, the DynamoDB client and its service model, the
-connection pool), so the first people a fresh worker serves are not the slow ones.
+`warm_up` runs in each new gunicorn worker before it accepts a connection: it makes every
+model's DynamoDB client, and a few requests to itself load what Django and botocore
+otherwise load on the first real requests (URL resolver, templates, the connection pool),
+so the first people a fresh worker serves are not the slow ones.
 """
 
 from __future__ import annotations
@@ -46,12 +46,20 @@ def _environ(path: str) -> dict[str, Any]:
 
 
 def warm_up(application: Callable[..., Any], *, log: logging.Logger = logger) -> dict[str, int]:
-    """Serve WARM_UP_PATHS to `application` in-process; returns each path's status.
+    """Make every model's DynamoDB client, then serve WARM_UP_PATHS to `application`
+    in-process; returns each path's status.
 
     Never raises: a worker whose DynamoDB is down still starts (and answers 503s).
     """
     started = time.monotonic()
     statuses: dict[str, int] = {}
+    clients = 0
+    try:
+        from project.dynamo.tables import clients_make
+
+        clients = clients_make()
+    except Exception:  # each is made on its model's first call instead
+        log.exception("warm-up: making the DynamoDB clients failed")
     for path in WARM_UP_PATHS:
         seen: list[str] = []
 
@@ -72,8 +80,9 @@ def warm_up(application: Callable[..., Any], *, log: logging.Logger = logger) ->
             log.exception("warm-up request to %s failed", path)
             statuses[path] = 0
     log.info(
-        "worker warmed up in %.2fs: %s",
+        "worker warmed up in %.2fs (%d DynamoDB clients made): %s",
         time.monotonic() - started,
+        clients,
         ", ".join(f"{path} {status}" for path, status in statuses.items()),
     )
     return statuses

@@ -5,6 +5,7 @@ import runpy
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -82,6 +83,34 @@ def test_gunicorn_defaults_follow_the_cpu_count_and_leave_threads_for_refusals(m
 @pytest.mark.django_db(transaction=True)
 def test_warm_up_serves_the_worker_its_first_requests():
     assert serving.warm_up(application) == {"/readyz": 200, "/": 200, "/api/comments/": 200}
+
+
+def test_every_models_client_is_made_up_front_so_no_request_makes_one():
+    from botocore.session import Session
+
+    from project.dynamo import tables as dynamo
+
+    dynamo.point_models_at(dynamo.endpoint().host)  # every model as a fresh worker has it: no client yet
+    models = dynamo.registered_models()
+    assert dynamo.clients_make() == len(models) + 2  # and the transactions' and the health probe's
+    made = []
+    real = Session.create_client
+
+    def counted(self, *args, **kwargs):
+        made.append(args)
+        return real(self, *args, **kwargs)
+
+    with mock.patch.object(Session, "create_client", counted):
+        for model in models:
+            model.describe_table()  # a call of each model on its own client
+    assert made == []
+    assert dynamo.clients_make() == 0
+
+
+def test_a_worker_makes_its_clients_before_its_first_request():
+    with mock.patch("project.dynamo.tables.clients_make", return_value=30) as clients_make:
+        serving.warm_up(lambda environ, start_response: [])
+    clients_make.assert_called_once_with()
 
 
 def test_warm_up_never_stops_a_worker_from_starting():
