@@ -318,9 +318,19 @@ def _timeline_days(*, through: str | None) -> list[TimelineDay]:
     return _shared_days.get(through, read)
 
 
+# A page reads a day's newest `PAGE_SIZE + 1` plus the viewer's own just-written comments
+# (`comment_timeline`): read in steps of this many, viewers with and without such comments
+# share one read (its first `limit` are the same comments as a read of `limit`).
+_SHARED_LIMIT_STEP = 16
+
+
 def _day_newest(*, day: str, shards: int, before: str | None, limit: int) -> list[Comment]:
-    key = (day, shards, before, limit)
-    return _shared_comments.get(key, lambda: _timeline_comments(day=day, shards=shards, before=before, limit=limit))
+    shared_limit = -(-limit // _SHARED_LIMIT_STEP) * _SHARED_LIMIT_STEP
+    key = (day, shards, before, shared_limit)
+    read = _shared_comments.get(
+        key, lambda: _timeline_comments(day=day, shards=shards, before=before, limit=shared_limit)
+    )
+    return read[:limit]
 
 
 def _newest_first(pages: dict[int, list[Comment]]) -> list[Comment]:

@@ -209,3 +209,20 @@ def test_a_list_page_reads_its_counts_when_the_log_cannot_vouch_and_a_lost_signa
     with mock.patch.object(LiveChange, "query", side_effect=RuntimeError("injected")):
         assert _shown_count(client.get("/").content.decode(), comment_id) == "1"
     assert calls[("Query", "counters")] == 1
+
+
+def test_viewers_with_and_without_comments_of_their_own_just_written_share_one_timeline_read(
+    client, make_user, calls, shared
+):
+    alice, bob = make_user("alice"), make_user("bob")
+    for n in range(3):
+        comment_create(author_id=str(alice.pk), body=f"Comment {n}")
+    client.force_login(bob)
+    assert client.get("/").status_code == 200  # read, and kept a moment
+
+    client.force_login(alice)
+    client.post("/", {"body": "Brand new", "idempotency_key": "k" * 32})  # alice's page now adds her own
+    calls.clear()
+    page = client.get("/").content.decode()
+    assert "Brand new" in page and "Comment 2" in page
+    assert calls[("Query", "comments")] == 0  # the day's shards: not read again for her
