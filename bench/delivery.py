@@ -146,7 +146,7 @@ def floor(user_ids: list[str], batch_size: int, template: dict) -> tuple[float, 
 def _activity_item(user_id: str, delivery_id: str) -> tuple[str, dict]:
     from social.activity.services import _item
 
-    item = _item(user_id=user_id, action="delivery_received", object_id=delivery_id, at=time.time())
+    item = _item(user_id=user_id, action="delivery_received", object_id=delivery_id, millis=int(time.time() * 1000))
     return item.Meta.table_name, item.serialize()
 
 
@@ -206,7 +206,7 @@ def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict,
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--targets", type=int, default=3000, help="audience size (default 3,000; the issue: 100,000)")
+    parser.add_argument("--targets", type=int, default=3000, help="audience size (default 3,000; 100,000 shows a large broadcast)")
     parser.add_argument("--workers", default="1,2,4", help="dispatcher thread counts to run (default 1,2,4)")
     parser.add_argument("--batch-size", type=int, default=services.BATCH_SIZE_MAX)
     args = parser.parse_args()
