@@ -1,7 +1,7 @@
 """Benchmark: prepare and dispatch a broadcast delivery on DynamoDB Local.
 
     .venv/bin/python bench/delivery.py                     # 3,000 targets (about 3 minutes on 2 shared cores)
-    .venv/bin/python bench/delivery.py --targets 100000    # the issue's size
+    .venv/bin/python bench/delivery.py --targets 100000    # a large broadcast
 
 Every target's feed is full (FEED_MAX_ENTRIES entries) before dispatch, as on a
 site in use. For 1, 2 and 4 dispatcher threads (what `dispatch_deliveries --workers N`
