@@ -121,7 +121,7 @@ def b64(payload) -> str:
 
 
 def test_old_style_unsigned_cursor_never_reaches_dynamodb(api, make_user):
-    """The cursors the issue forged: base64 JSON with values DynamoDB refuses."""
+    """Forged cursors: base64 JSON with values DynamoDB refuses."""
     user = make_user()
     comment = comment_create(author_id=str(user.pk), body="hi")
     api.as_user(user)
