@@ -18,6 +18,7 @@ import time
 import timeit
 
 os.environ.setdefault("USAGE_FLUSH_SECONDS", "0")  # no flusher thread: the bench flushes by hand
+os.environ["USAGE_ENABLED"] = "True"  # what it measures (_setup turns it off for the other benches)
 
 from _setup import bench_environment, capacity_meter
 
