@@ -177,27 +177,18 @@ def client_hook_add(event_name: str, handler: Callable[..., Any]) -> None:
 
 def clients_make() -> int:
     """Make the botocore client of every model, of `connection()` and of `probe_client()` now,
-    in this thread, from one botocore session; returns how many were made (a client made
-    already is kept).
-
-    PynamoDB makes a model's client on the model's first call, from a botocore session of
-    its own, and botocore loads its service model anew for each session: about 0.1 s of CPU
-    per client, some thirty of them per process. Made from one session here, they cost a few
-    milliseconds each: a new web worker makes them before it accepts a connection
-    (project.serving.hooks.warm_up), so no request of its first minutes pays for one.
-    """
+    from one botocore session; returns how many were made. PynamoDB makes a model's client
+    on its first call, from a session of its own, for which botocore loads its service model
+    anew (0.1 s of CPU per client, some thirty per process); from one session they cost a few
+    ms each. A new web worker calls this before its first request (serving.hooks.warm_up)."""
     from botocore.session import get_session
 
     session = get_session()
     connections = [model._get_connection().connection for model in registered_models()]
-    connections += [
-        connection(),
-        _probe_connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS),
-    ]
+    probe = _probe_connection(endpoint().host, settings.DYNAMODB_REGION, settings.DYNAMODB_LOCAL_CREDENTIALS)
     made = 0
-    for each in connections:
-        # PynamoDB's private parts (pinned 6.1.0): the client it caches and the session per
-        # thread it makes that client from; every connection here has the same credentials.
+    # PynamoDB's private parts (pinned 6.1.0): its cached client, its session per thread.
+    for each in [*connections, connection(), probe]:
         if each._client is not None:
             continue
         if getattr(each._local, "session", None) is None:
