@@ -23,6 +23,7 @@ expansion ends, and is due again after OUTBOX_DELAY_MS).
 
 from __future__ import annotations
 
+from concurrent.futures import wait
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -31,6 +32,7 @@ from notifications.feed.services import feed_append
 from notifications.outbox import OutboxJob, OutboxRun
 from notifications.preferences.selectors import preferences_get_many, thread_states
 from notifications.preferences.services import thread_watch_if_unset
+from project.serving.pools import WRITES, pool
 from social.models import Comment
 
 REPLY_KIND = "reply"
@@ -135,9 +137,13 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
     """Notify up to `budget` people after `fanout.done_through`; returns (all done, the last one done).
 
     Reads: one consistent Query of the thread's states, one BatchGetItem of the batch's
-    preferences. Writes: one feed write per person notified (and, for a reply, the replier's
-    watch on its first expansion). A feed write that keeps failing is queued by `feed_append`
-    in `feed_retry` for that person alone; other errors raise, and the item stays for the drainer.
+    preferences. Writes: one feed write per person notified, the batch's writes side by side
+    in the `writes` pool (project/serving/pools.py: people of a hot thread are told in the time
+    of a few writes, not of one each), and, for a reply, the replier's watch on its first
+    expansion. A feed write that keeps failing is queued by `feed_append` in `feed_retry` for
+    that person alone; other errors raise once the batch's writes have all ended, and the item
+    keeps the progress from before the batch: the next run writes the batch again, which changes
+    nothing for those already told (a feed keeps each event's digest).
     """
     if not fanout_still_shown(fanout):
         return True, fanout.done_through  # hidden (or under a hidden comment), or deleted: nobody is told
@@ -148,7 +154,7 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
     pending = sorted(user_id for user_id in kinds if user_id > fanout.done_through)
     batch = pending[:budget]
     preferences = preferences_get_many(user_ids=batch)
-    done_through = fanout.done_through
+    writes = []
     for user_id in batch:
         wanted = preferences[user_id]
         event = next(
@@ -157,6 +163,8 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
         )
         if event is not None:
             event = replace(event, notify_email=wanted.wants(event.preference_kind, "email"))
-            feed_append(user_id=user_id, event=event, queue=True)
-        done_through = user_id
-    return len(pending) <= budget, done_through
+            writes.append(pool(WRITES).submit(feed_append, user_id=user_id, event=event, queue=True))
+    wait(writes)
+    for write in writes:
+        write.result()  # an error raises: the progress stays where this batch began
+    return len(pending) <= budget, batch[-1] if batch else fanout.done_through
