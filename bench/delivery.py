@@ -206,7 +206,9 @@ def _floor_batches(client, user_ids: list[str], batch_size: int, template: dict,
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--targets", type=int, default=3000, help="audience size (default 3,000; 100,000 shows a large broadcast)")
+    parser.add_argument(
+        "--targets", type=int, default=3000, help="audience size (default 3,000; 100,000 shows a large broadcast)"
+    )
     parser.add_argument("--workers", default="1,2,4", help="dispatcher thread counts to run (default 1,2,4)")
     parser.add_argument("--batch-size", type=int, default=services.BATCH_SIZE_MAX)
     args = parser.parse_args()
