@@ -179,20 +179,26 @@ def test_a_forked_child_makes_pools_of_its_own():
 
 
 EXITING = """
+import os
+
 import django
 
 django.setup()
 from project.serving.pools import FINISH, WRITES, pool
 
 
+def say(line):
+    os.write(1, f"{line}\\n".encode())  # one write: lines of threads never interleave (print writes twice)
+
+
 def finish(n):
-    pool(WRITES).submit(print, f"write {n}", flush=True).result()
-    print(f"finish {n}", flush=True)
+    pool(WRITES).submit(say, f"write {n}").result()
+    say(f"finish {n}")
 
 
 for n in range(3):
     pool(FINISH).submit(finish, n)
-print("exiting", flush=True)
+say("exiting")
 """
 
 
