@@ -212,7 +212,7 @@ def bench_poll(base: str) -> dict[str, float]:
         reads[shown] = polled / 60
         ratio = percentiles(samples)["p50"] / percentiles(floor_samples)["p50"]
         print(
-            f"   full answer (no If-None-Match: every poll before the change log), {shown:>2} comments: "
+            f"   full answer (no If-None-Match: a poll without the change log), {shown:>2} comments: "
             f"p50 {percentiles(samples)['p50']:6.2f} ms  p99 {percentiles(samples)['p99']:6.2f} ms  "
             f"floor p50 {percentiles(floor_samples)['p50']:6.2f} ms ({ratio:.2f}x)  {reads[shown]:.1f} RCU/poll"
         )
@@ -271,8 +271,8 @@ def bench_poll(base: str) -> dict[str, float]:
 def report_tab_cost(reads: dict) -> None:
     print("== an open tab per hour (2 s polls while visible, 30 s after 10 min without input)")
     for label, per_poll in (
-        ("0 on screen, full answers (before)", reads[0]),
-        ("5 on screen, full answers (before)", reads[5]),
+        ("0 on screen, full answers (no ETag)", reads[0]),
+        ("5 on screen, full answers (no ETag)", reads[5]),
         ("5 on screen, nothing changes (304s)", reads["unchanged"]),
     ):
         for state, polls in POLLS_PER_HOUR.items():
