@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
-from notifications import like_fold
+from notifications import like_fold, like_fold_requests
 from project.dynamo.transactions import transact
 from project.errors import NotFound
 from project.serving.after_response import after_response
@@ -37,7 +37,7 @@ class LikeState:
 
 
 def _like_transaction(
-    transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str, shard: int
+    transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str, shard: int, request_folds: bool
 ) -> None:
     """The one place the like (or unlike) transaction is built.
 
@@ -55,7 +55,12 @@ def _like_transaction(
         transaction.delete(Like(comment.comment_id, user_id), condition=Like.user_id.exists())
     counter_add(transaction, key=key, delta=1 if kind == like_fold.LIKE else -1, shard=shard, flag=False)
     like_fold.like_event_add(
-        transaction, author_id=comment.author_id, comment_id=comment.comment_id, liker_id=user_id, kind=kind
+        transaction,
+        author_id=comment.author_id,
+        comment_id=comment.comment_id,
+        liker_id=user_id,
+        kind=kind,
+        request_folds=request_folds,
     )
 
 
@@ -84,6 +89,13 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
             if budget is not None:
                 budget.result()  # RateLimited over the budget, before the comment's own answer
     shards_table = CounterShard.Meta.table_name
+    # Folded here once answered (outside a request, a command or a shell: right away), and
+    # only where that is cheap: not on a hot comment, where concurrent folds would only
+    # cancel each other, and not after contention (below). What is not folded here, the
+    # folder folds; what is, its event says so, and the folder leaves it to this request.
+    folds_here = erasing or (
+        settings.LIKE_FOLD_AFTER_RESPONSE and like_fold_requests.request_folds_claim(comment_id=comment_id)
+    )
 
     contention: list[TransactOutcome] = []
     with ShardPick(key, shards=like_counter_shard_count(comment=comment)) as pick:
@@ -96,25 +108,27 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
 
         outcome = transact(
             lambda transaction: _like_transaction(
-                transaction, comment=comment, user_id=user_id, key=key, kind=kind, shard=pick.next()
+                transaction,
+                comment=comment,
+                user_id=user_id,
+                key=key,
+                kind=kind,
+                shard=pick.next(),
+                request_folds=folds_here and not contention,
             ),
             what=f"like_{'add' if kind == like_fold.LIKE else 'remove'}",
             on_retry=grow_on_contention,
         )
     # Not ok: the like row's condition failed (already liked / not liked): nothing written.
     count = counter_value(key=key)
-    # Fold once the answer is sent (outside a request, a command or a shell, right away),
-    # and only where that is cheap: a like that met no contention is not on a hot comment,
-    # where concurrent folds would only cancel each other. What is not folded here, the
-    # folder folds.
     if erasing:
         # The eraser folds at once and in full, so the unlike's notification change (and its
         # activity line, which a later step removes) is written before it moves on.
         like_fold.like_events_fold(comment_id=comment_id)
-    elif outcome.ok and not contention and settings.LIKE_FOLD_AFTER_RESPONSE:
+    elif outcome.ok and folds_here and not contention:
 
         def fold() -> None:
-            like_fold.like_events_fold_after_response(comment_id=comment_id)
+            like_fold_requests.like_events_fold_after_response(comment_id=comment_id)
 
         if not after_response(fold):
             fold()

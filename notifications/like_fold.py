@@ -9,7 +9,10 @@ events of one comment at a time.
 Who folds: the web process right after the like's answer was sent (project/serving/after_response.py,
 one attempt, never on a hot comment), and `fold_like_events --loop`, which polls the
 table (a Scan: it holds only events not folded yet) for whatever is left: events of hot
-comments, of a process that died, of a fold that lost a race.
+comments, of a process that died, of a fold that lost a race. An event says whether its
+request folds it (`request_folds`); the folder leaves those to their request for
+REQUEST_FOLD_GRACE_SECONDS, so one like is not folded twice at once by two processes, each
+reading everything and one losing its commit.
 
 Why an outbox table and not DynamoDB Streams: the event is written in the like's own
 transaction, so a committed like always leaves something to fold, and it stays until a
@@ -53,9 +56,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import threading
 import uuid
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -110,19 +111,33 @@ FOLD_ATTEMPTS = 8
 FOLD_CONTINUE_MIN = 4
 FOLD_CONTINUE_SECONDS = 2.0
 PENDING_SCAN_LIMIT = 200
+# How long the polling folder leaves an event to the request that folds it (`request_folds`):
+# far longer than a fold takes after its answer, even on a busy machine. An event whose
+# request died or failed to fold is folded this much later.
+REQUEST_FOLD_GRACE_SECONDS = 5.0
 
 
-def like_event_add(transaction: TransactWrite, *, author_id: str, comment_id: str, liker_id: str, kind: str) -> None:
+def like_event_add(
+    transaction: TransactWrite,
+    *,
+    author_id: str,
+    comment_id: str,
+    liker_id: str,
+    kind: str,
+    request_folds: bool = False,
+) -> None:
     """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition.
 
     No index: an event item under 1 KB in a table of its own costs 2 write units in the
     like's transaction, the least an outbox entry can cost. The fold writes the person's
     activity-log line from it (`activity_lines`), under a key derived from the event id.
+    `request_folds`: the request folds it once answered (notifications/like_fold_requests.py).
     """
     event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
-    transaction.save(
-        LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now())
-    )
+    event = LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now())
+    if request_folds:
+        event.request_folds = True
+    transaction.save(event)
 
 
 def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str = SILENCE) -> None:
@@ -309,7 +324,7 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
         )
 
 
-def _fold_batch(*, comment_id: str, attempts: int) -> int:
+def fold_batch(*, comment_id: str, attempts: int) -> int:
     """Fold up to FOLD_EVENTS_MAX pending events of one comment, every step (`_fold_commit`); returns how many."""
     batch = _fold_commit(comment_id=comment_id, attempts=attempts)
     if batch is None:
@@ -370,46 +385,9 @@ def like_events_fold(
     return folded
 
 
-_folding_here: set[str] = set()
-_folding_lock = threading.Lock()
-# A comment liked this often per second in this process is hot: its requests leave the
-# fold to the folder, which takes up to FOLD_EVENTS_MAX of its events per write.
-HOT_LIKES_PER_SECOND = 8
-_recent_likes: dict[str, deque[float]] = {}
-
-
-def _hot(comment_id: str, now: float) -> bool:
-    recent = _recent_likes.setdefault(comment_id, deque())
-    recent.append(now)
-    while recent and recent[0] < now - 1.0:
-        recent.popleft()
-    if len(_recent_likes) > 10_000:  # forget quiet comments
-        for quiet in [key for key, times in _recent_likes.items() if not times or times[-1] < now - 1.0]:
-            _recent_likes.pop(quiet, None)
-    return len(recent) > HOT_LIKES_PER_SECOND
-
-
-def like_events_fold_after_response(*, comment_id: str) -> None:
-    """Best effort, once the like's answer is sent: one attempt, never raises (the folder does the rest).
-
-    Only where cheap: skipped for a hot comment (more than HOT_LIKES_PER_SECOND likes a
-    second in this process) and while another request of this process folds the same
-    comment, where folds would cancel each other; the folder takes those events.
-    """
-    with _folding_lock:
-        if _hot(comment_id, clock.monotonic()) or comment_id in _folding_here:
-            return
-        _folding_here.add(comment_id)
-    try:
-        _fold_batch(comment_id=comment_id, attempts=1)
-    except Exception as error:  # the like is committed; its event waits for fold_like_events
-        logger.info("like events of %s left to fold_like_events (%s)", comment_id, type(error).__name__)
-    finally:
-        with _folding_lock:
-            _folding_here.discard(comment_id)
-
-
-def like_events_pending_comments(*, limit: int = PENDING_SCAN_LIMIT, consistent: bool = False) -> list[str]:
+def like_events_pending_comments(
+    *, limit: int = PENDING_SCAN_LIMIT, consistent: bool = False, leave_to_requests: bool = False
+) -> list[str]:
     """Comments with pending like events: one page of a Scan of `like_events`.
 
     The table holds only events not folded yet (a fold deletes its events), so its size
@@ -417,26 +395,36 @@ def like_events_pending_comments(*, limit: int = PENDING_SCAN_LIMIT, consistent:
     where a write-sharded index would cost a Query per partition and a write per event.
     Eventually consistent unless `consistent`: an event a moment too new for it is found
     by the next poll, and an event folded a moment ago may still be listed (its comment's
-    fold then reads no event and writes nothing).
+    fold then reads no event and writes nothing). `leave_to_requests`: a comment whose only
+    events are younger than REQUEST_FOLD_GRACE_SECONDS and folded by their requests is not listed.
     """
     found: dict[str, None] = {}
     events = LikeEvent.scan(
-        limit=limit, page_size=limit, attributes_to_get=["comment_id", "event_id"], consistent_read=consistent
+        limit=limit,
+        page_size=limit,
+        attributes_to_get=["comment_id", "event_id", "request_folds"],
+        consistent_read=consistent,
     )
+    since = clock.now_ns() - int(REQUEST_FOLD_GRACE_SECONDS * 1e9)
     for event in events:
+        if leave_to_requests and event.request_folds and int(event.event_id.split("#", 1)[0]) > since:
+            continue
         found.setdefault(event.comment_id)
     return list(found)
 
 
-def like_events_fold_pending(*, stop: Callable[[], bool] = lambda: False, consistent: bool = False) -> int:
+def like_events_fold_pending(
+    *, stop: Callable[[], bool] = lambda: False, consistent: bool = False, leave_to_requests: bool = False
+) -> int:
     """Fold the pending events of every comment one Scan page lists; returns how many events.
 
     Several folders may run at once, on several machines: they may pick the same
     comment, and the fold's conditions let one of them fold each batch. A comment whose
-    fold fails is logged and left for the next pass.
+    fold fails is logged and left for the next pass. `leave_to_requests`: the polling
+    folder's pass, which leaves fresh events to the requests that fold them.
     """
     folded = 0
-    for comment_id in like_events_pending_comments(consistent=consistent):
+    for comment_id in like_events_pending_comments(consistent=consistent, leave_to_requests=leave_to_requests):
         if stop():
             break
         try:

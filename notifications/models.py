@@ -142,6 +142,9 @@ class LikeEvent(Model):
     liker_id = UnicodeAttribute()
     kind = UnicodeAttribute()  # like, unlike, silence (a block's trigger: notifications/silence.py)
     created_at = NumberAttribute()  # epoch seconds (fold lag)
+    # True: the liking request folds it once answered, and the polling folder leaves it to that
+    # request for REQUEST_FOLD_GRACE_SECONDS (notifications/like_fold.py).
+    request_folds = BooleanAttribute(null=True)
 
 
 class LikeNotified(Model):

@@ -318,7 +318,7 @@ def test_two_folders_on_the_same_events_fold_each_once(people):
     unlike(people["carol"], comment_id, folded=False)
 
     # A second folder takes the same events between this folder's read and its transaction.
-    patcher, plans = _plan_then(lambda: like_fold._fold_batch(comment_id=comment_id, attempts=8))
+    patcher, plans = _plan_then(lambda: like_fold.fold_batch(comment_id=comment_id, attempts=8))
     with patcher:
         assert like_fold.like_events_fold(comment_id=comment_id) == 0  # the other one folded them
 

@@ -15,8 +15,9 @@ class Command(WorkerCommand):
         "unread like notifications, unread badges, the counters' due flags and the likers' activity lines, "
         "many events per write. Exactly once, however many of these run on however many machines, and "
         "whenever one dies: the fold follows the like rows, commits with one conditional write of the "
-        "notification and deletes its events last. Web processes fold most likes right after answering; "
-        "this folds the rest. Without --loop: fold until nothing is pending, then exit. With --loop: keep "
+        "notification and deletes its events last. Web processes fold most likes right after answering, "
+        "and their events are left to them for a few seconds; this folds the rest. Without --loop: fold "
+        "until nothing is pending, then exit. With --loop: keep "
         "polling the table (one Scan page); SIGTERM or Ctrl-C finishes the current comment and exits."
     )
     worker = "fold_like_events"
@@ -34,7 +35,7 @@ class Command(WorkerCommand):
         self.total += like_fold.like_events_fold_until_idle(stop=self.should_stop)
 
     def loop_pass(self) -> bool:
-        done = like_fold.like_events_fold_pending(stop=self.should_stop)
+        done = like_fold.like_events_fold_pending(stop=self.should_stop, leave_to_requests=True)
         self.total += done
         if done:
             self.logger.info("folded %d like event(s) (%d since start)", done, self.total)

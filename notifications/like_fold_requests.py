@@ -1,0 +1,72 @@
+"""The like fold by the liking request itself, once its answer is sent (notifications/like_fold.py
+explains the fold and who else folds).
+
+Per process, and only an optimisation: which comments this process's requests are folding
+and how often each was liked in the last second. A request that does not fold its like
+leaves it to the folder; nothing here is needed for a like to be folded exactly once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+
+from notifications import like_fold
+from project.clock import clock
+
+logger = logging.getLogger("notifications.like_fold")
+
+# Comments a request of this process is folding, and whether a like came meanwhile (fold again).
+_folding_here: dict[str, bool] = {}
+_folding_lock = threading.Lock()
+# A comment liked this often per second in this process is hot: its requests leave the
+# fold to the folder, which takes up to FOLD_EVENTS_MAX of its events per write.
+HOT_LIKES_PER_SECOND = 8
+_recent_likes: dict[str, deque[float]] = {}
+
+
+def _hot(comment_id: str, now: float) -> bool:
+    recent = _recent_likes.setdefault(comment_id, deque())
+    recent.append(now)
+    while recent and recent[0] < now - 1.0:
+        recent.popleft()
+    if len(_recent_likes) > 10_000:  # forget quiet comments
+        for quiet in [key for key, times in _recent_likes.items() if not times or times[-1] < now - 1.0]:
+            _recent_likes.pop(quiet, None)
+    return len(recent) > HOT_LIKES_PER_SECOND
+
+
+def request_folds_claim(*, comment_id: str) -> bool:
+    """Whether a like of `comment_id` about to be written is folded by its own request once
+    answered: not on a hot comment (more than HOT_LIKES_PER_SECOND likes a second in this
+    process), where folds would cancel each other and the folder takes many events per write.
+    Asked before the like's transaction, whose event records the answer (`request_folds`)."""
+    with _folding_lock:
+        return not _hot(comment_id, clock.monotonic())
+
+
+def like_events_fold_after_response(*, comment_id: str) -> None:
+    """Best effort, once the like's answer is sent: never raises (the folder does the rest).
+
+    One attempt per batch. While another request of this process folds the same comment,
+    this one does not start a second fold (they would cancel each other): that fold goes
+    round once more when it is done, and so takes this like's event too.
+    """
+    with _folding_lock:
+        if comment_id in _folding_here:
+            _folding_here[comment_id] = True
+            return
+        _folding_here[comment_id] = False
+    try:
+        while True:
+            like_fold.fold_batch(comment_id=comment_id, attempts=1)
+            with _folding_lock:
+                if not _folding_here[comment_id]:
+                    del _folding_here[comment_id]
+                    return
+                _folding_here[comment_id] = False
+    except Exception as error:  # the like is committed; its event waits for fold_like_events
+        logger.info("like events of %s left to fold_like_events (%s)", comment_id, type(error).__name__)
+        with _folding_lock:
+            _folding_here.pop(comment_id, None)
