@@ -148,3 +148,17 @@ def test_a_negative_max_age_stops_manage_py(settings):
     settings.API_TOKEN_MAX_AGE_DAYS = -1
     with pytest.raises(SystemCheckError, match="API_TOKEN_MAX_AGE_DAYS"):
         call_command("check")
+
+
+def test_a_token_answers_for_its_own_account_and_stops_when_the_account_is_deactivated(alice, make_user):
+    token, other = log_in(), make_user("bob")
+    answer = me(token)
+    assert answer.status_code == 200 and answer.json()["username"] == "alice"
+    other.is_active = False
+    other.save()
+    assert me(token).status_code == 200
+    alice.is_active = False
+    alice.save()
+    refused = me(token)
+    assert refused.status_code == 401
+    assert refused.json() == {"detail": "User inactive or deleted.", "code": "authentication_failed"}
