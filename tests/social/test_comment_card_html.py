@@ -35,10 +35,10 @@ SECTION = re.compile(r"^<!-- (bob|logged out): (\S+) -->\n", re.MULTILINE)
 ARTICLE = re.compile(r'<article class="comment.*?</article>', re.DOTALL)
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
-# Seconds after the first post at which each comment was posted (`edited`: the edit). The
-# first post is 3.5 hours old, the edit 2.5, so the page says "3 hours ago" and "2 hours ago"
-# however long the test takes.
-POSTED = {"deleted": 0, "plain": 1, "own": 2, "liked": 3, "reply_bob": 4, "reply_alice": 5, "edited": 3600}
+# Seconds after the first post at which each comment was posted (`edited`: the edit), each in
+# a minute of its own (a card's title shows the minute). The first post is 3.5 hours old, the
+# edit 2.5, so the pages say "3 hours ago" and "2 hours ago" however long the test takes.
+POSTED = {"deleted": 0, "plain": 60, "own": 120, "liked": 180, "reply_bob": 240, "reply_alice": 300, "edited": 3600}
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _at(start: float, name: str):
 
 @pytest.fixture
 def thread(make_user) -> Thread:
-    """Alice's comments `plain` (liked by herself), `liked` (liked by Bob, mentioning him) and
+    """Alice's comments `plain` (liked by herself), `liked` (liked by both, mentioning Bob) and
     `deleted` (with her reply `reply_alice` under it); Bob's `own` (edited) and his reply
     `reply_bob` to `liked`."""
     alice = make_user("alice", display_name="Alice <A&B>")
@@ -76,6 +76,7 @@ def thread(make_user) -> Thread:
         ids["reply_alice"] = comment_create(author_id=alice_id, body="Under it", parent_id=ids["deleted"]).comment_id
     with _at(start, "reply_alice"):  # the likes, after the replies
         like_add(comment_id=ids["liked"], user_id=bob_id)
+        like_add(comment_id=ids["liked"], user_id=alice_id)  # first on the popular page (a tie: by id)
         like_add(comment_id=ids["plain"], user_id=alice_id)
     with _at(start, "edited"):
         comment_body_edit(comment_id=ids["own"], author_id=bob_id, body="Bob's own, edited")
