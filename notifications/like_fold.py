@@ -88,7 +88,7 @@ from project.clock import clock
 from project.serving.pools import FINISH, READS, WRITES, pool
 from social.counter_compaction import counter_compact
 from social.counters import LIKES, counter_due_flag_raise, counter_key
-from social.live import live_comment, live_signal, live_user
+from social.live import live_comment, live_signal_items, live_user
 from social.models import Comment
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_thread_id
@@ -312,8 +312,9 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
     if failures:  # the events stay for the next fold, which repeats these steps
         raise failures[0]
     # Open pages follow: the count moved (the events' likes and unlikes), the badge if it did.
-    live_signal([live_comment(fold.comment_id), live_user(fold.author_id) if fold.changes else ""])
-    events_delete(fold.events)
+    # The signal goes in the events' delete request: one round trip.
+    signals = live_signal_items([live_comment(fold.comment_id), live_user(fold.author_id) if fold.changes else ""])
+    events_delete(fold.events, signals=signals)
     if fold.changes:
         logger.info(
             "folded %d like event(s) of %s: +%d notified, -%d withdrawn",

@@ -10,7 +10,7 @@ a tier above). `Fold` is what one fold read and decided.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -26,11 +26,12 @@ from notifications.preferences.selectors import NotifyPreferences, preferences_f
 from notifications.services import like_seq_condition, like_source
 from project.clock import clock
 from project.dynamo.batch_get import batch_get_many
+from project.dynamo.batch_write import batch_write_many
 from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
 from project.serving.pools import WRITES, pool
 from social.activity.services import ActivityLine, activity_record_keyed
-from social.models import Comment, Like
+from social.models import Comment, Like, LiveChange
 
 logger = logging.getLogger("notifications.like_fold")
 T = TypeVar("T")
@@ -302,16 +303,20 @@ def badge_sync(fold: Fold, *, count: int, seq: int) -> None:
             raise
 
 
-def events_delete(events: list[LikeEvent]) -> None:
-    """Delete folded events (BatchWriteItem, plain deletes, 25 a request, at once): the fold's
-    last step, so a crash before it leaves events whose next fold only completes what this one began."""
-
-    def delete(chunk: list[LikeEvent]) -> None:
-        with LikeEvent.batch_write() as batch:
-            for event in chunk:
-                batch.delete(event)
-
-    for future in [pool(WRITES).submit(delete, chunk) for chunk in chunks(events)]:
+def events_delete(events: list[LikeEvent], *, signals: Sequence[LiveChange] = ()) -> None:
+    """Delete folded events (BatchWriteItem, plain deletes, 25 a request, at once), the first
+    request also putting `signals` (the fold's live signal, social/live.py `live_signal_items`):
+    the fold's last step, so a crash before it leaves events whose next fold only completes
+    what this one began, and signals again. The signal and the deletes may land one without
+    the other: a signal lost while its events are deleted is a failed `live_signal` (pages
+    catch up at their next full answer), a signal put twice costs a poll one more read."""
+    first = BATCH_WRITE_MAX - len(signals)
+    requests = [(list(signals), events[:first]), *[([], chunk) for chunk in chunks(events[first:])]]
+    for future in [
+        pool(WRITES).submit(batch_write_many, puts=puts, deletes=deletes)
+        for puts, deletes in requests
+        if puts or deletes
+    ]:
         future.result()
 
 

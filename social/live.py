@@ -85,18 +85,25 @@ def live_signal(ids: Iterable[str]) -> None:
     done): pages following those ids show it at their next full answer, within LIVE_FULL_EVERY.
     """
     global signal_failures
-    wanted = sorted({each for each in ids if each})
-    if not wanted:
-        return
-    for start in range(0, len(wanted), LIVE_SIGNAL_IDS_MAX):
-        chunk = wanted[start : start + LIVE_SIGNAL_IDS_MAX]
+    for item in live_signal_items(ids):
         try:
-            at = f"{clock.now_ms():013d}#{uuid.uuid4().hex[:8]}"
-            part = str(random.randrange(max(1, int(settings.LIVE_CHANGE_PARTS))))
-            LiveChange(part, at, ids=set(chunk), expires_at=clock.utcnow() + LIVE_CHANGE_TTL).save()
+            item.save()
         except Exception as error:
             signal_failures += 1
-            logger.warning("live signal of %d id(s) not put (%s): pages catch up in full", len(chunk), error)
+            logger.warning("live signal of %d id(s) not put (%s): pages catch up in full", len(item.ids), error)
+
+
+def live_signal_items(ids: Iterable[str]) -> list[LiveChange]:
+    """The change-log items that signal `ids`, to put as `live_signal` does (a caller may put them
+    with other plain writes in one BatchWriteItem: notifications/like_fold.py)."""
+    wanted = sorted({each for each in ids if each})
+    items = []
+    for start in range(0, len(wanted), LIVE_SIGNAL_IDS_MAX):
+        at = f"{clock.now_ms():013d}#{uuid.uuid4().hex[:8]}"
+        part = str(random.randrange(max(1, int(settings.LIVE_CHANGE_PARTS))))
+        chunk = set(wanted[start : start + LIVE_SIGNAL_IDS_MAX])
+        items.append(LiveChange(part, at, ids=chunk, expires_at=clock.utcnow() + LIVE_CHANGE_TTL))
+    return items
 
 
 # --- the reader ----------------------------------------------------------------

@@ -33,7 +33,8 @@ def _typed(attribute: Any, value: object) -> dict[str, Any]:
     return {attribute.attr_type: attribute.serialize(value)}
 
 
-def _key(model: type[Model], key: object) -> dict[str, Any]:
+def key_of(model: type[Model], key: object) -> dict[str, Any]:
+    """The key of `model`'s item as DynamoDB takes it: a hash key, or a (hash, range) pair."""
     hash_attribute, range_attribute = model._hash_key_attribute(), model._range_key_attribute()
     if range_attribute is None:
         return {hash_attribute.attr_name: _typed(hash_attribute, key)}
@@ -50,7 +51,9 @@ def batch_get_many(wanted: Mapping[type[Model], Iterable[object]], *, consistent
     Absent items are simply not in the lists; each model's list is in no particular order.
     """
     by_table = {model.Meta.table_name: model for model in wanted}
-    asks = [(model.Meta.table_name, _key(model, key)) for model, keys in wanted.items() for key in dict.fromkeys(keys)]
+    asks = [
+        (model.Meta.table_name, key_of(model, key)) for model, keys in wanted.items() for key in dict.fromkeys(keys)
+    ]
     found: dict[type[Model], list[Any]] = {model: [] for model in wanted}
     for start in range(0, len(asks), PAGE):
         request: dict[str, dict[str, Any]] = {}

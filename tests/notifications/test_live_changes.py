@@ -9,6 +9,7 @@ import pytest
 from botocore.client import BaseClient
 
 from actions.comments import comment_create
+from notifications.models import LikeEvent
 from project.clock import ManualClock, clock_override
 from project.testing.harness import wait_for
 from social import live
@@ -215,13 +216,39 @@ def test_a_failed_signal_put_fails_neither_the_fold_nor_the_like(api, people, ma
     failures = live.signal_failures
 
     with mock.patch.object(LiveChange, "save", side_effect=RuntimeError("injected")):
-        like(people["alice"], comment)  # folds (helpers.like runs the folder)
+        live.live_signal([live.live_comment(comment)])
+        like(people["alice"], comment)
 
     assert live.signal_failures > failures
     # The like and its notification are there; a page polling in full sees them.
     answer = poll(api.as_user(author), [comment])
     assert answer.json()["like_counts"] == {comment: 1}
     assert answer.json()["unread_count"] == 1
+
+
+def test_a_fold_whose_signal_and_delete_request_fails_is_completed_by_the_next(api, people, manual):
+    """The fold puts its signal in the request that deletes its events: that request failing leaves
+    the events, and the next fold finds the notification done, signals and deletes them."""
+    author = people["author"]
+    comment = post(author)
+    real = BaseClient._make_api_call
+    failed = []
+
+    def fail_the_first_signal_write(client, operation_name, api_params):
+        if operation_name == "BatchWriteItem" and LiveChange.Meta.table_name in api_params["RequestItems"]:
+            if not failed:
+                failed.append(api_params)
+                raise RuntimeError("injected")
+        return real(client, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", fail_the_first_signal_write):
+        like(people["alice"], comment)  # the folder's second pass completes the fold
+
+    assert failed and not list(LikeEvent.query(comment, consistent_read=True))
+    answer = poll(api.as_user(author), [comment])
+    assert answer.json()["like_counts"] == {comment: 1}
+    assert answer.json()["unread_count"] == 1
+    assert any(live.live_comment(comment) in change.ids for change in LiveChange.scan())
 
 
 def test_a_page_cursor_is_honoured_and_a_like_after_it_is_shown(api, people, manual):
