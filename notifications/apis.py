@@ -13,7 +13,7 @@ from notifications import selectors, services
 from project.clock import clock
 from project.http.fresh import FRESH_BADGE, FRESH_LIKES
 from project.http.schema import page_parameters
-from project.http.serializers import StrictSerializer, page_query_serializer
+from project.http.serializers import QueriesValidated, StrictSerializer, page_query_serializer
 from project.limits.throttles import LiveThrottle
 from social import selectors as social_selectors
 from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict, shared_counts
@@ -173,6 +173,7 @@ class NotificationReadAllApi(APIView):
 
 
 LIVE_COMMENTS_MAX = 50
+LIVE_QUERIES_KEPT = 1000  # query strings validated once per process: ~7 MB at most (50 ids each), under 1 MB typically
 
 
 LIVE_HEADERS = [
@@ -256,9 +257,8 @@ class LiveApi(APIView):
         },
     )
     def get(self, request):
-        serializer = self.InputSerializer(data=request.query_params)
-        serializer.is_valid(raise_exception=True)
-        comment_ids = serializer.validated_data.get("comments", [])
+        query = _live_queries.validated(request)
+        comment_ids = query.get("comments", [])
         user_id = _user_id(request) if request.user.is_authenticated else None
         followed = ([live_user(user_id)] if user_id else []) + [live_comment(each) for each in comment_ids]
         now = clock.now_ms()
@@ -283,7 +283,7 @@ class LiveApi(APIView):
         shared_counts.put(read, read_ms=now, strong=fresh)
         counts = {each: shared[each][0] if each in shared else read[each] for each in comment_ids}
         liked = {}
-        if user_id and comment_ids and serializer.validated_data["hearts"]:
+        if user_id and comment_ids and query["hearts"]:
             # A heart moves only with its count: past a cursor the log vouched for, only the
             # hearts on the comments that changed (the caller keeps the others it shows).
             hearts = [each for each in comment_ids if each in fresh] if verdict.vouched else comment_ids
@@ -297,6 +297,9 @@ class LiveApi(APIView):
             shared=shared.values(),
         )
         return _live_headers(Response({"unread_count": unread, "like_counts": counts, "liked": liked}), cursor)
+
+
+_live_queries = QueriesValidated(LiveApi.InputSerializer, kept=LIVE_QUERIES_KEPT)
 
 
 def _live_headers(response: Response, cursor) -> Response:

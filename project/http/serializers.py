@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from rest_framework import serializers
+
+if TYPE_CHECKING:
+    from rest_framework.request import Request
 
 BLANK = "This field may not be blank."
 
@@ -52,3 +56,35 @@ def page_query_serializer(*, size_max: int, name: str = "PageQuerySerializer") -
             "limit": serializers.IntegerField(required=False, min_value=1, max_value=size_max),
         },
     )
+
+
+class QueriesValidated:
+    """The validated query of a GET that clients repeat verbatim (the live poll: every open page
+    asks the same query string every few seconds), kept by this process for the last `kept`
+    query strings it accepted.
+
+    Only for a serializer whose answer is a function of the query string alone (no context,
+    nothing read): a kept answer then cannot go stale. A refused query raises as the
+    serializer does, and is not kept.
+    """
+
+    def __init__(self, serializer_class: type[serializers.Serializer[Any]], *, kept: int) -> None:
+        self.serializer_class = serializer_class
+        self.kept = kept
+        self._lock = threading.Lock()
+        self._validated: dict[tuple[str, str | None], dict[str, Any]] = {}
+
+    def validated(self, request: Request) -> dict[str, Any]:
+        """The serializer's validated_data for the request's query (lists copied: the caller's own)."""
+        key = (request.META.get("QUERY_STRING", ""), request.encoding)
+        with self._lock:
+            validated = self._validated.get(key)
+        if validated is None:
+            serializer = self.serializer_class(data=request.query_params)
+            serializer.is_valid(raise_exception=True)
+            validated = dict(serializer.validated_data)
+            with self._lock:
+                if len(self._validated) >= self.kept:
+                    del self._validated[next(iter(self._validated))]  # the oldest
+                self._validated[key] = validated
+        return {name: list(value) if isinstance(value, list) else value for name, value in validated.items()}
