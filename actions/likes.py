@@ -23,7 +23,7 @@ from social.counters import (
     like_counter_shard_count,
 )
 from social.models import Comment, CounterShard, Like
-from social.selectors import comment_find
+from social.selectors import comment_find, comment_thread_id
 from social.services import comment_get_visible
 
 if TYPE_CHECKING:
@@ -61,6 +61,7 @@ def _like_transaction(
         liker_id=user_id,
         kind=kind,
         request_folds=request_folds,
+        thread_id=comment_thread_id(comment),
     )
 
 

@@ -67,6 +67,7 @@ from pynamodb.transactions import TransactWrite
 from notifications.like_fold_plan import FoldFacts, fold_decide
 from notifications.like_fold_steps import (
     Fold,
+    FoldReads,
     activity_lines,
     badge_sync,
     chunks,
@@ -82,7 +83,7 @@ from notifications.like_fold_steps import (
     renotify_window,
 )
 from notifications.models import LikeEvent
-from notifications.preferences.selectors import NotifyPreferences, thread_state
+from notifications.preferences.selectors import thread_state
 from notifications.services import likers_max
 from project.clock import clock
 from project.serving.pools import FINISH, READS, WRITES, pool
@@ -125,18 +126,21 @@ def like_event_add(
     liker_id: str,
     kind: str,
     request_folds: bool = False,
+    thread_id: str | None = None,
 ) -> None:
     """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition.
 
     No index: an event item under 1 KB in a table of its own costs 2 write units in the
     like's transaction, the least an outbox entry can cost. The fold writes the person's
     activity-log line from it (`activity_lines`), under a key derived from the event id.
-    `request_folds`: the request folds it once answered (notifications/like_fold_requests.py).
+    `request_folds`: the request folds it once answered (notifications/like_fold_requests.py);
+    `thread_id`: the comment's thread, whose state for the author the fold then reads with the rest.
     """
     event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
     event = LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now())
     if request_folds:
         event.request_folds = True
+    event.thread_id = thread_id
     transaction.save(event)
 
 
@@ -164,7 +168,10 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     # the notification they do not like the comment (their likes still count).
     silenced = pool(READS).submit(silenced_ids, user_id=author_id) if likers else None
     # With the author's choices, once per batch (strongly: they decide whom this fold notifies).
-    reads = fold_reads(comment_id=comment_id, author_id=author_id, likers=likers)
+    # The thread the likes name (all the same: one comment), so the author's state in it is read too.
+    threads = {event.thread_id for event in events}
+    thread_id = threads.pop() if len(threads) == 1 else None
+    reads = fold_reads(comment_id=comment_id, author_id=author_id, likers=likers, thread_id=thread_id)
     fold = Fold(comment_id, author_id, events, reads.unread, reads.badge)
     if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
         # The notification is as `previous` committed it: its journal is `previous.notify`.
@@ -188,21 +195,21 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
     )
     decided = fold_decide(fold, facts)
     # Whether the author takes them is read only when someone is to be notified (the thread's mute).
-    if (
-        decided.notify
-        and found is not None
-        and not _author_hears(reads.preferences, author_id=author_id, comment=found)
-    ):
+    if decided.notify and found is not None and not _author_hears(reads, author_id=author_id, comment=found):
         decided = fold_decide(fold, replace(facts, hears=False))
     return decided
 
 
-def _author_hears(preferences: NotifyPreferences, *, author_id: str, comment: Comment) -> bool:
+def _author_hears(reads: FoldReads, *, author_id: str, comment: Comment) -> bool:
     """Whether the author takes like notifications of this comment: likes on in their inbox, and
-    its thread not muted (one consistent GetItem, read only when someone is to be notified)."""
-    if not preferences.wants(LIKE, "inbox"):
+    its thread not muted (read with the fold's other reads when the events named the thread,
+    else one consistent GetItem; either way only when someone is to be notified)."""
+    if not reads.preferences.wants(LIKE, "inbox"):
         return False
-    return thread_state(thread_id=comment_thread_id(comment), user_id=author_id) != "mute"
+    thread_id = comment_thread_id(comment)
+    if reads.thread is not None and reads.thread[0] == thread_id:
+        return reads.thread[1] != "mute"
+    return thread_state(thread_id=thread_id, user_id=author_id) != "mute"
 
 
 def _fold_read(comment_id: str, previous: _Committed | None) -> Fold | None:

@@ -18,10 +18,19 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.models import Model
 
 from notifications.feed.services import notify_email_delay_ms
 from notifications.mail.queue import mail_queue_item
-from notifications.models import LikeEvent, LikeNotified, LikeUnread, Preferences, UnreadCount, unread_count_set
+from notifications.models import (
+    LikeEvent,
+    LikeNotified,
+    LikeUnread,
+    Preferences,
+    ThreadSubscription,
+    UnreadCount,
+    unread_count_set,
+)
 from notifications.preferences.selectors import NotifyPreferences, preferences_from_item
 from notifications.services import like_seq_condition, like_source
 from project.clock import clock
@@ -132,24 +141,26 @@ class FoldReads:
     liked: set[str]  # the likers whose like row exists (still liking)
     markers: dict[str, LikeNotified]  # the likers' markers (notified lately)
     preferences: NotifyPreferences  # the author's
+    thread: tuple[str, str | None] | None = None  # (thread id, the author's state in it), when asked
 
 
-def fold_reads(*, comment_id: str, author_id: str, likers: list[str]) -> FoldReads:
+def fold_reads(*, comment_id: str, author_id: str, likers: list[str], thread_id: str | None = None) -> FoldReads:
     """One strongly consistent BatchGetItem across six tables (project/dynamo/batch_get.py): the
     comment, the notification, its badge item, the likers' rows and markers, the author's
-    preferences. Each key is billed as its own GetItem would be; one call instead of six."""
+    preferences, and with `thread_id` the author's state in that thread (seven). Each key is
+    billed as its own GetItem would be; one call instead of six or seven."""
     pairs = [(comment_id, liker) for liker in likers]
-    found = batch_get_many(
-        {
-            Comment: [comment_id],
-            LikeUnread: [(author_id, comment_id)],
-            UnreadCount: [(author_id, like_source(comment_id))],
-            Like: pairs,
-            LikeNotified: pairs,
-            Preferences: [author_id],
-        },
-        consistent=True,
-    )
+    wanted: dict[type[Model], list[Any]] = {
+        Comment: [comment_id],
+        LikeUnread: [(author_id, comment_id)],
+        UnreadCount: [(author_id, like_source(comment_id))],
+        Like: pairs,
+        LikeNotified: pairs,
+        Preferences: [author_id],
+    }
+    if thread_id is not None:
+        wanted[ThreadSubscription] = [(thread_id, author_id)]
+    found = batch_get_many(wanted, consistent=True)
 
     def one(model: type) -> Any:
         return found[model][0] if found[model] else None
@@ -161,6 +172,9 @@ def fold_reads(*, comment_id: str, author_id: str, likers: list[str]) -> FoldRea
         liked={row.user_id for row in found[Like]},
         markers={row.user_id: row for row in found[LikeNotified]},
         preferences=preferences_from_item(one(Preferences)),
+        thread=(thread_id, one(ThreadSubscription).state if found[ThreadSubscription] else None)
+        if thread_id is not None
+        else None,
     )
 
 

@@ -145,6 +145,9 @@ class LikeEvent(Model):
     # True: the liking request folds it once answered, and the polling folder leaves it to that
     # request for REQUEST_FOLD_GRACE_SECONDS (notifications/like_fold.py).
     request_folds = BooleanAttribute(null=True)
+    # The comment's thread (social.selectors.comment_thread_id), as the like read it: the fold
+    # reads the author's state in it with its other reads (absent: a GetItem of its own).
+    thread_id = UnicodeAttribute(null=True)
 
 
 class LikeNotified(Model):

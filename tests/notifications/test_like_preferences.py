@@ -2,13 +2,14 @@
 
 import pytest
 
+from actions.comments import comment_create
 from notifications import selectors
 from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import MailQueue
-from notifications.preferences.services import preferences_update, thread_mute
+from notifications.preferences.services import preferences_update, thread_mute, thread_unmute
 from notifications.services import like_notifications_mark_read
 from social.selectors import like_state
-from tests.notifications.helpers import like, post, uid, unlike
+from tests.notifications.helpers import fold, like, post, uid, unlike
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]
 
@@ -65,3 +66,50 @@ def test_likes_by_email_schedule_one_mail_each_time_the_notification_turns_unrea
     like_notifications_mark_read(user_id=uid(author), comment_ids=[comment])
     like(people["dave"], comment)
     assert len({m.source for m in mails()}) == 2
+
+
+@pytest.fixture
+def thread_reads(monkeypatch):
+    """The GetItems of a thread state the fold makes on their own (not with its batch read)."""
+    from botocore.client import BaseClient
+
+    from notifications.models import ThreadSubscription
+
+    real = BaseClient._make_api_call
+    made = []
+
+    def counting(client, operation_name, api_params):
+        if operation_name == "GetItem" and api_params["TableName"] == ThreadSubscription.Meta.table_name:
+            made.append(api_params["Key"])
+        return real(client, operation_name, api_params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
+    return made
+
+
+def test_a_mute_of_a_reply_s_thread_is_read_with_the_fold_s_other_reads(people, thread_reads):
+    """The like's event names the comment's thread (its root, for a reply): the fold reads the
+    author's state in it in its one batch read, as it is when the fold runs, not when the like was."""
+    author, alice, bob = people["author"], people["alice"], people["bob"]
+    root = post(alice)
+    reply = comment_create(author_id=uid(author), body="A reply", parent_id=root).comment_id
+    like(bob, reply, folded=False)
+    thread_mute(user_id=uid(author), thread_id=root)  # after the like, before its fold
+    fold()
+    assert texts(author) == [] and badge(author) == 0
+    thread_unmute(user_id=uid(author), thread_id=root)
+    like(people["carol"], reply)
+    assert texts(author) == ["Carol liked your comment"]
+    assert thread_reads == []
+
+
+def test_events_that_do_not_name_their_thread_read_the_mute_on_their_own(people, thread_reads, monkeypatch):
+    from notifications import like_fold
+
+    real = like_fold.fold_reads
+    monkeypatch.setattr(like_fold, "fold_reads", lambda **kwargs: real(**{**kwargs, "thread_id": None}))
+    author, alice = people["author"], people["alice"]
+    comment = post(author)
+    thread_mute(user_id=uid(author), thread_id=comment)
+    like(alice, comment)
+    assert texts(author) == [] and len(thread_reads) == 1
