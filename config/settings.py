@@ -139,6 +139,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
 # Django's password check inside the log-in limits (project/accounts/login_limits.py).
 AUTHENTICATION_BACKENDS = ["project.accounts.login.LimitedModelBackend"]
+SESSION_ENGINE = "project.accounts.sessions"  # Django's database sessions, read with a query compiled once
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

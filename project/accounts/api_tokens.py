@@ -9,14 +9,11 @@ the account's other sessions (`update_session_auth_hash` keeps the one that chan
 
 from __future__ import annotations
 
-import weakref
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.db import connections, router
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from rest_framework import serializers
@@ -25,11 +22,11 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import AuthenticationFailed
 
+from project.accounts.compiled_get import CompiledGet
+
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
-    from django.db.backends.base.base import BaseDatabaseWrapper
-    from django.db.models.sql.compiler import SQLCompiler
 
 TOKEN_EXPIRED = "This token has expired: log in again (POST /api/auth/token/) for a new one."
 OTP_MISSING = (
@@ -76,68 +73,13 @@ def api_token_expired(token: Token) -> bool:
     return days > 0 and token.created <= timezone.now() - timedelta(days=days)
 
 
-@dataclass(frozen=True)
-class _TokenQuery:
-    """DRF's `Token.objects.select_related("user").get(key=...)` compiled once for one database
-    connection: its SQL, the converters of its columns, and where the token's and the user's
-    columns are in a row."""
-
-    compiler: SQLCompiler
-    sql: str
-    converters: dict[int, Any]
-    token_columns: tuple[int, int, list[str]]  # start, end, attnames
-    user_columns: tuple[int, int, list[str]]
-
-
-# Per connection object (each thread has its own): only the SQL text and how to read its rows,
-# never a row. Every request still reads the token, so a revoked one stops working at once.
-_token_queries: weakref.WeakKeyDictionary[BaseDatabaseWrapper, _TokenQuery] = weakref.WeakKeyDictionary()
-
-
-def _token_query(connection: BaseDatabaseWrapper) -> _TokenQuery:
-    query = _token_queries.get(connection)
-    if query is None:
-        compiler = Token.objects.select_related("user").filter(key="").query.get_compiler(connection=connection)
-        sql, _params = compiler.as_sql()  # fills compiler.select and klass_info
-        token_info = compiler.klass_info
-        [user_info] = token_info["related_klass_infos"]
-
-        def columns(info: dict[str, Any]) -> tuple[int, int, list[str]]:
-            start, end = info["select_fields"][0], info["select_fields"][-1] + 1
-            return start, end, [column[0].target.attname for column in compiler.select[start:end]]
-
-        query = _TokenQuery(
-            compiler=compiler,
-            sql=sql,
-            converters=compiler.get_converters([column[0] for column in compiler.select]),
-            token_columns=columns(token_info),
-            user_columns=columns(user_info),
-        )
-        _token_queries[connection] = query
-    return query
+# The token and its user in one SELECT, as DRF's own check reads them.
+_token_by_key = CompiledGet(Token, "key", placeholder="", related=("user",))
 
 
 def api_token_find(*, key: str) -> Token | None:
-    """The token `key` with its user (one SELECT, as DRF's own check), or None.
-
-    The ORM would build and compile the same query again on every API request, several
-    times the cost of running it; here it is compiled once per connection.
-    """
-    alias = router.db_for_read(Token)
-    connection = connections[alias]
-    query = _token_query(connection)
-    with connection.cursor() as cursor:
-        cursor.execute(query.sql, (key,))
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    if query.converters:
-        [row] = query.compiler.apply_converters([row], query.converters)
-    start, end, names = query.token_columns
-    token = Token.from_db(alias, names, row[start:end])
-    start, end, names = query.user_columns
-    token.user = Token.user.field.related_model.from_db(alias, names, row[start:end])
-    return token
+    """The token `key` with its user, or None (read on every call: a revoked token is gone at once)."""
+    return _token_by_key.get(key)
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):

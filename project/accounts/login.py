@@ -4,12 +4,15 @@ that answers a refused log-in."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
+from project.accounts.compiled_get import CompiledGet
 from project.errors import error_response, retry_after_set
 from project.http.security import client_ip
 
@@ -93,6 +96,11 @@ class LimitedModelBackend(ModelBackend):
             device_cookie_issue(request, user.get_username())
         return user
 
+    def get_user(self, user_id: Any) -> AbstractBaseUser | None:  # type: ignore[override]  # as authenticate
+        """ModelBackend's: the account of a session, if it may log in (read on every request)."""
+        user = _user_by_pk().get(user_id)
+        return user if user is not None and self.user_can_authenticate(user) else None
+
     @staticmethod
     def _username_field() -> str:
         from django.contrib.auth import get_user_model
@@ -106,6 +114,11 @@ class LimitedModelBackend(ModelBackend):
 
         model = get_user_model()
         return model._default_manager.filter(**{f"{model.USERNAME_FIELD}__iexact": username}).first()
+
+
+@functools.cache
+def _user_by_pk() -> CompiledGet[Any]:
+    return CompiledGet(get_user_model(), "pk", placeholder=0)  # the account keys are integers (DEFAULT_AUTO_FIELD)
 
 
 def password_check_limited(user: AbstractBaseUser, password: str, *, address: str) -> bool:
