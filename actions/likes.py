@@ -9,6 +9,7 @@ from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold, like_fold_requests
+from notifications.models import LikeEvent
 from project.dynamo.transactions import transact
 from project.errors import NotFound
 from project.serving.after_response import after_response
@@ -38,7 +39,7 @@ class LikeState:
 
 def _like_transaction(
     transaction: TransactWrite, *, comment: Comment, user_id: str, key: str, kind: str, shard: int, request_folds: bool
-) -> None:
+) -> LikeEvent:
     """The one place the like (or unlike) transaction is built.
 
     Only items no other liker of the comment writes at the same moment: the person's
@@ -54,7 +55,7 @@ def _like_transaction(
     else:
         transaction.delete(Like(comment.comment_id, user_id), condition=Like.user_id.exists())
     counter_add(transaction, key=key, delta=1 if kind == like_fold.LIKE else -1, shard=shard, flag=False)
-    like_fold.like_event_add(
+    return like_fold.like_event_add(
         transaction,
         author_id=comment.author_id,
         comment_id=comment.comment_id,
@@ -99,6 +100,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
     )
 
     contention: list[TransactOutcome] = []
+    events: list[LikeEvent] = []  # each attempt's; the last one's was written if the transaction was
     with ShardPick(key, shards=like_counter_shard_count(comment=comment)) as pick:
 
         def grow_on_contention(outcome: TransactOutcome) -> None:
@@ -108,14 +110,16 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
                 pick.contended()
 
         outcome = transact(
-            lambda transaction: _like_transaction(
-                transaction,
-                comment=comment,
-                user_id=user_id,
-                key=key,
-                kind=kind,
-                shard=pick.next(),
-                request_folds=folds_here and not contention,
+            lambda transaction: events.append(
+                _like_transaction(
+                    transaction,
+                    comment=comment,
+                    user_id=user_id,
+                    key=key,
+                    kind=kind,
+                    shard=pick.next(),
+                    request_folds=folds_here and not contention,
+                )
             ),
             what=f"like_{'add' if kind == like_fold.LIKE else 'remove'}",
             on_retry=grow_on_contention,
@@ -129,7 +133,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
     elif outcome.ok and folds_here and not contention:
 
         def fold() -> None:
-            like_fold_requests.like_events_fold_after_response(comment_id=comment_id)
+            like_fold_requests.like_events_fold_after_response(event=events[-1])
 
         if not after_response(fold):
             fold()

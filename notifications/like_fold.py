@@ -127,7 +127,7 @@ def like_event_add(
     kind: str,
     request_folds: bool = False,
     thread_id: str | None = None,
-) -> None:
+) -> LikeEvent:
     """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition.
 
     No index: an event item under 1 KB in a table of its own costs 2 write units in the
@@ -142,6 +142,7 @@ def like_event_add(
         event.request_folds = True
     event.thread_id = thread_id
     transaction.save(event)
+    return event
 
 
 def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str = SILENCE) -> None:
@@ -212,13 +213,17 @@ def _author_hears(reads: FoldReads, *, author_id: str, comment: Comment) -> bool
     return thread_state(thread_id=thread_id, user_id=author_id) != "mute"
 
 
-def _fold_read(comment_id: str, previous: _Committed | None) -> Fold | None:
+def _fold_read(comment_id: str, previous: _Committed | None, given: list[LikeEvent] | None = None) -> Fold | None:
     """Read a batch of pending events of one comment and plan its fold (None: nothing pending).
 
     After `previous` (this folder's batch right before, whose events are not deleted yet),
     the Query starts past its last event; an event committed meanwhile under an older key
-    is left to the next pass.
+    is left to the next pass. `given`: these events, not read (the requests that wrote them
+    fold them: notifications/like_fold_requests.py); one already folded is folded again, which
+    changes nothing.
     """
+    if given is not None:
+        return _plan(comment_id=comment_id, events=given, previous=None) if given else None
     after = {"comment_id": {"S": comment_id}, "event_id": {"S": previous.last_event_id}} if previous else None
     events = list(LikeEvent.query(comment_id, consistent_read=True, limit=FOLD_EVENTS_MAX, last_evaluated_key=after))
     return _plan(comment_id=comment_id, events=events, previous=previous) if events else None
@@ -236,7 +241,9 @@ class _Committed:
     finish: Future[None]
 
 
-def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None = None) -> _Committed | None:
+def _fold_commit(
+    *, comment_id: str, attempts: int, previous: _Committed | None = None, given: list[LikeEvent] | None = None
+) -> _Committed | None:
     """Fold up to FOLD_EVENTS_MAX pending events of one comment up to its commit point, and start the rest.
 
     Plain writes, each idempotent, in an order that makes any prefix safe to repeat:
@@ -256,7 +263,7 @@ def _fold_commit(*, comment_id: str, attempts: int, previous: _Committed | None 
     crash of both leaves this batch's events pending, to be completed as above.
     """
     for _ in range(attempts):
-        fold = _fold_read(comment_id, previous)
+        fold = _fold_read(comment_id, previous, given)
         if fold is None:
             return None
         now = clock.now()
@@ -332,9 +339,10 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
         )
 
 
-def fold_batch(*, comment_id: str, attempts: int) -> int:
-    """Fold up to FOLD_EVENTS_MAX pending events of one comment, every step (`_fold_commit`); returns how many."""
-    batch = _fold_commit(comment_id=comment_id, attempts=attempts)
+def fold_batch(*, comment_id: str, attempts: int, events: list[LikeEvent] | None = None) -> int:
+    """Fold up to FOLD_EVENTS_MAX pending events of one comment (or these `events` of it, unread),
+    every step (`_fold_commit`); returns how many."""
+    batch = _fold_commit(comment_id=comment_id, attempts=attempts, given=events)
     if batch is None:
         return 0
     batch.finish.result()

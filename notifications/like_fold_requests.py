@@ -13,12 +13,13 @@ import threading
 from collections import deque
 
 from notifications import like_fold
+from notifications.models import LikeEvent
 from project.clock import clock
 
 logger = logging.getLogger("notifications.like_fold")
 
-# Comments a request of this process is folding, and whether a like came meanwhile (fold again).
-_folding_here: dict[str, bool] = {}
+# Comments a request of this process is folding, and the events other requests handed it meanwhile.
+_folding_here: dict[str, list[LikeEvent]] = {}
 _folding_lock = threading.Lock()
 # A comment liked this often per second in this process is hot: its requests leave the
 # fold to the folder, which takes up to FOLD_EVENTS_MAX of its events per write.
@@ -46,27 +47,30 @@ def request_folds_claim(*, comment_id: str) -> bool:
         return not _hot(comment_id, clock.monotonic())
 
 
-def like_events_fold_after_response(*, comment_id: str) -> None:
-    """Best effort, once the like's answer is sent: never raises (the folder does the rest).
+def like_events_fold_after_response(*, event: LikeEvent) -> None:
+    """Best effort, once the like's answer is sent: fold its `event` (known, so not read); never
+    raises (the folder does the rest, after REQUEST_FOLD_GRACE_SECONDS).
 
     One attempt per batch. While another request of this process folds the same comment,
-    this one does not start a second fold (they would cancel each other): that fold goes
-    round once more when it is done, and so takes this like's event too.
+    this one starts no second fold (they would cancel each other): it hands its event to that
+    fold, which folds the events handed to it as its next batch once it is done.
     """
+    comment_id = event.comment_id
     with _folding_lock:
         if comment_id in _folding_here:
-            _folding_here[comment_id] = True
+            _folding_here[comment_id].append(event)
             return
-        _folding_here[comment_id] = False
+        _folding_here[comment_id] = []
+    events = [event]
     try:
-        while True:
-            like_fold.fold_batch(comment_id=comment_id, attempts=1)
+        while events:
+            like_fold.fold_batch(comment_id=comment_id, attempts=1, events=events)
             with _folding_lock:
-                if not _folding_here[comment_id]:
+                handed = _folding_here[comment_id]
+                events, handed[:] = handed[: like_fold.FOLD_EVENTS_MAX], handed[like_fold.FOLD_EVENTS_MAX :]
+                if not events:
                     del _folding_here[comment_id]
-                    return
-                _folding_here[comment_id] = False
-    except Exception as error:  # the like is committed; its event waits for fold_like_events
+    except Exception as error:  # the likes are committed; their events wait for fold_like_events
         logger.info("like events of %s left to fold_like_events (%s)", comment_id, type(error).__name__)
         with _folding_lock:
             _folding_here.pop(comment_id, None)

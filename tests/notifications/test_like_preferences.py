@@ -69,8 +69,13 @@ def test_likes_by_email_schedule_one_mail_each_time_the_notification_turns_unrea
 
 
 @pytest.fixture
-def thread_reads(monkeypatch):
-    """The GetItems of a thread state the fold makes on their own (not with its batch read)."""
+def thread_reads():
+    """The GetItems of a thread state the fold makes on their own (not with its batch read).
+
+    Patched and restored here, inside `aws_read_lag`'s own patch of the same method (a
+    `monkeypatch` would restore it after that fixture's teardown, leaving its lag in place)."""
+    from unittest import mock
+
     from botocore.client import BaseClient
 
     from notifications.models import ThreadSubscription
@@ -83,8 +88,8 @@ def thread_reads(monkeypatch):
             made.append(api_params["Key"])
         return real(client, operation_name, api_params)
 
-    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
-    return made
+    with mock.patch.object(BaseClient, "_make_api_call", counting):
+        yield made
 
 
 def test_a_mute_of_a_reply_s_thread_is_read_with_the_fold_s_other_reads(people, thread_reads):
