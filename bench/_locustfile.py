@@ -2,7 +2,7 @@
 
 Each person has an account (token for the API, session cookie for pages) and, like an
 open tab, asks GET /api/live/ for the comments on screen every 2 s (or the X-Poll-Interval the
-server sets), with the last answer's ETag; between polls, about
+server sets), with the last answer's ETag (after a page, the page's own cursor); between polls, about
 an action every 2 s on average: the timeline, a comment page, like or unlike, a reply, the badge,
 the inbox. LOAD_MODE=hot: everyone on the same comment. LOAD_DATA names the JSON file
 bench/load.py wrote (accounts, comment ids, the hot comment); each request's route, status and
@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import random
+import re
 import time
 
 from locust import HttpUser, between, events, task
@@ -23,6 +24,8 @@ DATA = json.loads(open(os.environ["LOAD_DATA"]).read())  # noqa: SIM115
 HOT = os.environ.get("LOAD_MODE") == "hot"
 POLL_SECONDS = 2.0
 _accounts = itertools.cycle(DATA["accounts"])
+LIKE_COUNT = re.compile(r'data-like-count="([^"]+)"')
+CURSOR = re.compile(r'data-live-cursor="([^"]*)"')
 _samples: list[str] = []  # "route,status,ms" per request (status 0: no answer), for bench/load.py
 
 
@@ -51,10 +54,16 @@ class Person(HttpUser):
         self.liked: set[str] = set()
         self.look_around()
 
-    def look_around(self) -> None:
-        """A new page: other comments on screen, and the live poll starts over (no ETag)."""
-        self.screen = [DATA["hot"]] if HOT else random.sample(DATA["comments"], 5)
-        self.etag = None
+    def look_around(self, page=None) -> None:
+        """A new page: other comments on screen, and the live poll starts over. As live.js does,
+        the page's comments (the first 5, as if in view) are followed and its cursor
+        (`data-live-cursor`) is the first poll's If-None-Match; without a page (a refused one, the
+        first look), 5 comments at random and no ETag."""
+        html = page.text if page is not None and page.status_code == 200 else ""
+        shown = list(dict.fromkeys(LIKE_COUNT.findall(html)))[:5]
+        cursor = CURSOR.search(html)
+        self.screen = shown or ([DATA["hot"]] if HOT else random.sample(DATA["comments"], 5))
+        self.etag = cursor.group(1) if shown and cursor and cursor.group(1) else None
 
     def comment(self) -> str:
         return DATA["hot"] if HOT else random.choice(DATA["comments"])
@@ -79,12 +88,10 @@ class Person(HttpUser):
             self.last_poll += float(answer.headers["Retry-After"]) - self.poll_every
 
     def timeline(self):
-        self.client.get("/", name="timeline page")
-        self.look_around()
+        self.look_around(self.client.get("/", name="timeline page"))
 
     def comment_page(self):
-        self.client.get(f"/c/{self.comment()}/", name="comment page")
-        self.look_around()
+        self.look_around(self.client.get(f"/c/{self.comment()}/", name="comment page"))
 
     def like_or_unlike(self):
         comment = self.comment()
