@@ -107,9 +107,10 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         "idempotency": ("GetItem", "PutItem", "UpdateItem", "DeleteItem"),
         # The admin System page and /metrics read the heartbeats.
         "worker_heartbeats": ("Query",),
-        # The live change log (social/live.py): writes signal what changed (PutItem); the live
-        # poll reads the last seconds back (Query).
-        "live_changes": ("Query", "PutItem"),
+        # The live change log (social/live.py): writes signal what changed (PutItem; the like
+        # fold in the request that deletes its events, BatchWriteItem); the live poll reads the
+        # last seconds back (Query).
+        "live_changes": ("Query", "PutItem", "BatchWriteItem"),
         # Each process's usage tallies (project/operations/usage.py: a put a minute per bucket); the admin
         # System page reads the last hour and day (Query).
         "usage": ("Query", "PutItem"),
@@ -152,8 +153,9 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # indexes, and deletes them (DeleteItem, BatchWriteItem) or empties them (UpdateItem).
         # Every worker: its heartbeat (Put), deleted on a clean stop.
         "worker_heartbeats": ("PutItem", "DeleteItem"),
-        # The fold, the feed retries and the dispatcher signal open pages (social/live.py).
-        "live_changes": ("PutItem",),
+        # The fold (with its events' delete, BatchWriteItem), the feed retries and the
+        # dispatcher signal open pages (social/live.py).
+        "live_changes": ("PutItem", "BatchWriteItem"),
         # Every worker: its usage tallies (a put a minute per bucket).
         "usage": ("PutItem",),
         # mail_notifications: due mails (LSI by_due), claimed (UpdateItem), deleted once
