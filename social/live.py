@@ -25,7 +25,7 @@ import random
 import re
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -202,7 +202,8 @@ change_log = ChangeLog()
 
 
 class SharedCounts:
-    """Like counts this process read for the live poll, kept while the change log says they hold.
+    """Like counts this process read for the live poll, kept while the change log says they hold
+    (or, with `signal=live_user`, unread badges a page read: `shared_badges`).
 
     A count read at T (strongly or not) is served again to any viewer asking with a cursor the
     log vouches for, as long as the log has no signal for it since T (less CLOCK_SKEW_MS after a
@@ -213,9 +214,10 @@ class SharedCounts:
 
     MAX = 10_000
 
-    def __init__(self) -> None:
+    def __init__(self, signal: Callable[[str], str] | None = None) -> None:
         self._lock = threading.Lock()
         self._counts: dict[str, tuple[int, int, int]] = {}  # comment id -> (count, read ms, reflects before ms)
+        self._signal = signal or live_comment  # the change log's id for a key
 
     def forget(self) -> None:
         with self._lock:
@@ -241,31 +243,50 @@ class SharedCounts:
             if not change_log.vouches(entry[2], now_ms):
                 continue
             probe = Cursor(entry[2], entry[1], "")
-            if not change_log.pending(probe, [live_comment(comment_id)]):
+            if not change_log.pending(probe, [self._signal(comment_id)]):
                 found[comment_id] = entry
         return found
 
 
 shared_counts = SharedCounts()
+# Unread badges a page of this process read, by user id (signalled as `live_user` on every change).
+shared_badges = SharedCounts(signal=live_user)
+
+
+def _log_vouches_for_pages(now_ms: int) -> bool:
+    """Whether a page may show what this process keeps: the log refreshed (if due) within half a
+    LIVE_SIGNAL_LAG, so a signal it does not hold yet is still looked for by the page's own
+    cursor (`page_cursor` reaches back 2 x LIVE_SIGNAL_LAG from the render), as long as the page
+    renders within half a LIVE_SIGNAL_LAG of this call."""
+    change_log.refresh()
+    refreshed = change_log.refreshed_ms
+    return refreshed is not None and now_ms - refreshed <= signal_lag_ms() // 2
 
 
 def page_counts_kept(comment_ids: Iterable[str], *, now_ms: int) -> dict[str, int]:
     """The like counts of `comment_ids` a list page shows without reading them: those that
     `shared_counts` holds and no signal touched since (as a poll past a vouched cursor is
-    answered). Refreshes the log if due. Nothing is kept unless the log was refreshed within
-    half a LIVE_SIGNAL_LAG: a signal it does not hold yet is then still looked for by the
-    page's own cursor (`page_cursor` reaches back 2 x LIVE_SIGNAL_LAG from the render), as
-    long as the page renders within half a LIVE_SIGNAL_LAG of this call."""
-    change_log.refresh()
-    refreshed = change_log.refreshed_ms
-    if refreshed is None or now_ms - refreshed > signal_lag_ms() // 2:
+    answered). Refreshes the log if due; nothing is kept unless `_log_vouches_for_pages`."""
+    if not _log_vouches_for_pages(now_ms):
         return {}
     return {comment_id: entry[0] for comment_id, entry in shared_counts.valid(comment_ids, now_ms=now_ms).items()}
+
+
+def page_badge_kept(user_id: str, *, now_ms: int) -> int | None:
+    """The unread badge a page shows `user_id` without reading it: the one a page of this process
+    read for them within half of LIVE_FULL_EVERY, if no signal for them came since (every change
+    of a badge signals `live_user`: folds that change a notification, feed writes that move an
+    unread count, mark-reads), under the same rule as `page_counts_kept`; None: read it."""
+    if not _log_vouches_for_pages(now_ms):
+        return None
+    kept = shared_badges.valid([user_id], now_ms=now_ms).get(user_id)
+    return kept[0] if kept is not None else None
 
 
 def live_log_forget() -> None:
     change_log.forget()
     shared_counts.forget()
+    shared_badges.forget()
 
 
 # --- cursors -------------------------------------------------------------------

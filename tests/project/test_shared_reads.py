@@ -231,3 +231,45 @@ def test_viewers_with_and_without_comments_of_their_own_just_written_share_one_t
     page = client.get("/").content.decode()
     assert "Brand new" in page and "Comment 2" in page
     assert calls[("Query", "comments")] == 0  # the day's shards: not read again for her
+
+
+def _shown_badge(page: str) -> str:
+    return page.split("data-unread-badge", 1)[1].split(">", 1)[1].split("<", 1)[0]
+
+
+def test_a_page_shows_the_badge_another_page_read_until_a_signal_for_its_viewer(
+    client, make_user, calls, shared, manual
+):
+    """The header's badge, read for a page, is shown again on the viewer's next pages of this
+    process while the change log has no signal for them; a like on their comment (its fold
+    signals them) is read on the next page, and the inbox and a browser that just marked read
+    always read it exactly."""
+    alice, bob = make_user("alice"), make_user("bob")
+    comment_id = comment_create(author_id=str(bob.pk), body="Mine").comment_id
+    client.force_login(bob)
+    assert _shown_badge(client.get("/").content.decode()) == "0"
+    manual.advance(1)
+    calls.clear()
+    assert _shown_badge(client.get("/").content.decode()) == "0"
+    assert calls[("Query", "unread_counts")] == 0
+
+    like_add(comment_id=comment_id, user_id=str(alice.pk))  # folded at once here: bob is signalled
+    manual.advance(1)
+    calls.clear()
+    assert _shown_badge(client.get("/").content.decode()) == "1"
+    assert calls[("Query", "unread_counts")] == 1
+
+    calls.clear()
+    assert _shown_badge(client.get("/notifications/").content.decode()) == "1"  # the inbox: exact
+    assert calls[("Query", "unread_counts")] == 1
+
+
+def test_a_page_reads_the_badge_when_the_log_cannot_vouch(client, make_user, calls, shared, manual):
+    bob = make_user("bob")
+    client.force_login(bob)
+    assert _shown_badge(client.get("/").content.decode()) == "0"
+    manual.advance(5)  # past the last refresh's vouching: the next refresh fails
+    calls.clear()
+    with mock.patch.object(LiveChange, "query", side_effect=RuntimeError("injected")):
+        assert _shown_badge(client.get("/").content.decode()) == "0"
+    assert calls[("Query", "unread_counts")] == 1
