@@ -21,7 +21,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -78,6 +78,28 @@ def in_threads(work: Callable[[int], T], count: int, *, seconds: float = WAIT_SE
 
 
 # --- processes (Linux /proc) ----------------------------------------------------------
+
+
+@contextlib.contextmanager
+def dynamodb_calls() -> Iterator[list[tuple[str, dict[str, Any]]]]:
+    """Every DynamoDB request made inside the block, as (operation, its parameters), in order.
+
+    A context manager, not a `monkeypatch`: it restores botocore's method on leaving the block,
+    inside any fixture that patches the same method (`aws_read_lag`, `aws_conflicts`), which a
+    monkeypatch undone after that fixture's teardown would not."""
+    from unittest import mock
+
+    from botocore.client import BaseClient
+
+    real = BaseClient._make_api_call  # type: ignore[attr-defined]
+    made: list[tuple[str, dict[str, Any]]] = []
+
+    def recording(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+        made.append((operation_name, api_params))
+        return real(client, operation_name, api_params)
+
+    with mock.patch.object(BaseClient, "_make_api_call", recording):
+        yield made
 
 
 def children(pid: int) -> list[int]:

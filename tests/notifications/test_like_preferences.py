@@ -8,6 +8,7 @@ from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import MailQueue
 from notifications.preferences.services import preferences_update, thread_mute, thread_unmute
 from notifications.services import like_notifications_mark_read
+from project.testing.harness import dynamodb_calls
 from social.selectors import like_state
 from tests.notifications.helpers import fold, like, post, uid, unlike
 
@@ -70,26 +71,15 @@ def test_likes_by_email_schedule_one_mail_each_time_the_notification_turns_unrea
 
 @pytest.fixture
 def thread_reads():
-    """The GetItems of a thread state the fold makes on their own (not with its batch read).
-
-    Patched and restored here, inside `aws_read_lag`'s own patch of the same method (a
-    `monkeypatch` would restore it after that fixture's teardown, leaving its lag in place)."""
-    from unittest import mock
-
-    from botocore.client import BaseClient
-
+    """The GetItems of a thread state the fold makes on their own (not with its batch read)."""
     from notifications.models import ThreadSubscription
 
-    real = BaseClient._make_api_call
-    made = []
-
-    def counting(client, operation_name, api_params):
-        if operation_name == "GetItem" and api_params["TableName"] == ThreadSubscription.Meta.table_name:
-            made.append(api_params["Key"])
-        return real(client, operation_name, api_params)
-
-    with mock.patch.object(BaseClient, "_make_api_call", counting):
-        yield made
+    with dynamodb_calls() as made:
+        yield lambda: [
+            params["Key"]
+            for operation, params in made
+            if operation == "GetItem" and params["TableName"] == ThreadSubscription.Meta.table_name
+        ]
 
 
 def test_a_mute_of_a_reply_s_thread_is_read_with_the_fold_s_other_reads(people, thread_reads):
@@ -105,7 +95,7 @@ def test_a_mute_of_a_reply_s_thread_is_read_with_the_fold_s_other_reads(people, 
     thread_unmute(user_id=uid(author), thread_id=root)
     like(people["carol"], reply)
     assert texts(author) == ["Carol liked your comment"]
-    assert thread_reads == []
+    assert thread_reads() == []
 
 
 def test_events_that_do_not_name_their_thread_read_the_mute_on_their_own(people, thread_reads, monkeypatch):
@@ -117,4 +107,4 @@ def test_events_that_do_not_name_their_thread_read_the_mute_on_their_own(people,
     comment = post(author)
     thread_mute(user_id=uid(author), thread_id=comment)
     like(alice, comment)
-    assert texts(author) == [] and len(thread_reads) == 1
+    assert texts(author) == [] and len(thread_reads()) == 1

@@ -10,6 +10,7 @@ from botocore.client import BaseClient
 from notifications.models import LikeEvent
 from project.dynamo import batch_write
 from project.dynamo.batch_write import UnprocessedItemsError, batch_write_many
+from project.testing.harness import dynamodb_calls
 from social.models import LiveChange
 
 
@@ -30,37 +31,33 @@ def stored_changes() -> list[str]:
 
 
 @pytest.fixture
-def calls(monkeypatch):
+def calls():
     """The BatchWriteItem requests sent, by the number of writes in each."""
-    real = BaseClient._make_api_call
-    sent = []
-
-    def counting(client, operation_name, api_params):
-        if operation_name == "BatchWriteItem":
-            sent.append(sum(len(writes) for writes in api_params["RequestItems"].values()))
-        return real(client, operation_name, api_params)
-
-    monkeypatch.setattr(BaseClient, "_make_api_call", counting)
-    return sent
+    with dynamodb_calls() as made:
+        yield lambda: [
+            sum(len(writes) for writes in params["RequestItems"].values())
+            for operation, params in made
+            if operation == "BatchWriteItem"
+        ]
 
 
 def test_puts_and_deletes_of_two_tables_go_in_one_request(calls):
     for n in range(3):
         event(n).save()
     batch_write_many(puts=[change(1)], deletes=[event(0), event(1)])
-    assert calls == [3]
+    assert calls() == [3]
     assert stored_events() == [event(2).event_id] and stored_changes() == [change(1).at]
 
 
 def test_more_than_a_request_holds_are_sent_in_pages_of_25(calls):
     batch_write_many(puts=[event(n) for n in range(30)] + [change(1)])
-    assert calls == [25, 6]
+    assert calls() == [25, 6]
     assert len(stored_events()) == 30
 
 
 def test_nothing_to_write_sends_nothing(calls):
     batch_write_many()
-    assert calls == []
+    assert calls() == []
 
 
 def test_twice_is_the_same_as_once():
