@@ -309,6 +309,8 @@ DYNAMODB_HOST = env.str("DYNAMODB_HOST", default=f"http://127.0.0.1:{DYNAMODB_PO
 DYNAMODB_CONNECT_TIMEOUT = env.float("DYNAMODB_CONNECT_TIMEOUT", default=1.0)
 DYNAMODB_READ_TIMEOUT = env.float("DYNAMODB_READ_TIMEOUT", default=5.0)
 DYNAMODB_MAX_RETRY_ATTEMPTS = env.int("DYNAMODB_MAX_RETRY_ATTEMPTS", default=3)
+# Usual calls skip botocore's per-call machinery (project/dynamo/wire.py); false: all through botocore.
+DYNAMODB_FAST_CALLS = env.bool("DYNAMODB_FAST_CALLS", default=True)
 DYNAMODB_REGION = env.str("DYNAMODB_REGION", default="us-east-1")
 DYNAMODB_TABLE_PREFIX = env.str("DYNAMODB_TABLE_PREFIX", default="dev_")
 # DynamoDB Local accepts any credentials; AWS uses the standard credential chain.

@@ -10,10 +10,12 @@ class ProjectConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from project.accounts.api_tokens import password_saved_revoke_tokens
+        from project.dynamo import wire
         from project.limits import checks  # noqa: F401  (registers the system checks of the limits)
         from project.operations.metrics import metrics_install
         from project.operations.usage import usage_install
 
+        wire.install()  # DynamoDB's usual calls without botocore's per-call machinery (DYNAMODB_FAST_CALLS)
         metrics_install()
         usage_install()
         post_save.connect(

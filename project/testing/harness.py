@@ -21,7 +21,7 @@ import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -100,6 +100,61 @@ def dynamodb_calls() -> Iterator[list[tuple[str, dict[str, Any]]]]:
 
     with mock.patch.object(BaseClient, "_make_api_call", recording):
         yield made
+
+
+WireAnswer = tuple[int, dict[str, str], bytes]
+
+
+@contextlib.contextmanager
+def dynamodb_wire(answer: Callable[[str, bytes], WireAnswer | None]) -> Iterator[None]:
+    """Every DynamoDB request sent inside the block first meets `answer(operation, body)`, on
+    either path a call takes (project/dynamo/wire.py's, then botocore's for its retries):
+    raise (`botocore.exceptions.EndpointConnectionError`...) to fail the connection, return
+    (status, headers, body) to answer in DynamoDB's place (throttling...), or None to send it.
+    This is where AWS's faults arrive, which DynamoDB Local never makes."""
+    from unittest import mock
+
+    from botocore.awsrequest import AWSResponse, HeadersDict
+    from botocore.endpoint import Endpoint
+
+    from project.dynamo import wire
+
+    real_post = wire._Sender.post
+    real_send = Endpoint._send  # type: ignore[attr-defined]  # private, pinned 1.44.5
+
+    def post(sender: Any, operation_name: str, body: bytes) -> WireAnswer:
+        answered = answer(operation_name, body)
+        return answered if answered is not None else real_post(sender, operation_name, body)
+
+    def send(endpoint: Any, request: Any) -> Any:
+        operation_name = request.headers["X-Amz-Target"].decode().rpartition(".")[2]
+        body = request.body if isinstance(request.body, bytes) else (request.body or "").encode()
+        answered = answer(operation_name, body)
+        if answered is None:
+            return real_send(endpoint, request)
+        status, headers, data = answered
+        return AWSResponse(request.url, status, cast(Any, HeadersDict(headers)), _RawBody(data))
+
+    with mock.patch.object(wire._Sender, "post", post), mock.patch.object(Endpoint, "_send", send):
+        yield
+
+
+class _RawBody:
+    """What botocore reads an answer's body from (urllib3's response, here a fixed one)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self.data
+
+
+def dynamodb_error(code: str, message: str = "injected") -> WireAnswer:
+    """DynamoDB's answer of error `code` (400), e.g. ProvisionedThroughputExceededException."""
+    import json
+
+    body = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}
+    return 400, {"content-type": "application/x-amz-json-1.0"}, json.dumps(body).encode()
 
 
 def children(pid: int) -> list[int]:

@@ -12,6 +12,7 @@ from project.models import WorkerHeartbeat
 from project.operations.backlog import Backlog
 from project.operations.health_selectors import WORKERS
 from project.operations.health_services import heartbeat_write
+from project.testing.harness import dynamodb_wire
 
 T0 = 1_900_000_000.0
 
@@ -72,14 +73,12 @@ def heartbeats_unreachable():
     """DynamoDB not answering the heartbeat Queries (a connection refused, injected where it would happen)."""
     from botocore.exceptions import EndpointConnectionError
 
-    events = WorkerHeartbeat._get_connection().connection.client.meta.events
+    def refused(operation, body):
+        if operation == "Query" and WorkerHeartbeat.Meta.table_name.encode() in body:
+            raise EndpointConnectionError(endpoint_url="dynamodb")
 
-    def refused(request, **_):
-        raise EndpointConnectionError(endpoint_url=request.url)
-
-    events.register_first("before-send.dynamodb.Query", refused, unique_id="test-refused")
-    yield
-    events.unregister("before-send.dynamodb.Query", unique_id="test-refused")
+    with dynamodb_wire(refused):
+        yield
 
 
 def test_unreadable_heartbeats_exit_2_with_the_reason(heartbeats_unreachable):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from types import SimpleNamespace
 
 import pytest
-from botocore.awsrequest import AWSResponse
 from prometheus_client import CollectorRegistry, multiprocess
 from prometheus_client.parser import text_string_to_metric_families
 from pynamodb.exceptions import GetError, TransactWriteError
@@ -18,6 +16,7 @@ from project.dynamo.transactions import LabelledTransactWrite
 from project.operations import metrics
 from project.operations.backlog import Backlog
 from project.operations.health_services import heartbeat_write
+from project.testing.harness import dynamodb_error, dynamodb_wire
 from social.models import Comment
 from tests.project.test_serving import settings_in_subprocess
 
@@ -98,31 +97,16 @@ def test_a_cancelled_transaction_counts_its_reason_on_the_action_s_table():
     assert after == before + 1
 
 
-class _Body:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-
-    def stream(self, **_):
-        yield self.body
-
-
 def test_throttled_attempts_are_counted_per_table():
     """DynamoDB Local never throttles: its answer is injected at the HTTP layer, where AWS's would arrive."""
     comment = comment_create(author_id="1", body="busy")
-    events = Comment._get_connection().connection.client.meta.events
-
-    def throttled(request, **_):
-        body = {"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "message": "slow"}
-        return AWSResponse(request.url, 400, {}, _Body(json.dumps(body).encode()))
+    throttled = dynamodb_error("ProvisionedThroughputExceededException", "slow")
 
     before = sample("dynamodb_throttles_total", table="comments", operation="GetItem")
-    events.register_first("before-send.dynamodb.GetItem", throttled, unique_id="test-throttle")
-    try:
+    with dynamodb_wire(lambda operation, body: throttled if operation == "GetItem" else None):
         with pytest.raises(GetError):
             Comment.get(comment.comment_id)
-    finally:
-        events.unregister("before-send.dynamodb.GetItem", unique_id="test-throttle")
-    attempts = Comment.Meta.max_retry_attempts + 1
+    attempts = 1 + Comment.Meta.max_retry_attempts + 1  # the fast path's, then botocore's with its retries
     assert sample("dynamodb_throttles_total", table="comments", operation="GetItem") == before + attempts
     outcome = "ProvisionedThroughputExceededException"
     assert sample("dynamodb_requests_total", table="comments", operation="GetItem", outcome=outcome) >= attempts
@@ -167,18 +151,12 @@ def test_metrics_dir_prepare_drops_only_files_of_processes_no_longer_running(tmp
 def test_a_scrape_still_answers_when_the_heartbeats_cannot_be_read(client):
     from botocore.exceptions import EndpointConnectionError
 
-    from project.models import WorkerHeartbeat
+    def refused(operation, body):
+        if operation == "Query":
+            raise EndpointConnectionError(endpoint_url="dynamodb")
 
-    events = WorkerHeartbeat._get_connection().connection.client.meta.events
-
-    def refused(request, **_):
-        raise EndpointConnectionError(endpoint_url=request.url)
-
-    events.register_first("before-send.dynamodb.Query", refused, unique_id="test-refused")
-    try:
+    with dynamodb_wire(refused):
         found = scrape(client)
-    finally:
-        events.unregister("before-send.dynamodb.Query", unique_id="test-refused")
     assert found[("worker_heartbeats_readable", ())] == 0
     assert not any(name == "worker_up" for name, _ in found)
 

@@ -18,6 +18,7 @@ from project.operations.usage_people import PEOPLE_EXACT_MAX, People, person_has
 from project.operations.usage_selectors import route_area, usage_summary
 from project.operations.worker_loop import worker_loop
 from project.serving.pools import READS, pool
+from project.testing.harness import dynamodb_calls, dynamodb_wire
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db
@@ -134,19 +135,15 @@ def test_a_thread_pool_s_calls_are_charged_to_the_route_that_handed_them_over():
 
 
 def test_a_flush_that_fails_fails_no_request_and_the_next_one_writes_the_lot(client):
-    events = UsageTally._get_connection().connection.client.meta.events
-
-    def refused(request, **_):
-        raise EndpointConnectionError(endpoint_url=request.url)
+    def refused(operation, body):
+        if operation == "PutItem" and UsageTally.Meta.table_name.encode() in body:
+            raise EndpointConnectionError(endpoint_url="dynamodb")
 
     with clock_override(ManualClock(T0)):
         comment = comment_create(author_id="1", body="kept")
-        events.register_first("before-send.dynamodb.PutItem", refused, unique_id="test-usage-refused")
-        try:
+        with dynamodb_wire(refused):
             assert client.get(f"/api/comments/{comment.comment_id}/").status_code == 200
             assert usage_flush() == 0
-        finally:
-            events.unregister("before-send.dynamodb.PutItem", unique_id="test-usage-refused")
         assert client.get(f"/api/comments/{comment.comment_id}/").status_code == 200
         assert usage_flush() == 2
         assert usage_flush() == 0  # nothing changed since: nothing written (its own put does not count)
@@ -196,18 +193,13 @@ def test_staff_see_the_costs_on_the_system_page_and_others_do_not(client, staff,
 
 
 def test_the_page_still_shows_the_workers_when_the_tallies_cannot_be_read(client, staff):
-    events = UsageTally._get_connection().connection.client.meta.events
-
-    def refused(request, **_):
-        if b"usage" in (request.body or b""):
-            raise EndpointConnectionError(endpoint_url=request.url)
+    def refused(operation, body):
+        if operation == "Query" and UsageTally.Meta.table_name.encode() in body:
+            raise EndpointConnectionError(endpoint_url="dynamodb")
 
     client.force_login(staff)
-    events.register_first("before-send.dynamodb.Query", refused, unique_id="test-usage-query")
-    try:
+    with dynamodb_wire(refused):
         answer = client.get("/admin/dynamo/system/")
-    finally:
-        events.unregister("before-send.dynamodb.Query", unique_id="test-usage-query")
     text = answer.content.decode()
     assert answer.status_code == 200 and "could not be read" in text and "Polling workers" in text
 
@@ -264,18 +256,9 @@ def test_the_page_reads_a_day_of_many_processes_tallies_with_four_queries():
                 usage.recorder.add("api-live", requests=10, read=5.0)
             usage_flush()
         clock._now = T0
-        calls: list[str] = []
-        events = UsageTally._get_connection().connection.client.meta.events
-
-        def counted(model, **_):
-            calls.append(model.name)
-
-        events.register("before-call.dynamodb", counted, unique_id="test-usage-calls")
-        try:
+        with dynamodb_calls() as made:
             hour, day = usage_summary(now=T0)
-        finally:
-            events.unregister("before-call.dynamodb", unique_id="test-usage-calls")
-    assert calls == ["Query"] * 4
+    assert [operation for operation, params in made] == ["Query"] * 4
     assert route_row(hour, "api-live").requests == 30 and hour.items == 3
     assert route_row(day, "api-live").requests == 90 and day.items == 9
 
