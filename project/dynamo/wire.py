@@ -34,6 +34,7 @@ import hmac
 import http.client
 import json
 import logging
+import os
 import socket
 import ssl
 import threading
@@ -159,6 +160,20 @@ class _Connections:
 
 _pools: dict[tuple[str, float, float, str | None], _Connections] = {}
 _pools_lock = threading.Lock()
+
+
+def _forked() -> None:
+    """In a forked child (a gunicorn worker of a preloaded app): the parent's kept connections
+    are the parent's (two processes reading one socket would take each other's answers), and a
+    lock another thread held at the fork would never be released."""
+    global _pools_lock
+    _pools_lock = threading.Lock()
+    for pool in _pools.values():
+        pool._idle = []
+        pool._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def _connections(url: str, connect_timeout: float, read_timeout: float, ca_bundle: str | None) -> _Connections:

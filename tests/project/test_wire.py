@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 from project.dynamo import tables as dynamo
 from project.dynamo import wire
 from project.models import UsageTally
+from project.testing.harness import WAIT_SECONDS
 from social.models import CounterShard
 
 NOW = datetime.datetime(2026, 11, 26, 6, 30, 15, tzinfo=datetime.UTC)
@@ -284,3 +285,26 @@ def test_the_models_calls_take_the_fast_path(monkeypatch):
     CounterShard("like#fast", 1, count=2).save()
     assert CounterShard.get("like#fast", 1).count == 2
     assert posted == ["PutItem", "GetItem"]
+
+
+def test_a_forked_process_opens_connections_of_its_own(client):
+    import multiprocessing
+
+    client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))
+    pool = client.__dict__["_fast_sender"].connections
+    assert pool._idle  # kept by this process
+    inherited = {id(connection) for connection in pool._idle}
+
+    def child(answers):
+        answers.put([id(connection) for connection in pool._idle])
+        answers.put("Item" in client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x")))
+        answers.put([id(connection) in inherited for connection in pool._idle])
+
+    answers = multiprocessing.get_context("fork").Queue()
+    process = multiprocessing.get_context("fork").Process(target=child, args=(answers,))
+    process.start()
+    process.join(timeout=WAIT_SECONDS)
+    assert process.exitcode == 0
+    assert answers.get(timeout=WAIT_SECONDS) == []  # nothing of the parent's kept
+    assert answers.get(timeout=WAIT_SECONDS) is False  # the call answered, on a connection of its own
+    assert answers.get(timeout=WAIT_SECONDS) == [False]
