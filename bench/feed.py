@@ -1,7 +1,7 @@
 """Feed appends: one writer, then 8 concurrent writers on the same feed, against the floor.
 
 The floor is what any optimistic-locking feed write needs at least: a consistent
-GetItem of the feed item and a PutItem conditioned on its version, as raw botocore
+GetItem of the feed item and a PutItem conditioned on its version, as raw client
 calls on an item of the same size. feed_append adds the merge/cap in Python, the
 unread_counts update in the same TransactWriteItems, and the retries. Read and write
 units per operation (ReturnConsumedCapacity) beside each latency; then the inbox of

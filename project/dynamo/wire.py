@@ -38,6 +38,7 @@ import os
 import socket
 import ssl
 import threading
+import time
 import urllib.request
 import zlib
 from typing import Any
@@ -115,9 +116,11 @@ class _Signer:
 class _Connections:
     """Kept-alive connections to one endpoint, shared by every client and thread of the process:
     a call takes one (the most recently used, the likeliest still open) and gives it back once
-    its answer is read, so there are never more than the calls in flight, plus `KEEP` idle."""
+    its answer is read, so there are never more than the calls in flight, plus `KEEP` idle.
+    One idle for `IDLE_SECONDS` is closed rather than used: the server may have dropped it."""
 
     KEEP = 64
+    IDLE_SECONDS = 30.0
 
     def __init__(self, url: str, connect_timeout: float, read_timeout: float, ca_bundle: str | None) -> None:
         parts = urlsplit(url)
@@ -127,34 +130,42 @@ class _Connections:
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.tls_context = ssl.create_default_context(cafile=ca_bundle) if self.tls else None
-        self._idle: list[http.client.HTTPConnection] = []
+        self._idle: list[tuple[http.client.HTTPConnection, float]] = []
         self._lock = threading.Lock()
 
-    def take(self) -> http.client.HTTPConnection:
+    def take(self) -> tuple[http.client.HTTPConnection, bool]:
+        """A connection, and whether it served a call before."""
+        stale = []
+        fresh_since = time.monotonic() - self.IDLE_SECONDS
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
+            while self._idle and self._idle[0][1] < fresh_since:  # the oldest come first in the list
+                stale.append(self._idle.pop(0)[0])
+            kept = self._idle.pop()[0] if self._idle else None
+        for connection in stale:
+            connection.close()
+        if kept is not None:
+            return kept, True
         if self.tls_context is not None:
-            connection: http.client.HTTPConnection = http.client.HTTPSConnection(
+            made: http.client.HTTPConnection = http.client.HTTPSConnection(
                 self.hostname, self.port, timeout=self.connect_timeout, context=self.tls_context
             )
         else:
-            connection = http.client.HTTPConnection(self.hostname, self.port, timeout=self.connect_timeout)
-        connection.connect()
-        _socket_tune(connection.sock, self.read_timeout)
-        return connection
+            made = http.client.HTTPConnection(self.hostname, self.port, timeout=self.connect_timeout)
+        made.connect()
+        _socket_tune(made.sock, self.read_timeout)
+        return made, False
 
     def give(self, connection: http.client.HTTPConnection) -> None:
         with self._lock:
             if len(self._idle) < self.KEEP:
-                self._idle.append(connection)
+                self._idle.append((connection, time.monotonic()))
                 return
         connection.close()
 
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
-        for connection in idle:
+        for connection, _ in idle:
             connection.close()
 
 
@@ -204,19 +215,25 @@ class _Sender:
     def post(self, operation_name: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """One attempt: (status, headers with lower-case names, body). Raises on any failure."""
         headers = self.signer.headers(f"{self.target_prefix}.{operation_name}", body, _utc_now())
-        connection = self.connections.take()
-        try:
-            connection.request("POST", "/", body, headers)
-            response = connection.getresponse()
-            data = response.read()
-        except BaseException:
-            connection.close()
-            raise
-        if response.will_close:
-            connection.close()
-        else:
-            self.connections.give(connection)
-        return response.status, {name.lower(): value for name, value in response.getheaders()}, data
+        while True:
+            connection, reused = self.connections.take()
+            try:
+                connection.request("POST", "/", body, headers)
+                response = connection.getresponse()
+                data = response.read()
+            except ConnectionError:
+                connection.close()
+                if reused:  # most likely closed by the server while idle: sent again on another
+                    continue
+                raise
+            except BaseException:
+                connection.close()
+                raise
+            if response.will_close:
+                connection.close()
+            else:
+                self.connections.give(connection)
+            return response.status, {name.lower(): value for name, value in response.getheaders()}, data
 
 
 def _socket_tune(sock: Any, read_timeout: float) -> None:

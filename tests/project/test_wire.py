@@ -4,6 +4,7 @@ DynamoDB Local, each answer compared with what botocore itself returns for the s
 from __future__ import annotations
 
 import datetime
+import socket
 from typing import Any
 from unittest import mock
 
@@ -193,17 +194,43 @@ def attempts_seen(client: Any) -> list[Any]:
     return seen
 
 
-def test_a_lost_connection_is_sent_again_by_botocore(client):
+def test_a_kept_connection_the_server_dropped_is_replaced(client):
     table = CounterShard.Meta.table_name
     client.put_item(TableName=table, Item={**shard_key("l"), "count": {"N": "7"}})
     seen = attempts_seen(client)
     idle = client.__dict__["_fast_sender"].connections._idle
-    idle[-1].sock.close()  # the next call's connection, as if the server had dropped it
+    dropped = idle[-1][0]
+    dropped.sock.shutdown(socket.SHUT_RDWR)  # the next call's connection, as if the server had closed it
 
     assert client.get_item(TableName=table, Key=shard_key("l"))["Item"]["count"] == {"N": "7"}
-    assert isinstance(seen[0], Exception) and seen[1:] == ["ok"]
-    assert client.get_item(TableName=table, Key=shard_key("l"))["Item"]["count"] == {"N": "7"}  # a new connection
-    assert seen[2:] == ["ok"]
+    assert seen == ["ok"]  # one attempt, sent again on another connection
+    assert all(connection is not dropped for connection, _ in idle)
+
+
+def test_a_connection_idle_too_long_is_not_used(client, monkeypatch):
+    table = CounterShard.Meta.table_name
+    client.get_item(TableName=table, Key=shard_key("x"))
+    pool = client.__dict__["_fast_sender"].connections
+    old = [connection for connection, _ in pool._idle]
+    monkeypatch.setattr(pool, "IDLE_SECONDS", 0.0)
+
+    client.get_item(TableName=table, Key=shard_key("x"))
+
+    assert all(connection.sock is None for connection in old)  # closed
+    assert not {id(connection) for connection, _ in pool._idle} & {id(connection) for connection in old}
+
+
+def test_a_refused_connection_is_sent_again_by_botocore(client, monkeypatch):
+    table = CounterShard.Meta.table_name
+    client.put_item(TableName=table, Item={**shard_key("r"), "count": {"N": "3"}})
+    seen = attempts_seen(client)
+
+    def refused(self):
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(wire._Connections, "take", refused)
+    assert client.get_item(TableName=table, Key=shard_key("r"))["Item"]["count"] == {"N": "3"}
+    assert isinstance(seen[0], ConnectionRefusedError) and seen[1:] == ["ok"]
 
 
 def test_throttling_is_left_to_botocores_retries(client, monkeypatch):
@@ -293,12 +320,12 @@ def test_a_forked_process_opens_connections_of_its_own(client):
     client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))
     pool = client.__dict__["_fast_sender"].connections
     assert pool._idle  # kept by this process
-    inherited = {id(connection) for connection in pool._idle}
+    inherited = {id(connection) for connection, _ in pool._idle}
 
     def child(answers):
-        answers.put([id(connection) for connection in pool._idle])
+        answers.put([id(connection) for connection, _ in pool._idle])
         answers.put("Item" in client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x")))
-        answers.put([id(connection) in inherited for connection in pool._idle])
+        answers.put([id(connection) in inherited for connection, _ in pool._idle])
 
     answers = multiprocessing.get_context("fork").Queue()
     process = multiprocessing.get_context("fork").Process(target=child, args=(answers,))
