@@ -324,6 +324,22 @@ def _pynamodb_no_headers(handler: Any) -> bool:
     return getattr(handler, "__func__", None) is Connection._before_send and handler.__self__._extra_headers is None
 
 
+FAILURE_LOG_SECONDS = 60.0
+_failure_logged_at = -FAILURE_LOG_SECONDS
+
+
+def _failure_log(operation_name: str, error: Exception) -> None:
+    """A warning at most once a minute per process (then debug): an endpoint the fast path
+    cannot reach while botocore can (TLS, a proxy) would double every call's cost silently."""
+    global _failure_logged_at
+    now = time.monotonic()
+    if now - _failure_logged_at >= FAILURE_LOG_SECONDS:
+        _failure_logged_at = now
+        logger.warning("DynamoDB %s: the fast path failed (%r); botocore sends it again", operation_name, error)
+    else:
+        logger.debug("DynamoDB %s: the fast path failed (%r); botocore sends it again", operation_name, error)
+
+
 def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
     """`BaseClient._make_api_call` for every botocore client: DynamoDB's usual calls sent here."""
     sender = client.__dict__.get("_fast_sender", False)
@@ -339,7 +355,7 @@ def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) 
     try:
         status, headers, data = sender.post(operation_name, body)
     except Exception as error:  # a refused or lost connection, a timeout: botocore tries again
-        logger.debug("DynamoDB %s: sent again by botocore after %r", operation_name, error)
+        _failure_log(operation_name, error)
         client.meta.events.emit(received, response_dict=None, parsed_response=None, context=context, exception=error)
         return _botocore_call(client, operation_name, api_params)
     crc = headers.get("x-amz-crc32")

@@ -4,6 +4,7 @@ DynamoDB Local, each answer compared with what botocore itself returns for the s
 from __future__ import annotations
 
 import datetime
+import logging
 import socket
 from typing import Any
 from unittest import mock
@@ -220,7 +221,7 @@ def test_a_connection_idle_too_long_is_not_used(client, monkeypatch):
     assert not {id(connection) for connection, _ in pool._idle} & {id(connection) for connection in old}
 
 
-def test_a_refused_connection_is_sent_again_by_botocore(client, monkeypatch):
+def test_a_refused_connection_is_sent_again_by_botocore(client, monkeypatch, caplog):
     table = CounterShard.Meta.table_name
     client.put_item(TableName=table, Item={**shard_key("r"), "count": {"N": "3"}})
     seen = attempts_seen(client)
@@ -229,8 +230,14 @@ def test_a_refused_connection_is_sent_again_by_botocore(client, monkeypatch):
         raise ConnectionRefusedError(111, "Connection refused")
 
     monkeypatch.setattr(wire._Connections, "take", refused)
-    assert client.get_item(TableName=table, Key=shard_key("r"))["Item"]["count"] == {"N": "3"}
-    assert isinstance(seen[0], ConnectionRefusedError) and seen[1:] == ["ok"]
+    monkeypatch.setattr(wire, "_failure_logged_at", -wire.FAILURE_LOG_SECONDS)
+    with caplog.at_level(logging.DEBUG, logger="project.dynamo.wire"):
+        assert client.get_item(TableName=table, Key=shard_key("r"))["Item"]["count"] == {"N": "3"}
+        client.get_item(TableName=table, Key=shard_key("r"))
+    outcomes = [type(each).__name__ if isinstance(each, Exception) else each for each in seen]
+    assert outcomes == ["ConnectionRefusedError", "ok"] * 2  # each call: the fast attempt, then botocore's
+    levels = [record.levelname for record in caplog.records if "fast path failed" in record.getMessage()]
+    assert levels == ["WARNING", "DEBUG"]  # once a minute, then quietly
 
 
 def test_throttling_is_left_to_botocores_retries(client, monkeypatch):
