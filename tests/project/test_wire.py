@@ -4,9 +4,12 @@ DynamoDB Local, each answer compared with what botocore itself returns for the s
 from __future__ import annotations
 
 import datetime
+import http.server
 import logging
 import socket
-from typing import Any
+import ssl
+import threading
+from typing import Any, ClassVar
 from unittest import mock
 
 import pytest
@@ -342,3 +345,74 @@ def test_a_forked_process_opens_connections_of_its_own(client):
     assert answers.get(timeout=WAIT_SECONDS) == []  # nothing of the parent's kept
     assert answers.get(timeout=WAIT_SECONDS) is False  # the call answered, on a connection of its own
     assert answers.get(timeout=WAIT_SECONDS) == [False]
+
+
+class _StandIn(http.server.BaseHTTPRequestHandler):
+    """DynamoDB over HTTPS, as far as one GetItem goes: records what it was sent."""
+
+    received: ClassVar[list[dict[str, str]]] = []
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append({name.lower(): value for name, value in self.headers.items()})
+        body = b'{"Item":{"k":{"S":"over tls"}}}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def tls_endpoint(tmp_path):
+    """An HTTPS stand-in with a certificate for `localhost` from a test authority; its CA file."""
+    import trustme
+
+    authority = trustme.CA()
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    authority.issue_cert("localhost").configure_cert(context)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _StandIn)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    _StandIn.received = []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    ca_file = tmp_path / "ca.pem"
+    authority.cert_pem.write_to_path(str(ca_file))
+    yield f"https://localhost:{server.server_address[1]}", str(ca_file)
+    server.shutdown()
+    server.server_close()
+
+
+def tls_client(url: str, verify: str) -> Any:
+    return dynamo.connection().session.create_client(
+        "dynamodb", region_name="eu-west-1", endpoint_url=url, verify=verify,
+        aws_access_key_id="AKID", aws_secret_access_key="secret", aws_session_token="token",
+    )  # fmt: skip
+
+
+def test_over_https_the_fast_path_verifies_the_server_and_signs_its_host(tls_endpoint):
+    url, ca_file = tls_endpoint
+    client = tls_client(url, ca_file)
+
+    assert client.get_item(TableName="t", Key={"k": {"S": "x"}})["Item"] == {"k": {"S": "over tls"}}
+
+    assert client.__dict__["_fast_sender"].connections.tls
+    [sent] = _StandIn.received  # one attempt, the fast path's
+    assert sent["host"] == url.removeprefix("https://")
+    assert sent["x-amz-target"] == "DynamoDB_20120810.GetItem"
+    assert sent["x-amz-security-token"] == "token"
+    assert sent["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKID/")
+    assert "/eu-west-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-date;" in sent["authorization"]
+
+
+def test_over_https_a_server_the_authorities_do_not_vouch_for_is_refused(tls_endpoint):
+    from botocore.exceptions import SSLError
+
+    url, _ = tls_endpoint
+    client = tls_client(url, True)  # the usual authorities: not the test's
+
+    with pytest.raises(SSLError):
+        client.get_item(TableName="t", Key={"k": {"S": "x"}})
+    assert _StandIn.received == []  # nothing sent to it, by either path
