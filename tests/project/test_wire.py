@@ -174,18 +174,25 @@ def test_a_cancelled_transaction_carries_its_reasons(client):
     assert "t2" not in str(client.scan(TableName=table)["Items"])
 
 
-def test_a_transaction_gets_botocores_idempotency_token(client, monkeypatch):
+@pytest.fixture
+def posted(monkeypatch):
+    """(operation, body) of each request the fast path sends."""
     sent = []
     real_post = wire._Sender.post
 
     def recording(self, operation_name, body):
-        sent.append(body)
+        sent.append((operation_name, body))
         return real_post(self, operation_name, body)
 
     monkeypatch.setattr(wire._Sender, "post", recording)
+    return sent
+
+
+def test_a_transaction_gets_botocores_idempotency_token(client, posted):
     table = CounterShard.Meta.table_name
     client.transact_write_items(TransactItems=[{"Put": {"TableName": table, "Item": shard_key("i")}}])
-    assert b'"ClientRequestToken":"' in sent[0]
+    [(operation, body)] = posted
+    assert operation == "TransactWriteItems" and b'"ClientRequestToken":"' in body
 
 
 def attempts_seen(client: Any) -> list[Any]:
@@ -310,18 +317,10 @@ def test_a_before_send_handler_sees_the_request(client):
     assert len(sent) == 1
 
 
-def test_the_models_calls_take_the_fast_path(monkeypatch):
-    posted = []
-    real_post = wire._Sender.post
-
-    def counting(self, operation_name, body):
-        posted.append(operation_name)
-        return real_post(self, operation_name, body)
-
-    monkeypatch.setattr(wire._Sender, "post", counting)
+def test_the_models_calls_take_the_fast_path(posted):
     CounterShard("like#fast", 1, count=2).save()
     assert CounterShard.get("like#fast", 1).count == 2
-    assert posted == ["PutItem", "GetItem"]
+    assert [operation for operation, _ in posted] == ["PutItem", "GetItem"]
 
 
 def test_a_forked_process_opens_connections_of_its_own(client):
