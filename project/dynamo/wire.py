@@ -11,7 +11,8 @@ DynamoDB clients and, per call:
 1. emits `before-parameter-build` as botocore does (its idempotency token of a
    TransactWriteItems, the usage and metrics hooks);
 2. signs the JSON body with SigV4 (`_Signer`, the same signature botocore makes, tested
-   against it) and POSTs it on a kept-alive connection of the thread (`http.client`);
+   against it) and POSTs it on a kept-alive connection the process shares (`_Connections`,
+   `http.client`);
 3. answers a 200 with its JSON (the ResponseMetadata botocore adds, base64 values decoded by
    botocore's own parser when there are any), and a final error (a failed condition, a
    cancelled transaction) with the exception class botocore would raise, after emitting
