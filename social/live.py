@@ -216,7 +216,7 @@ class SharedCounts:
 
     def __init__(self, signal: Callable[[str], str] | None = None) -> None:
         self._lock = threading.Lock()
-        self._counts: dict[str, tuple[int, int, int]] = {}  # comment id -> (count, read ms, reflects before ms)
+        self._counts: dict[str, tuple[int, int, int]] = {}  # key -> (count, read ms, reflects before ms)
         self._signal = signal or live_comment  # the change log's id for a key
 
     def forget(self) -> None:

@@ -3,8 +3,8 @@
 botocore (pinned 1.44.5) spends about 0.8 ms of CPU on the simplest GetItem: it resolves the
 endpoint rules, validates and serialises the parameters against the service model, emits a
 dozen events, signs through a generic request object, sends through urllib3 and parses the
-answer against the output shape. A page makes several calls, so this was most of a web
-process's CPU. DynamoDB's wire format is plain JSON whose values already carry their types,
+answer against the output shape. A page makes several calls, so through botocore alone they
+would be most of a web process's CPU. DynamoDB's wire format is plain JSON whose values already carry their types,
 so a call needs little of that. `make_api_call` replaces `BaseClient._make_api_call` for the
 DynamoDB clients and, per call:
 
@@ -19,7 +19,8 @@ DynamoDB clients and, per call:
    `response-received` (the hooks count every attempt).
 
 Anything else goes to botocore, which sends the call again with its retries: a connection
-that fails, a timeout, throttling, a 5xx, another error code, a bad checksum. Every write of
+that fails, a timeout, an answer failing its checksum or not JSON (each such attempt
+reported to `response-received` as an exception), throttling, a 5xx, another error code. Every write of
 this project is safe to send twice (the first attempt may have been applied), as it is for
 botocore's own retries. A client with a proxy, no credentials, another signature than SigV4
 or another service never takes this path, nor a call whose botocore request something hooks
@@ -47,6 +48,8 @@ from urllib.parse import urlsplit
 
 from botocore import handlers as botocore_handlers
 from botocore.client import BaseClient
+from botocore.exceptions import ChecksumError
+from botocore.httpsession import get_cert_path
 from django.conf import settings
 from pynamodb.connection import Connection
 
@@ -127,7 +130,9 @@ class _Connections:
         parts = urlsplit(url)
         self.tls = parts.scheme == "https"
         self.hostname = parts.hostname or ""
-        self.port = parts.port or (443 if self.tls else 80)
+        default_port = 443 if self.tls else 80
+        self.port = parts.port or default_port
+        self.host = self.hostname if self.port == default_port else f"{self.hostname}:{self.port}"  # as signed
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self.tls_context = ssl.create_default_context(cafile=ca_bundle) if self.tls else None
@@ -181,8 +186,10 @@ def _forked() -> None:
     global _pools_lock
     _pools_lock = threading.Lock()
     for pool in _pools.values():
-        pool._idle = []
+        inherited, pool._idle = pool._idle, []
         pool._lock = threading.Lock()
+        for connection, _ in inherited:
+            connection.close()  # this process's copy only: the parent's socket stays open
 
 
 os.register_at_fork(after_in_child=_forked)
@@ -202,16 +209,11 @@ class _Sender:
 
     def __init__(self, client: Any, url: str, signing_region: str, signing_name: str) -> None:
         config = client.meta.config
-        tls = url.startswith("https:")
-        self.connections = _connections(
-            url, config.connect_timeout, config.read_timeout, _ca_bundle(client) if tls else None
-        )
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if parts.port is not None and parts.port != (443 if tls else 80):
-            host = f"{host}:{parts.port}"
+        ca_bundle = get_cert_path(client._endpoint.http_session._verify) if url.startswith("https:") else None
+        self.connections = _connections(url, config.connect_timeout, config.read_timeout, ca_bundle)
         self.target_prefix = client.meta.service_model.metadata["targetPrefix"]
-        self.signer = _Signer(client._request_signer._credentials, signing_region, signing_name, host)
+        credentials = client._request_signer._credentials
+        self.signer = _Signer(credentials, signing_region, signing_name, self.connections.host)
 
     def post(self, operation_name: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """One attempt: (status, headers with lower-case names, body). Raises on any failure."""
@@ -247,13 +249,6 @@ def _utc_now() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC)
 
 
-def _ca_bundle(client: Any) -> str | None:
-    from botocore.httpsession import get_cert_path
-
-    verify = client._endpoint.http_session._verify
-    return get_cert_path(verify) if verify is not False else None
-
-
 def _sender_make(client: Any) -> _Sender | None:
     """The client's fast path, or None where botocore must do everything."""
     meta = client.meta
@@ -268,7 +263,7 @@ def _sender_make(client: Any) -> _Sender | None:
         or config.signature_version not in (None, "v4")
     ):
         return None
-    if getattr(client._endpoint.http_session, "_verify", True) is False:
+    if client._endpoint.http_session._verify is False:  # TLS unverified: botocore's choice to make
         return None
     return _Sender(client, meta.endpoint_url, meta.region_name, meta.service_model.signing_name)
 
@@ -355,16 +350,13 @@ def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) 
     received = f"response-received.dynamodb.{operation_name}"
     try:
         status, headers, data = sender.post(operation_name, body)
-    except Exception as error:  # a refused or lost connection, a timeout: botocore tries again
+        crc = headers.get("x-amz-crc32")
+        if crc is not None and int(crc) != zlib.crc32(data):
+            raise ChecksumError(checksum_type="crc32", expected_checksum=crc, actual_checksum=str(zlib.crc32(data)))
+        parsed = _parse(client, operation_model, status, headers, data)
+    except Exception as error:  # a refused or lost connection, a timeout, a garbled answer: botocore tries again
         _failure_log(operation_name, error)
         client.meta.events.emit(received, response_dict=None, parsed_response=None, context=context, exception=error)
-        return _botocore_call(client, operation_name, api_params)
-    crc = headers.get("x-amz-crc32")
-    if crc is not None and int(crc) != zlib.crc32(data):
-        return _botocore_call(client, operation_name, api_params)
-    try:
-        parsed = _parse(client, operation_model, status, headers, data)
-    except ValueError:  # not JSON (a proxy's error page): botocore's parser says what it was
         return _botocore_call(client, operation_name, api_params)
     response = {"status_code": status, "headers": headers, "body": data}
     client.meta.events.emit(received, response_dict=response, parsed_response=parsed, context=context, exception=None)
@@ -377,6 +369,6 @@ def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) 
 
 
 def install() -> None:
-    """Route every botocore client's calls through `make_api_call` (once, at import of the tables module)."""
+    """Route every botocore client's calls through `make_api_call` (ProjectConfig.ready, before any call)."""
     if BaseClient._make_api_call is _botocore_call:  # type: ignore[attr-defined]
         BaseClient._make_api_call = make_api_call  # type: ignore[attr-defined]

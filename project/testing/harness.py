@@ -77,7 +77,7 @@ def in_threads(work: Callable[[int], T], count: int, *, seconds: float = WAIT_SE
     return results  # type: ignore[return-value]  # every slot was filled: no thread failed
 
 
-# --- processes (Linux /proc) ----------------------------------------------------------
+# --- DynamoDB calls and faults ---------------------------------------------------------
 
 
 @contextlib.contextmanager
@@ -155,6 +155,9 @@ def dynamodb_error(code: str, message: str = "injected") -> WireAnswer:
 
     body = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": message}
     return 400, {"content-type": "application/x-amz-json-1.0"}, json.dumps(body).encode()
+
+
+# --- processes (Linux /proc) ----------------------------------------------------------
 
 
 def children(pid: int) -> list[int]:

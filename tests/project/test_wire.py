@@ -223,7 +223,7 @@ def test_a_connection_idle_too_long_is_not_used(client, monkeypatch):
     client.get_item(TableName=table, Key=shard_key("x"))
     pool = client.__dict__["_fast_sender"].connections
     old = [connection for connection, _ in pool._idle]
-    monkeypatch.setattr(pool, "IDLE_SECONDS", 0.0)
+    monkeypatch.setattr(pool, "IDLE_SECONDS", -1.0)  # every kept one is past it, however fine the clock
 
     client.get_item(TableName=table, Key=shard_key("x"))
 
@@ -248,6 +248,33 @@ def test_a_refused_connection_is_sent_again_by_botocore(client, monkeypatch, cap
     assert outcomes == ["ConnectionRefusedError", "ok"] * 2  # each call: the fast attempt, then botocore's
     levels = [record.levelname for record in caplog.records if "fast path failed" in record.getMessage()]
     assert levels == ["WARNING", "DEBUG"]  # once a minute, then quietly
+
+
+def test_a_transaction_applied_whose_answer_is_lost_is_applied_once(client, monkeypatch):
+    """botocore sends it again with the same ClientRequestToken, which DynamoDB honours."""
+    table = CounterShard.Meta.table_name
+    real_post = wire._Sender.post
+
+    def applied_then_lost(self, operation_name, body):
+        real_post(self, operation_name, body)
+        raise ConnectionResetError(104, "Connection reset by peer")
+
+    monkeypatch.setattr(wire._Sender, "post", applied_then_lost)
+    client.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": shard_key("once"),
+                    "UpdateExpression": "ADD #c :one",
+                    "ExpressionAttributeNames": {"#c": "count"},
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                }
+            }
+        ]
+    )
+    stored = botocore(client, "GetItem", TableName=table, Key=shard_key("once"), ConsistentRead=True)
+    assert stored["Item"]["count"] == {"N": "1"}
 
 
 def test_throttling_is_left_to_botocores_retries(client, monkeypatch):
@@ -344,6 +371,9 @@ def test_a_forked_process_opens_connections_of_its_own(client):
     assert answers.get(timeout=WAIT_SECONDS) == []  # nothing of the parent's kept
     assert answers.get(timeout=WAIT_SECONDS) is False  # the call answered, on a connection of its own
     assert answers.get(timeout=WAIT_SECONDS) == [False]
+    kept = pool._idle[-1][0]
+    assert "Item" not in client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))
+    assert pool._idle[-1][0] is kept  # the child closed its copy only: this process's still answers
 
 
 class _StandIn(http.server.BaseHTTPRequestHandler):
