@@ -50,12 +50,14 @@ if LOCAL_PLAIN_HTTP and not (HOST == "localhost" or ipaddress.ip_address(HOST).i
 # busy waits for a slot up to WEB_QUEUE_TIMEOUT seconds, or WEB_QUEUE_TARGET once the queue
 # has stood for WEB_QUEUE_INTERVAL or a request was refused within it (sustained overload);
 # past its wait, 503 with Retry-After. A request body must arrive within WEB_BODY_TIMEOUT
-# seconds (else 408), read before the request takes a slot.
+# seconds (else 408), read before the request takes a slot; one client address has at most
+# WEB_BODY_READS_PER_ADDRESS bodies being read at once in a process (else 429, connection closed).
 WEB_MAX_IN_FLIGHT = env.int("WEB_MAX_IN_FLIGHT", default=8)
 WEB_QUEUE_TIMEOUT = env.float("WEB_QUEUE_TIMEOUT", default=1.0)
 WEB_QUEUE_INTERVAL = env.float("WEB_QUEUE_INTERVAL", default=0.5)
 WEB_QUEUE_TARGET = env.float("WEB_QUEUE_TARGET", default=0.005)
 WEB_BODY_TIMEOUT = env.float("WEB_BODY_TIMEOUT", default=10.0)
+WEB_BODY_READS_PER_ADDRESS = env.int("WEB_BODY_READS_PER_ADDRESS", default=8)
 # Threads per process (web or worker) for work handed to other threads, besides gunicorn's
 # WEB_THREADS: split by tier in project.serving.pools (reads 5/8, the fold's writes 2/8, its
 # finishers 1/8; at least one each), made as work comes.

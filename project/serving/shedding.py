@@ -35,8 +35,12 @@ Slow clients: a request's body (up to DATA_UPLOAD_MAX_MEMORY_SIZE, what Django r
 memory anyway) is read before the request asks for a slot, within WEB_BODY_TIMEOUT (10 s).
 A client trickling its body holds one of gunicorn's threads (there are more of them than
 slots: config/gunicorn.py), never a slot; past the deadline the answer is 408 and the
-connection is closed. A buffering proxy in front (docs/how-to/run-in-production.md, production
-checklist) keeps such clients away from the process altogether.
+connection is closed. One client address (project.http.security.client_ip, IPv6 by /64) has
+at most WEB_BODY_READS_PER_ADDRESS (8) bodies being read at once in a process: the next is
+answered 429 at once, its connection closed unread, so one address trickling bodies on
+hundreds of sockets holds 8 threads, not all of them. A buffering proxy in front
+(docs/how-to/run-in-production.md, production checklist) keeps such clients away from the
+process altogether.
 
 The counts are this process's own load, not shared state: each process protects itself.
 /healthz and /readyz are answered before this middleware (project.operations.health).
@@ -59,6 +63,8 @@ from django.http import HttpResponse
 from project.clock import clock
 from project.errors import error_response, retry_after_set
 from project.http.guard import is_api
+from project.http.security import client_ip
+from project.limits.store import address_subject
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -197,6 +203,46 @@ class BodyDeadlines:
 body_deadlines = BodyDeadlines()
 
 
+class BodyReaders:
+    """The bodies this process is reading now, counted by client address."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def enter(self, address: str, limit: int) -> bool:
+        """Count one more read from `address`; False (nothing counted) when it has `limit` already."""
+        with self._lock:
+            count = self._counts.get(address, 0)
+            if count >= limit:
+                return False
+            self._counts[address] = count + 1
+            return True
+
+    def leave(self, address: str) -> None:
+        with self._lock:
+            count = self._counts.pop(address, 0) - 1
+            if count > 0:
+                self._counts[address] = count
+
+
+body_readers = BodyReaders()
+
+
+def _too_many_bodies(request: HttpRequest, sock: socket.socket | None) -> HttpResponse:
+    """429 for a body the client's address may not start now; its connection is closed unread
+    (the socket's reading side shut: gunicorn would otherwise read the rest of the body before
+    the connection's next request, in a thread)."""
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
+    message = "Too many requests from your address are still sending their bodies; retry shortly."
+    if is_api(request):
+        return error_response(message, code="too_many_bodies", status=429, retry_after=str(RETRY_AFTER_SECONDS))
+    page = HttpResponse(message, status=429, content_type="text/plain; charset=utf-8")
+    return retry_after_set(page, str(RETRY_AFTER_SECONDS))
+
+
 def _content_length(request: HttpRequest) -> int:
     try:
         return int(request.META.get("CONTENT_LENGTH") or 0)
@@ -211,22 +257,29 @@ def body_read(request: HttpRequest) -> HttpResponse | None:
     DATA_UPLOAD_MAX_MEMORY_SIZE); a larger one is refused later (project.http.guard, Django) or,
     for a staff multipart upload, streamed by Django as usual. The deadline needs the
     connection's socket (gunicorn's `gunicorn.socket`, HTTP/1); elsewhere (the test client,
-    the warm-up) the body is already in memory.
+    the warm-up) the body is already in memory. Only WEB_BODY_READS_PER_ADDRESS of them at
+    once per client address (429 beyond).
     """
     length = _content_length(request)
     timeout = settings.WEB_BODY_TIMEOUT
     if length <= 0 or timeout <= 0 or length > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
         return None
     sock: socket.socket | None = request.META.get("gunicorn.socket")
-    key = None
-    if sock is not None and request.META.get("HTTP_VERSION") != "2":  # an HTTP/2 socket carries other streams
-        key = body_deadlines.watch(sock, time.monotonic() + timeout)
+    if sock is not None and request.META.get("HTTP_VERSION") == "2":  # an HTTP/2 socket carries other streams
+        sock = None
+    address = address_subject(client_ip(request))
+    limit = settings.WEB_BODY_READS_PER_ADDRESS
+    if limit > 0 and not body_readers.enter(address, limit):
+        return _too_many_bodies(request, sock)
+    key = None if sock is None else body_deadlines.watch(sock, time.monotonic() + timeout)
     try:
         body = request.body
     except OSError:  # Django's UnreadablePostError: the connection broke
         body = b""
     finally:
         in_time = key is None or body_deadlines.done(key)
+        if limit > 0:
+            body_readers.leave(address)
     if len(body) >= length:
         # Whole, even if the deadline struck as the last byte came: served (the connection
         # then closes after the answer, its reading side being shut).

@@ -156,7 +156,7 @@ class Connection:
     """A request arriving on a real socket, as gunicorn hands it over: `gunicorn.socket` and a
     `wsgi.input` reading from it; `reading` is set once the application asks for the body."""
 
-    def __init__(self, *, length: int, path: str = "/api/comments/") -> None:
+    def __init__(self, *, length: int, path: str = "/api/comments/", address: str = "192.0.2.1") -> None:
         self.client, self.server = socket.socketpair()
         self.reading = threading.Event()
         stream = self.server.makefile("rb")
@@ -181,6 +181,7 @@ class Connection:
             "wsgi.input": Input(),
             "wsgi.url_scheme": "http",
             "gunicorn.socket": self.server,
+            "REMOTE_ADDR": address,
         }
 
     def close(self) -> None:
@@ -266,3 +267,48 @@ def test_a_slow_body_holds_no_slot(slots, settings):
         connection.close()
     assert visitor.status_code == 200
     assert answers[0].status_code == 200 and len(seen[0]) == 100
+
+
+def test_one_address_reads_only_its_share_of_bodies_at_once(settings):
+    """Two bodies from one address still arriving: a third from it is a 429 at once, its
+    connection's reading side shut (never read to the end in a thread); another address,
+    and the same one once a read ended, are read as usual."""
+    settings.WEB_BODY_TIMEOUT = WAIT_SECONDS
+    settings.WEB_BODY_READS_PER_ADDRESS = 2
+    slow = [Connection(length=100) for _ in range(2)]
+    third = Connection(length=100)
+    other = Connection(length=2, address="198.51.100.7")
+    answers: list = []
+    seen: list = []
+    try:
+        threads = []
+        for connection in slow:
+            connection.client.sendall(b'{"body": "')
+            threads.append(served(connection.environ, answers, seen))
+            assert connection.reading.wait(WAIT_SECONDS)
+        refused: list = []
+        third.client.sendall(b'{"body": "')
+        served(third.environ, refused, seen).join(WAIT_SECONDS)
+        third.server.settimeout(WAIT_SECONDS)
+        while third.server.recv(100):  # what had come; then the end (shut): nothing more is read
+            pass
+        other.client.sendall(b"{}")
+        served(other.environ, answers, seen).join(WAIT_SECONDS)
+        assert seen == [b"{}"]
+        slow[0].client.sendall(b"x" * 88 + b'"}')
+        threads[0].join(WAIT_SECONDS)
+        again = Connection(length=2)
+        try:
+            again.client.sendall(b"{}")
+            served(again.environ, answers, seen).join(WAIT_SECONDS)
+        finally:
+            again.close()
+        slow[1].client.shutdown(socket.SHUT_WR)
+        threads[1].join(WAIT_SECONDS)
+    finally:
+        for connection in (*slow, third, other):
+            connection.close()
+    assert refused[0].status_code == 429 and refused[0]["Retry-After"] == "2"
+    assert json.loads(refused[0].content)["code"] == "too_many_bodies"
+    assert seen[:2] == [b"{}", b'{"body": "' + b"x" * 88 + b'"}'] and seen[2] == b"{}"
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 400]

@@ -46,6 +46,9 @@ def server(dynamodb, tmp_path_factory):
         WEB_MAX_IN_FLIGHT=str(SLOTS),
         WEB_QUEUE_TIMEOUT=str(WAIT_SECONDS),
         WEB_BODY_TIMEOUT=str(BODY_SECONDS),
+        # The tricklers here are one address: each gets a thread (test_slow_bodies_served.py
+        # checks the bound on one address's bodies).
+        WEB_BODY_READS_PER_ADDRESS=str(TRICKLERS),
         RATE_LIMITS_ENABLED="False",
         PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
         HOST="127.0.0.1",
