@@ -4,10 +4,13 @@ every table and index is there and ACTIVE, migrations are applied).
 Both are answered by `HealthMiddleware`, first in MIDDLEWARE: before the HTTPS redirect,
 the host check, sessions and load shedding, so a load balancer or an orchestrator can
 probe a process by its address over plain HTTP, and a busy process still says it is
-alive. /readyz answers 200 `{"status": "ready"}` or 503 with `Retry-After` and
-`"failing": [names]`. What exactly is wrong (a host, a table, an index) is for the
-operator, not for strangers: it goes to the log (a warning when the answer changes) and
-`python manage.py check_ready` prints it.
+alive. /readyz answers 200 `{"status": "ready"}` or 503 `{"status": "unavailable"}` with
+`Retry-After`: the status code is all a load balancer needs. What is wrong is for the
+operator, not for strangers: an operator's request (project.operations.metrics.is_operator:
+the METRICS_TOKEN bearer token or an address in METRICS_ALLOWED_IPS, as for /metrics) also
+gets `"failing": [names]` and `"checks": {name: "ok" or what is wrong}` (a host, a table, an
+index); it goes to the log (a warning when the answer changes), and `python manage.py
+check_ready` prints it.
 
 Cheap whoever polls it, and never a lever on DynamoDB: a process computes readiness at
 most once every READYZ_MIN_INTERVAL seconds (1), one request at a time; requests meanwhile
@@ -34,6 +37,7 @@ from django.http import JsonResponse
 
 from project.dynamo import tables as dynamo
 from project.errors import retry_after_set
+from project.operations.metrics import is_operator
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -195,6 +199,7 @@ class HealthMiddleware:
         if path == "/healthz":
             return _answer({"status": "ok"}, 200)
         readiness = latest.get()
-        if readiness.ready:
-            return _answer({"status": "ready"}, 200)
-        return _answer({"status": "unavailable", "failing": readiness.failing}, 503)
+        body: dict[str, Any] = {"status": "ready" if readiness.ready else "unavailable"}
+        if is_operator(request):
+            body.update(failing=readiness.failing, checks=readiness.checks)
+        return _answer(body, 200 if readiness.ready else 503)

@@ -274,7 +274,9 @@ class WorkerCollector:
 # --- exposition -------------------------------------------------------------------------
 
 
-def _allowed(request: HttpRequest) -> bool:
+def is_operator(request: HttpRequest) -> bool:
+    """An operator's request: a METRICS_TOKEN bearer token, or a client address in
+    METRICS_ALLOWED_IPS. Who may read /metrics, and /readyz's details."""
     from project.http.security import client_ip
 
     token = settings.METRICS_TOKEN
@@ -298,7 +300,7 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
     """GET /metrics: 404 when metrics are off, 403 for a caller without the token or address."""
     if not metrics_enabled():
         raise Http404
-    if not _allowed(request):
+    if not is_operator(request):
         return HttpResponse(
             "Forbidden: a METRICS_TOKEN bearer token or an address in METRICS_ALLOWED_IPS.\n",
             status=403,

@@ -50,30 +50,68 @@ def test_readyz_is_ready_when_every_table_index_and_migration_is_there(client):
     assert health.readiness_check().checks == {"dynamodb": "ok", "tables": "ok", "migrations": "ok"}
 
 
-def test_readyz_names_dynamodb_when_it_does_not_answer(client):
+OPERATOR = {"HTTP_AUTHORIZATION": "Bearer operator-token"}
+
+
+@pytest.fixture
+def operator(settings):
+    """Requests with OPERATOR's headers are an operator's (the /metrics rule)."""
+    settings.METRICS_TOKEN = "operator-token"
+    settings.METRICS_ALLOWED_IPS = []
+
+
+def test_readyz_tells_strangers_only_that_the_process_is_unavailable(client, operator):
+    """What fails, and how (a host, a table), is the operator's: a stranger gets the bare status,
+    whether from another address or with a wrong token."""
+    port = free_port()
+    with pointed_at(f"http://127.0.0.1:{port}"):
+        strangers = [
+            client.get("/readyz"),
+            client.get("/readyz", HTTP_AUTHORIZATION="Bearer guess"),
+            client.get("/readyz", REMOTE_ADDR="203.0.113.9"),
+        ]
+        answer = client.get("/readyz", **OPERATOR)
+    assert [stranger.status_code for stranger in strangers] == [503, 503, 503]
+    assert all(stranger.json() == {"status": "unavailable"} for stranger in strangers)
+    assert all(stranger["Retry-After"] for stranger in strangers)
+    assert answer.status_code == 503
+    assert answer.json()["failing"] == ["dynamodb", "tables"]
+    assert answer.json()["checks"]["dynamodb"].startswith(f"no answer from http://127.0.0.1:{port}")
+
+
+def test_readyz_tells_an_operator_allowed_by_address_what_fails(client, settings):
+    settings.METRICS_ALLOWED_IPS = ["198.51.100.0/24"]
+    with pointed_at(dynamo.endpoint().host, prefix="absent_"):
+        stranger = client.get("/readyz", REMOTE_ADDR="203.0.113.9")
+        answer = client.get("/readyz", REMOTE_ADDR="198.51.100.20")
+    assert stranger.json() == {"status": "unavailable"}
+    assert answer.json()["failing"] == ["tables"] and "absent_likes missing" in answer.json()["checks"]["tables"]
+
+
+def test_readyz_names_dynamodb_when_it_does_not_answer(client, operator):
     with pointed_at(f"http://127.0.0.1:{free_port()}"):
-        answer = client.get("/readyz")
+        answer = client.get("/readyz", **OPERATOR)
     assert answer.status_code == 503
     assert answer["Retry-After"]
-    assert answer.json() == {"status": "unavailable", "failing": ["dynamodb", "tables"]}  # no host for strangers
+    assert answer.json()["failing"] == ["dynamodb", "tables"]
     with pointed_at(f"http://127.0.0.1:{free_port()}"):
         checks = health.readiness_check().checks
     assert checks["dynamodb"].startswith("no answer from http://127.0.0.1:")
     assert checks["migrations"] == "ok"
 
 
-def test_readyz_names_the_missing_tables(client):
+def test_readyz_names_the_missing_tables(client, operator):
     with pointed_at(dynamo.endpoint().host, prefix="absent_"):
-        answer = client.get("/readyz")
+        answer = client.get("/readyz", **OPERATOR)
     assert answer.status_code == 503
-    assert answer.json() == {"status": "unavailable", "failing": ["tables"]}
+    assert answer.json()["status"] == "unavailable" and answer.json()["failing"] == ["tables"]
     with pointed_at(dynamo.endpoint().host, prefix="absent_"):
         checks = health.readiness_check().checks
     assert "absent_likes missing" in checks["tables"]
     assert checks["tables"].endswith("(run create_tables)")
 
 
-def test_readyz_names_a_missing_index(client, monkeypatch):
+def test_readyz_names_a_missing_index(client, monkeypatch, operator):
     declared = dynamo._declared_indexes
 
     def with_an_extra_index(model):
@@ -83,13 +121,13 @@ def test_readyz_names_a_missing_index(client, monkeypatch):
         return indexes
 
     monkeypatch.setattr(dynamo, "_declared_indexes", with_an_extra_index)
-    assert client.get("/readyz").json()["failing"] == ["tables"]
+    assert client.get("/readyz", **OPERATOR).json()["failing"] == ["tables"]
     assert "comments index by_mood missing" in health.readiness_check().checks["tables"]
 
 
-def test_readyz_names_unapplied_migrations(client, monkeypatch):
+def test_readyz_names_unapplied_migrations(client, monkeypatch, operator):
     monkeypatch.setattr(health.MigrationExecutor, "migration_plan", lambda self, targets: [("social", "0099_x")])
-    assert client.get("/readyz").json()["failing"] == ["migrations"]
+    assert client.get("/readyz", **OPERATOR).json()["failing"] == ["migrations"]
     assert health.readiness_check().checks["migrations"] == "1 migration(s) not applied (run migrate)"
 
 
