@@ -30,6 +30,7 @@ from social.counters import (
     counter_increment,
     counter_key,
 )
+from social.display_names import display_name_clean
 from social.models import Comment, TimelineDay, User
 from social.selectors import TIMELINE_BUCKET, comment_find
 
@@ -122,6 +123,7 @@ def user_create(
     over; a sign-up that then fails still counts).
     """
     username_check(username)
+    display_name = display_name_clean(display_name)
     if address is not None:
         signup_limit_enforce(address=address)
     try:
@@ -141,8 +143,10 @@ def user_display_name_set(*, user: User, display_name: str) -> User:
 
     One UPDATE of one column: twice or concurrently, the last one wins; every page reads
     names from the user table when it renders, so old comments show the new name at once.
+    Stored without format characters (social.display_names: no bidi override or zero-width
+    character), whitespace collapsed.
     """
-    display_name = " ".join(display_name.split())
+    display_name = display_name_clean(display_name)
     if len(display_name) > DISPLAY_NAME_MAX_LENGTH:
         raise ApplicationError(f"At most {DISPLAY_NAME_MAX_LENGTH} characters.", field="display_name")
     user.display_name = display_name

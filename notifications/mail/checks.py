@@ -40,6 +40,7 @@ class About:
     path: str  # where to read it on the site (a path; the mail prefixes SITE_URL)
     comment_id: str | None = None  # whose thread a mute silences
     actor_ids: tuple[str, ...] = ()  # who it names (a like's first likers)
+    names: tuple[str, ...] = ()  # the display names `text` opens with, in order (quoted in the subject)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,10 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
         comment = comment_find(comment_id=comment_id)
         excerpt = _excerpt(comment.body) if comment and not comment.hidden and not comment.deleted_at else ""
         actor_ids = tuple(actor.id for actor in notification.actors)
-        return About(kind, notification.text, excerpt, notification.url, comment_id=comment_id, actor_ids=actor_ids)
+        names = tuple(actor.display_name for actor in notification.actors)
+        return About(
+            kind, notification.text, excerpt, notification.url, comment_id=comment_id, actor_ids=actor_ids, names=names
+        )
     feed = feed_read(user_id=user_id)
     entries = [entry for entry in feed.entries if entry.entry_id == entry_id]
     if not entries or entries[0].read:
@@ -92,7 +96,10 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     if view.removed or view.hidden:  # hidden: it names only people the reader blocked or muted
         return None
     thread_comment_id = entries[0].object_id if kind != "message" else None
-    return About(kind, view.text, _excerpt(view.body), view.url or "/notifications/", comment_id=thread_comment_id)
+    names = tuple(actor.display_name for actor in view.actors[:2])
+    return About(
+        kind, view.text, _excerpt(view.body), view.url or "/notifications/", comment_id=thread_comment_id, names=names
+    )
 
 
 def thread_muted(*, user_id: str, comment_id: str | None) -> bool:

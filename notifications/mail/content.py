@@ -11,6 +11,7 @@ from django.template.loader import render_to_string
 
 from notifications.mail.checks import About, Recipient
 from notifications.mail.tokens import DIGEST, unsubscribe_url
+from social.display_names import display_name_clean, names_quoted
 
 KIND_NAMES = {
     "like": "likes of your comments",
@@ -39,7 +40,9 @@ def _message(*, recipient: Recipient, subject: str, template: str, context: dict
         "settings_url": site_url("/me/notifications/"),
     }
     message = EmailMultiAlternatives(
-        subject=" ".join(subject.split())[:SUBJECT_MAX],  # one line: a header cannot hold a line break
+        # One line (a header cannot hold a line break), no format character (a bidi override
+        # in a name stored before they were refused would reorder what follows it).
+        subject=display_name_clean(subject)[:SUBJECT_MAX],
         body=render_to_string(f"notifications/mail/{template}.txt", context),
         to=[recipient.address],
         headers={"List-Unsubscribe": f"<{link}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"},
@@ -52,7 +55,7 @@ def notification_message(*, recipient: Recipient, about: About) -> EmailMultiAlt
     """One notification's mail: what happened, its first words, a link to read it."""
     message: EmailMultiAlternatives = _message(
         recipient=recipient,
-        subject=about.text,
+        subject=names_quoted(about.text, about.names),  # “Bob” replied to your comment
         template="notification",
         context={"about": about, "link": site_url(about.path)},
         unsubscribe=about.kind,

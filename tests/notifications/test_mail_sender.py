@@ -46,7 +46,7 @@ def test_an_unread_reply_is_mailed_once_with_its_link_and_unsubscribe_headers(al
     assert len(mail.outbox) == 1
     message = mail.outbox[0]
     assert message.to == ["alice@example.com"]
-    assert message.subject == "Bob replied to your comment"
+    assert message.subject == "\u201cBob\u201d replied to your comment"
     assert "Nice point about caching" in message.body
     assert f"https://social.example/c/{parent}/#c-{reply}" in message.body
     unsubscribe = message.extra_headers["List-Unsubscribe"]
@@ -229,7 +229,7 @@ def test_an_unread_like_notification_is_mailed_and_a_read_one_is_not(make_user, 
 
     assert send_due().get("sent") == 1
     (message,) = mail.outbox
-    assert message.subject == "Alice liked your comment"
+    assert message.subject == "\u201cAlice\u201d liked your comment"
     assert "Worth a like" in message.body and f"/c/{comment_id}/" in message.body
     assert ledger_get(user_id=uid(author), channel=EMAIL, source=source).kind == "like"
 
@@ -258,7 +258,7 @@ def test_replies_rolled_up_into_one_unread_entry_make_one_mail(alice_and_bob, ma
     stats = send_due()
     assert (stats.get("sent"), stats.get("skipped")) == (1, 1)
     (message,) = mail.outbox
-    assert message.subject == "Carol and Bob replied to your comment"
+    assert message.subject == "\u201cCarol\u201d and \u201cBob\u201d replied to your comment"
     assert [line.reason for line in ledger_of_user(user_id=uid(alice)) if line.outcome == "skipped"] == [
         "already e-mailed about this notification (still unread)"
     ]
@@ -283,3 +283,16 @@ def test_an_outage_before_the_send_gives_the_line_back_and_the_mail_goes_later(a
     item.update(actions=[MailQueue.due_at.set(clock.now_ms())])  # its lease ran out
     assert send_due().get("sent") == 1
     assert len(mail.outbox) == 1
+
+
+def test_a_name_stored_with_a_bidi_override_is_quoted_and_cleaned_in_the_subject(alice_and_bob):
+    """A name kept from before format characters were refused cannot turn the subject around:
+    the subject quotes it without them."""
+    alice, bob = alice_and_bob
+    bob.display_name = "\u202eboB"  # as stored before: written directly
+    bob.save(update_fields=["display_name"])
+    reply_to(alice, bob, "Nice point")
+    schedule(alice)
+    assert send_due().get("sent") == 1
+    (message,) = mail.outbox
+    assert message.subject == "\u201cboB\u201d replied to your comment"
