@@ -24,6 +24,12 @@ Every value is a setting read from the environment (and `.env`, like Django's se
   request is sent on it.
 - WEB_BACKLOG (256): connections the kernel holds before gunicorn accepts them.
 - HOST, PORT: the address bound (default 127.0.0.1:8000).
+- BUFFERING_PROXY: the buffering proxy in front (`nginx`: deploy/entrypoint.sh runs the image's,
+  deploy/nginx.conf; `alb`, or any other name, one of the operator's). With the production
+  settings (DEBUG off) and not LOCAL_PLAIN_HTTP (`make run`, on the loopback address), gunicorn
+  refuses to start without one: it reads a body only as its threads allow
+  (project.serving.shedding), and a proxy that reads each request whole keeps slow clients
+  away from them.
 
 The application is loaded once in the master (`preload_app`) and each worker serves a
 warm-up request to itself before it accepts connections (project.serving.hooks.warm_up), so
@@ -102,8 +108,21 @@ def post_worker_init(worker: Any) -> None:
     warm_up(worker.wsgi, log=worker.log)
 
 
+def buffering_proxy_check() -> None:
+    """Refuse to serve the internet without a declared buffering proxy (BUFFERING_PROXY)."""
+    production = not env.bool("DEBUG", default=False) and not env.bool("LOCAL_PLAIN_HTTP", default=False)
+    if production and not env.str("BUFFERING_PROXY", default="").strip():
+        raise RuntimeError(
+            "BUFFERING_PROXY is not set: in production gunicorn serves behind a proxy that reads each "
+            "request whole (nginx: the image's default; an AWS ALB: BUFFERING_PROXY=alb). "
+            "docs/how-to/run-in-production.md, production checklist."
+        )
+
+
 def on_starting(server: Any) -> None:
     from project.operations.metrics import metrics_dir_prepare
+
+    buffering_proxy_check()  # gunicorn prints the error and exits 1
 
     metrics_dir_prepare()
 

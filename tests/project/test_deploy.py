@@ -106,9 +106,13 @@ def entrypoint(tmp_path):
         script.chmod(0o755)
     environment = {"PATH": f"{stand_ins}:/usr/bin:/bin", "RUN_DIR": str(tmp_path / "run")}
 
-    def run(*arguments: str) -> tuple[int, str, str]:
+    def run(*arguments: str, **variables: str) -> tuple[int, str, str]:
         done = subprocess.run(
-            [str(DEPLOY / "entrypoint.sh"), *arguments], cwd="/", env=environment, capture_output=True, text=True
+            [str(DEPLOY / "entrypoint.sh"), *arguments],
+            cwd="/",
+            env={**environment, **variables},
+            capture_output=True,
+            text=True,
         )
         return done.returncode, done.stdout.strip(), done.stderr
 
@@ -145,6 +149,34 @@ def test_the_workers_role_is_supervisord_with_every_program_but_web(entrypoint, 
     workers = supervisord_programs(config, tmp_path / "run")
     assert sorted(workers) == sorted(BACKGROUND)
     assert all(Path(program.directory).resolve() == ROOT for program in workers.values())
+
+
+def test_with_the_images_proxy_all_and_web_run_nginx_in_front_of_gunicorn(entrypoint, tmp_path, monkeypatch):
+    """BUFFERING_PROXY=nginx: nginx listens where gunicorn would (HOST:PORT) and gunicorn moves
+    behind it; `all` runs every program and the proxy under supervisord, `web` the two."""
+    run = tmp_path / "run"
+    for role, expected in (("all", PROGRAMS), ("web", ["web"])):
+        status, printed, _ = entrypoint(role, BUFFERING_PROXY="nginx", HOST="0.0.0.0", PORT="8000")
+        config = run / f"supervisord.{role}.conf"
+        assert (status, printed) == (0, f"supervisord -c {config}"), role
+        monkeypatch.setenv("NGINX_CONF", str(run / "nginx.conf"))
+        served = supervisord_programs(config, run)
+        assert sorted(served) == sorted([*expected, "proxy"]), role
+        assert served["proxy"].command.startswith(f"nginx -c {run / 'nginx.conf'} ")
+        assert served["web"].command == "gunicorn -c config/gunicorn.py"
+        assert Path(served["web"].directory).resolve() == ROOT
+    nginx = (run / "nginx.conf").read_text()
+    assert "listen 0.0.0.0:8000;" in nginx and "server 127.0.0.1:8001;" in nginx and not re.search(r"@[A-Z_]+@", nginx)
+    for directive in ("proxy_request_buffering on;", "proxy_buffering on;", "client_body_timeout 10s;"):
+        assert directive in nginx
+    assert entrypoint("web", BUFFERING_PROXY="alb") == (0, "gunicorn -c config/gunicorn.py", "")
+
+
+def test_the_image_runs_its_nginx_in_front_of_gunicorn():
+    runs = " ; ".join(argument for kind, argument in dockerfile() if kind == "RUN")
+    assert "apt-get install -y --no-install-recommends nginx" in runs
+    environment = " ".join(argument for kind, argument in dockerfile() if kind == "ENV")
+    assert re.search(r"\bBUFFERING_PROXY=nginx\b", environment) and re.search(r"\bNUM_PROXIES=1\b", environment)
 
 
 # --- deploy/systemd/ --------------------------------------------------------------------------

@@ -78,6 +78,21 @@ def test_gunicorn_defaults_follow_the_cpu_count_and_leave_threads_for_refusals(m
     assert config["bind"] == ["127.0.0.1:8000"]
 
 
+def test_gunicorn_refuses_to_start_in_production_without_a_buffering_proxy(monkeypatch):
+    """With the production settings, off the loopback's plain HTTP, gunicorn's first hook refuses
+    to go on (gunicorn prints the error and exits 1) until BUFFERING_PROXY names the proxy."""
+    monkeypatch.setenv("ENV_FILE", "/dev/null")
+    for name in ("DEBUG", "LOCAL_PLAIN_HTTP", "BUFFERING_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    config = runpy.run_path(str(ROOT / "config/gunicorn.py"))
+    with pytest.raises(RuntimeError, match="BUFFERING_PROXY is not set"):
+        config["on_starting"](object())
+    for name, value in (("BUFFERING_PROXY", "alb"), ("LOCAL_PLAIN_HTTP", "True"), ("DEBUG", "True")):
+        with monkeypatch.context() as scoped:
+            scoped.setenv(name, value)
+            runpy.run_path(str(ROOT / "config/gunicorn.py"))["buffering_proxy_check"]()  # no error
+
+
 # Transactional: the real WSGI handler closes a connection it finds inside a transaction when
 # a request starts (the test client does not), and a test's atomic block would be one.
 @pytest.mark.django_db(transaction=True)
