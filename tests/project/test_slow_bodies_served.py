@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import select
+import shutil
 import socket
 import subprocess
 import sys
@@ -91,22 +92,21 @@ def trickle(port: int, sent: threading.Barrier, stop: threading.Event) -> bytes:
     return answer
 
 
-def test_a_visitor_gets_a_page_while_one_address_trickles_bodies_on_250_sockets(server):
-    """250 sockets of one address each send a POST's headers and 2 KB, then a byte a second.
-    The process reads 8 of those bodies at once and answers the others 429 at once, so its
-    threads stay free: a visitor's page comes long before any body's deadline."""
+def visit_while_trickling(port: int) -> tuple[int, list[bytes]]:
+    """TRICKLERS sockets trickle bodies to `port` while a visitor asks for the comment list there;
+    the visitor's status (a timeout past half the body deadline raises) and the tricklers' answers."""
     sent = threading.Barrier(TRICKLERS + 1)
     stop = threading.Event()
     answers: list[bytes] = []
     tricklers = [
-        threading.Thread(target=lambda: answers.append(trickle(server, sent, stop)), daemon=True)
+        threading.Thread(target=lambda: answers.append(trickle(port, sent, stop)), daemon=True)
         for _ in range(TRICKLERS)
     ]
     for thread in tricklers:
         thread.start()
     try:
         sent.wait(WAIT_SECONDS)  # every trickler has sent its headers and its first 2 KB
-        connection = http.client.HTTPConnection("127.0.0.1", server, timeout=BODY_SECONDS / 2)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=BODY_SECONDS / 2)
         try:
             connection.request("GET", "/api/comments/", headers={"Accept": "application/json"})
             visitor = connection.getresponse()
@@ -117,7 +117,47 @@ def test_a_visitor_gets_a_page_while_one_address_trickles_bodies_on_250_sockets(
         stop.set()
         for thread in tricklers:
             thread.join(WAIT_SECONDS)
-    assert visitor.status == 200
+    return visitor.status, answers
+
+
+def test_a_visitor_gets_a_page_while_one_address_trickles_bodies_on_250_sockets(server):
+    """250 sockets of one address each send a POST's headers and 2 KB, then a byte a second.
+    The process reads 8 of those bodies at once and answers the others 429 at once, so its
+    threads stay free: a visitor's page comes long before any body's deadline."""
+    status, answers = visit_while_trickling(server)
+    assert status == 200
     refused = [answer for answer in answers if answer.startswith(b"HTTP/1.1 429 ")]
     assert len(refused) >= TRICKLERS - PER_ADDRESS, sorted({answer[:40] for answer in answers})
     assert all(b'"code":"too_many_bodies"' in answer.replace(b" ", b"") for answer in refused)
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx is not installed (the image installs it)")
+def test_the_images_nginx_holds_the_trickled_bodies_and_passes_the_visitor(server, tmp_path):
+    """deploy/nginx.conf filled in as deploy/entrypoint.sh fills it, in front of the server: the
+    250 trickled bodies stay in nginx (none is answered while it trickles), the visitor's page
+    comes through."""
+    port = free_port()
+    (tmp_path / "nginx").mkdir()
+    config = (ROOT / "deploy" / "nginx.conf").read_text()
+    for word, value in (("@LISTEN@", f"127.0.0.1:{port}"), ("@UPSTREAM@", f"127.0.0.1:{server}")):
+        config = config.replace(word, value)
+    (tmp_path / "nginx.conf").write_text(config.replace("@RUN_DIR@", str(tmp_path)))
+    nginx = subprocess.Popen(
+        ["nginx", "-c", str(tmp_path / "nginx.conf"), "-e", "stderr", "-g", "daemon off;"],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            assert nginx.poll() is None, nginx.stderr.read() if nginx.stderr else b""
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            assert time.monotonic() < deadline, "nginx never listened"
+            time.sleep(0.1)
+        status, answers = visit_while_trickling(port)
+    finally:
+        nginx.terminate()
+        nginx.wait(WAIT_SECONDS)
+    assert status == 200
+    assert answers.count(b"") == TRICKLERS  # nginx still waited for every body
