@@ -11,8 +11,9 @@ Every value is a setting read from the environment (and `.env`, like Django's se
   (503 + Retry-After) and read request bodies, which come in before a request takes a slot.
   A connection that finds no free thread waits in gthread's own queue, where nothing
   bounds its wait: the threads must cover the waiting, so raise WEB_THREADS with
-  WEB_MAX_IN_FLIGHT. 32 clients trickling bodies hold 32 threads at most WEB_BODY_TIMEOUT
-  each; the default leaves a process 8 more (a buffering proxy in front keeps them out).
+  WEB_MAX_IN_FLIGHT. Clients trickling bodies hold a thread each for WEB_BODY_TIMEOUT at
+  most, and one address at most WEB_BODY_READS_PER_ADDRESS (8) of them (429 beyond); a
+  buffering proxy in front (BUFFERING_PROXY, below) keeps them out altogether.
 - POOL_THREADS (32) more threads at most per process, not gunicorn's: the pools to which
   requests hand work they wait on (a page's reads fanned out, the like fold's writes), by
   tier (project.serving.pools). A pool thread holds no database connection and no slot;
