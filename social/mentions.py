@@ -5,8 +5,8 @@ of username characters after an `@` that is not itself inside a word or an addre
 (`bob@example.com` mentions nobody); a sentence's last dot or dash is not part of it unless
 a person has that very name (`Thanks @bob.` mentions bob).
 
-The body is stored as typed; only pages turn names into links (`mention_html`), the API
-answers the raw body. Resolving names is one query of the relational database for a
+The body is stored as typed; only its rendering turns names into links (social.formatting), the
+API's `body` is the raw text. Resolving names is one query of the relational database for a
 comment (`mentioned_people`) or for a page of them (`mention_usernames`), on the
 case-insensitive username index; a body without an `@` costs nothing.
 """
@@ -82,6 +82,11 @@ def _resolved(body: str, found: Mapping[str, object]) -> list[str]:
     return list(people)
 
 
+def mention_name(run: str, usernames: Mapping[str, str]) -> str | None:
+    """The known name (lower case, a key of `usernames`) a run of name characters after "@" mentions."""
+    return next((candidate for candidate in _candidates(run) if candidate in usernames), None)
+
+
 def mentioned_people(body: str) -> list[MentionedPerson]:
     """The people `body` mentions, in order of first mention, each once: one query (none without "@")."""
     found = _active_users(mention_names(body))
@@ -100,8 +105,7 @@ def mention_html(body: str, usernames: Mapping[str, str]) -> SafeString:
     parts: list[str] = []
     position = 0
     for match in MENTION_PATTERN.finditer(body):
-        run = match.group(1)
-        name = next((candidate for candidate in _candidates(run) if candidate in usernames), None)
+        name = mention_name(match.group(1), usernames)
         if name is None:
             continue
         start = match.start()
