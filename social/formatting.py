@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ from social.mentions import MENTION_PATTERN, mention_name, mention_names
 
 LINK_REL = "nofollow ugc noopener"
 LINK_SCHEMES = ("http:", "https:", "mailto:")
+MENTION_HREF = re.compile(r"/u/[A-Za-z0-9@.+_%-]+/")  # reverse("profile"), URL-encoded
 
 # The block rules, inline rules and core rules of the subset; every other rule is off.
 BLOCK_RULES = ["blockquote", "code", "fence", "list", "paragraph"]
@@ -70,7 +72,7 @@ def _parser() -> MarkdownIt:
     assert parser.linkify is not None  # linkify-it-py is installed (requirements-runtime.txt)
     parser.linkify.set({"fuzzy_link": False, "fuzzy_email": True})
     parser.validateLink = _link_allowed  # type: ignore[method-assign]
-    parser.core.ruler.push("mentions", _link_mentions)
+    parser.core.ruler.push("links_and_mentions", _links_and_mentions)
     return parser
 
 
@@ -100,25 +102,27 @@ def _text(content: str, like: Token) -> Token:
     return Token("text", "", 0, content=content, level=like.level)
 
 
-def _link_mentions(state: StateCore) -> None:
-    """Link @mentions in the text of each paragraph, outside links (code is never text)."""
+def _links_and_mentions(state: StateCore) -> None:
+    """Unlink a link to nowhere (`[words]()`: markdown-it checks no empty address), and link
+    @mentions in the text of each paragraph, outside links (code is never text)."""
     usernames: Mapping[str, str] = state.env.get("mention_usernames") or {}
-    if not usernames:
-        return
     for block in state.tokens:
-        if block.type != "inline" or not block.children or "@" not in block.content:
+        if block.type != "inline" or not block.children:
+            continue
+        mentions = bool(usernames) and "@" in block.content
+        if not mentions and "[" not in block.content:
             continue
         children: list[Token] = []
-        in_link = 0
+        links: list[bool] = []  # the open links, each kept or not
         for token in block.children:
             if token.type == "link_open":
-                in_link += 1
-            elif token.type == "link_close":
-                in_link -= 1
-            replaced = (
-                _mention_tokens(token.content, usernames, token) if token.type == "text" and not in_link else None
-            )
-            children += replaced if replaced is not None else [token]
+                links.append(_link_allowed(str(token.attrs.get("href", ""))))
+                if not links[-1]:
+                    continue
+            elif token.type == "link_close" and not links.pop():
+                continue
+            linked = _mention_tokens(token.content, usernames, token) if mentions and token.type == "text" else None
+            children += linked if linked is not None and not links else [token]
         block.children = children
 
 
@@ -130,6 +134,8 @@ _CLEANER = nh3.Cleaner(
     url_schemes={scheme.rstrip(":") for scheme in LINK_SCHEMES},
     link_rel=LINK_REL,
     strip_comments=True,
+    # A relative address only as this module makes it, a mention's profile (/u/<name>/).
+    url_relative=lambda url: url if MENTION_HREF.fullmatch(url) else None,
 )
 
 
