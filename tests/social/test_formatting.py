@@ -74,6 +74,7 @@ def test_pages_show_the_rendered_comment(client, alice, bob):
     assert "<strong>Night</strong> shift" in page
     assert f'<a class="mention" href="/u/bob/" {REL}>@bob</a>' in page
     assert "<li>&lt;script&gt;x&lt;/script&gt;</li>" in page
+    assert "**Night**" not in page  # nor in its title, which reads "Night shift, @bob: …"
     assert "**Night**" not in client.get("/").content.decode()
 
 
@@ -128,3 +129,22 @@ def test_the_compose_box_lists_the_subset(client, alice):
     page = client.get("/").content.decode()
     assert "Formatting help" in page and "<code>**bold**</code>" in page
     assert 'name="preview"' in page
+
+
+def test_a_reply_mail_shows_the_reply_rendered_and_its_words(make_user, settings):
+    from django.core import mail
+
+    from tests.notifications.mail_helpers import email_on, reply_to, schedule, send_due, verified
+
+    settings.SITE_URL = "https://social.example"
+    alice = verified(make_user("alice", display_name="Alice"))
+    bob = make_user("bob", display_name="Bob")
+    email_on(alice, "reply")
+    reply_to(alice, bob, "**Late** again? See [the rota](https://example.org/rota) <script>x</script>")
+    schedule(alice)
+    assert send_due().get("sent") == 1
+    (message,) = mail.outbox
+    assert "“Late again? See the rota <script>x</script>”" in message.body  # the words, not the syntax
+    (html, _) = message.alternatives[0]
+    assert '<strong>Late</strong> again? See <a href="https://example.org/rota" ' + REL + ">the rota</a>" in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
