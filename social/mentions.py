@@ -1,4 +1,4 @@
-"""@mentions in comment bodies: finding them, resolving them to people, showing them as links.
+"""@mentions in comment bodies: finding them and resolving them to people (social.formatting links them).
 
 `@name` names a person the way log-in does: in any letter case. A name is the longest run
 of username characters after an `@` that is not itself inside a word or an address
@@ -19,9 +19,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
-from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from social.account.limits import account_is_new
 
@@ -97,31 +94,6 @@ def mention_usernames(bodies: Iterable[str]) -> dict[str, str]:
     """Lower-case name -> username of every person these bodies mention: one query for a page."""
     found = _active_users(name for body in bodies for name in mention_names(body))
     return {name: person.username for name, person in found.items()}
-
-
-def mention_html(body: str, usernames: Mapping[str, str]) -> SafeString:
-    """The body as a page shows it: escaped, line breaks kept, each mention of a known person
-    (`usernames`: lower-case name -> username) a link to their profile. Anything else stays text."""
-    parts: list[str] = []
-    position = 0
-    for match in MENTION_PATTERN.finditer(body):
-        name = mention_name(match.group(1), usernames)
-        if name is None:
-            continue
-        start = match.start()
-        end = match.start(1) + len(name)  # a sentence's dot after the name stays outside the link
-        parts.append(escape(body[position:start]))
-        href = reverse("profile", args=[usernames[name]])
-        parts.append(f'<a class="mention" href="{escape(href)}">{escape(body[start:end])}</a>')
-        position = end
-    parts.append(escape(body[position:]))
-    # Every piece of the body was escaped above; only the links are markup.
-    return mark_safe(_line_breaks("".join(parts)))
-
-
-def _line_breaks(html: str) -> str:
-    """`linebreaksbr` on text that is already escaped: a line break becomes <br>."""
-    return html.replace("\r\n", "\n").replace("\n", "<br>")
 
 
 # At most this many people are notified by one comment's @mentions, over all its edits

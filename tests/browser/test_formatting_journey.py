@@ -4,6 +4,8 @@ comment rendered, nothing posted), then posts it and sees it formatted on the ti
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -29,6 +31,7 @@ def test_format_a_comment_with_the_preview_and_post_it(pages, make_user, javascr
 
     page.get_by_role("button", name="Preview").click()
 
+    expect(page).to_have_url(re.compile(r"/#preview$"))  # the page comes back at the preview
     preview = page.locator(".compose-preview")
     expect(preview).to_contain_text("not posted yet")
     expect(preview.locator("strong")).to_have_text("Night shift")
