@@ -282,6 +282,7 @@ BATCH = 10
 FRAGMENT_EXAMPLES, SOUP_EXAMPLES = 8_000, 2_000  # x BATCH: 100,000 bodies
 
 
+@pytest.mark.slow  # about 45 s alone on 2 cores
 def test_100_000_generated_bodies_render_no_script():
     checked = []
 
