@@ -26,6 +26,7 @@ from project.clock import clock, parse_iso
 from project.dynamo.cursors import InvalidCursor, cursor_decode, cursor_encode
 from project.operations.backlog import BACKLOG_CAP, Backlog
 from project.serving.pools import READS, pool
+from social.formatting import markdown_text
 from social.models import Comment
 from social.relations.selectors import silenced_ids
 from social.selectors import authors_by_id
@@ -359,7 +360,8 @@ def _with_excerpts(notifications: list[Notification]) -> list[Notification]:
 
 
 def _excerpt(body: str) -> str:
-    body = " ".join(body.split())
+    """The first words of the body as it reads rendered (social.formatting): `**late**` is "late"."""
+    body = markdown_text(body)
     return body if len(body) <= EXCERPT_LENGTH else body[: EXCERPT_LENGTH - 1] + "…"
 
 

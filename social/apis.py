@@ -26,6 +26,7 @@ from project.http.serializers import NoBlankSerializer, StrictSerializer, page_q
 from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, VIEWS
+from social.formatting import markdown_html
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -37,7 +38,10 @@ class AuthorSerializer(serializers.Serializer):
 class CommentOutputSerializer(serializers.Serializer):
     id = serializers.CharField()
     author = AuthorSerializer(allow_null=True, help_text="Null for a deleted comment: its author is not named.")
-    body = serializers.CharField()
+    body = serializers.CharField(help_text="The text as its author typed it (its Markdown source).")
+    html = serializers.SerializerMethodField(
+        help_text="`body` as pages show it: its Markdown subset rendered, sanitised, mentions linked; empty if deleted."
+    )
     parent_id = serializers.CharField(allow_null=True)
     created_at = serializers.DateTimeField()
     like_count = serializers.IntegerField()
@@ -46,6 +50,9 @@ class CommentOutputSerializer(serializers.Serializer):
     deleted = serializers.BooleanField(
         help_text="Its author deleted it: `body` is empty and `author` null; listed only where replies hang under it."
     )
+
+    def get_html(self, comment: selectors.CommentView) -> str:
+        return "" if comment.deleted else markdown_html(comment.body, comment.mention_usernames)
 
     def to_representation(self, instance):
         shown = super().to_representation(instance)

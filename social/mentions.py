@@ -1,12 +1,12 @@
-"""@mentions in comment bodies: finding them, resolving them to people, showing them as links.
+"""@mentions in comment bodies: finding them and resolving them to people (social.formatting links them).
 
 `@name` names a person the way log-in does: in any letter case. A name is the longest run
 of username characters after an `@` that is not itself inside a word or an address
 (`bob@example.com` mentions nobody); a sentence's last dot or dash is not part of it unless
 a person has that very name (`Thanks @bob.` mentions bob).
 
-The body is stored as typed; only pages turn names into links (`mention_html`), the API
-answers the raw body. Resolving names is one query of the relational database for a
+The body is stored as typed; only its rendering turns names into links (social.formatting), the
+API's `body` is the raw text. Resolving names is one query of the relational database for a
 comment (`mentioned_people`) or for a page of them (`mention_usernames`), on the
 case-insensitive username index; a body without an `@` costs nothing.
 """
@@ -19,9 +19,6 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
-from django.urls import reverse
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
 
 from social.account.limits import account_is_new
 
@@ -82,6 +79,11 @@ def _resolved(body: str, found: Mapping[str, object]) -> list[str]:
     return list(people)
 
 
+def mention_name(run: str, usernames: Mapping[str, str]) -> str | None:
+    """The known name (lower case, a key of `usernames`) a run of name characters after "@" mentions."""
+    return next((candidate for candidate in _candidates(run) if candidate in usernames), None)
+
+
 def mentioned_people(body: str) -> list[MentionedPerson]:
     """The people `body` mentions, in order of first mention, each once: one query (none without "@")."""
     found = _active_users(mention_names(body))
@@ -92,32 +94,6 @@ def mention_usernames(bodies: Iterable[str]) -> dict[str, str]:
     """Lower-case name -> username of every person these bodies mention: one query for a page."""
     found = _active_users(name for body in bodies for name in mention_names(body))
     return {name: person.username for name, person in found.items()}
-
-
-def mention_html(body: str, usernames: Mapping[str, str]) -> SafeString:
-    """The body as a page shows it: escaped, line breaks kept, each mention of a known person
-    (`usernames`: lower-case name -> username) a link to their profile. Anything else stays text."""
-    parts: list[str] = []
-    position = 0
-    for match in MENTION_PATTERN.finditer(body):
-        run = match.group(1)
-        name = next((candidate for candidate in _candidates(run) if candidate in usernames), None)
-        if name is None:
-            continue
-        start = match.start()
-        end = match.start(1) + len(name)  # a sentence's dot after the name stays outside the link
-        parts.append(escape(body[position:start]))
-        href = reverse("profile", args=[usernames[name]])
-        parts.append(f'<a class="mention" href="{escape(href)}">{escape(body[start:end])}</a>')
-        position = end
-    parts.append(escape(body[position:]))
-    # Every piece of the body was escaped above; only the links are markup.
-    return mark_safe(_line_breaks("".join(parts)))
-
-
-def _line_breaks(html: str) -> str:
-    """`linebreaksbr` on text that is already escaped: a line break becomes <br>."""
-    return html.replace("\r\n", "\n").replace("\n", "<br>")
 
 
 # At most this many people are notified by one comment's @mentions, over all its edits

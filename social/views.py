@@ -36,6 +36,7 @@ from project.serving.after_response import after_response
 from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.models import User
+from social.preview import comment_preview, preview_asked
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
@@ -145,12 +146,14 @@ def _viewer_id(request):
 
 def timeline(request):
     form = _form_with_kept_draft(request, button="Post") if request.user.is_authenticated else CommentForm()
-    refused = None
+    refused = preview = None
     if request.method == "POST":
         if not request.user.is_authenticated:
             return _keep_draft_and_log_in(request)
         form = CommentForm(request.POST)
-        if form.is_valid():
+        if preview_asked(request):
+            preview = comment_preview(form)
+        elif form.is_valid():
             try:
                 posted_id, replayed = _post_once(request, form)
                 messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
@@ -169,7 +172,8 @@ def timeline(request):
             written=FRESH_COMMENTS.names(request),
         ),
     )
-    return refused_page(render(request, "social/timeline.html", {"form": form, "page": page}), refused)
+    context = {"form": form, "page": page, "preview": preview}
+    return refused_page(render(request, "social/timeline.html", context), refused)
 
 
 def _comment_back(comment) -> str:
@@ -197,7 +201,8 @@ def comment_edit(request, comment_id):
     """Edit one's own comment: a plain form (no JavaScript needed)."""
     comment = _own_comment_or_404(request, comment_id)
     form, refused = CommentForm(request.POST or None, initial={"body": comment.body}), None
-    if request.method == "POST" and form.is_valid():
+    preview = comment_preview(form) if preview_asked(request) else None
+    if request.method == "POST" and preview is None and form.is_valid():
         try:
             comment_body_edit(comment_id=comment_id, author_id=str(request.user.pk), body=form.cleaned_data["body"])
         except NotFound as error:  # deleted or hidden while the form was open
@@ -213,7 +218,7 @@ def comment_edit(request, comment_id):
             response = HttpResponseRedirect(_comment_back(comment))
             FRESH_COMMENTS.remember(request, response, value=comment_id)  # the lists show the new text
             return response
-    context = {"form": form, "comment": comment, "back": _comment_back(comment)}
+    context = {"form": form, "comment": comment, "back": _comment_back(comment), "preview": preview}
     return refused_page(render(request, "social/comment_edit.html", context), refused)
 
 
@@ -336,12 +341,14 @@ def comment_detail(request, comment_id):
             raise Http404("No such comment.")
         return render(request, "social/comment_hidden.html", {"comment": comment})
     form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
-    refused = None
+    refused = preview = None
     if request.method == "POST":
         if not request.user.is_authenticated:
             return _keep_draft_and_log_in(request)
         form = CommentForm(request.POST)
-        if form.is_valid():
+        if preview_asked(request):
+            preview = comment_preview(form)
+        elif form.is_valid():
             try:
                 reply_id, replayed = _post_once(request, form, parent_id=comment_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
@@ -377,6 +384,7 @@ def comment_detail(request, comment_id):
     if request.user.is_authenticated and not comment.deleted:
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count, "thread": thread}
+    context["preview"] = preview
     return refused_page(render(request, "social/comment.html", context), refused)
 
 

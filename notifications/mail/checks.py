@@ -18,6 +18,7 @@ from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
 from notifications.selectors import _excerpt, _like_notifications
+from social.formatting import markdown_html
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
 
@@ -41,6 +42,7 @@ class About:
     comment_id: str | None = None  # whose thread a mute silences
     actor_ids: tuple[str, ...] = ()  # who it names (a like's first likers)
     names: tuple[str, ...] = ()  # the display names `text` opens with, in order (quoted in the subject)
+    html: str = ""  # the comment rendered as pages show it (social.formatting), for the HTML mail
 
 
 @dataclass(frozen=True)
@@ -82,11 +84,18 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
             return None
         (notification,) = _like_notifications([item], unread=True)
         comment = comment_find(comment_id=comment_id)
-        excerpt = _excerpt(comment.body) if comment and not comment.hidden and not comment.deleted_at else ""
+        body = comment.body if comment and not comment.hidden and not comment.deleted_at else ""
         actor_ids = tuple(actor.id for actor in notification.actors)
         names = tuple(actor.display_name for actor in notification.actors)
         return About(
-            kind, notification.text, excerpt, notification.url, comment_id=comment_id, actor_ids=actor_ids, names=names
+            kind,
+            notification.text,
+            _excerpt(body),
+            notification.url,
+            comment_id=comment_id,
+            actor_ids=actor_ids,
+            names=names,
+            html=markdown_html(body),
         )
     feed = feed_read(user_id=user_id)
     entries = [entry for entry in feed.entries if entry.entry_id == entry_id]
@@ -97,9 +106,10 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
         return None
     thread_comment_id = entries[0].object_id if kind != "message" else None
     names = tuple(actor.display_name for actor in view.actors[:2])
-    return About(
-        kind, view.text, _excerpt(view.body), view.url or "/notifications/", comment_id=thread_comment_id, names=names
-    )
+    # A comment's body is Markdown; a message from the staff is plain text (the HTML mail escapes it).
+    html = markdown_html(view.body) if kind != "message" else ""
+    path = view.url or "/notifications/"
+    return About(kind, view.text, _excerpt(view.body), path, comment_id=thread_comment_id, names=names, html=html)
 
 
 def thread_muted(*, user_id: str, comment_id: str | None) -> bool:

@@ -21,6 +21,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from notifications.models import Preferences, ThreadSubscription
 from project.errors import NotFound
+from social.formatting import markdown_text
 from social.models import Comment
 from social.selectors import authors_by_id, comment_find, comment_thread_id
 
@@ -226,7 +227,7 @@ def thread_subscriptions_shown(*, user_id: str, fresh: Iterable[str] = ()) -> li
     shown = []
     for thread in threads:
         comment = visible.get(thread.thread_id)
-        body = " ".join(comment.body.split()) if comment else ""
+        body = markdown_text(comment.body) if comment else ""
         shown.append(
             ThreadShown(
                 thread_id=thread.thread_id,

@@ -24,7 +24,7 @@ from django.template.defaulttags import CsrfTokenNode
 from django.utils import timezone
 
 from project.templatetags.id_urls import id_url
-from social.mentions import mention_html
+from social.formatting import comment_html
 from social.selectors import CommentView
 
 register = template.Library()
@@ -91,7 +91,7 @@ def comment_card(
         author_username=comment.author.username,
         author_url=id_url(comment.author.username, "profile"),
         edited=_moment(comment.edited_at, page.zone) if comment.edited_at else None,
-        body=mention_html(comment.body, comment.mention_usernames),
+        body=comment_html(comment.body, comment.mention_usernames),
         like_count=comment.like_count,
         liked=comment.liked,
         signed_in=page.viewer_id is not None,

@@ -5,7 +5,8 @@ import pytest
 from actions.comments import comment_create, comment_edit
 from notifications.feed.selectors import feed_entries_list
 from notifications.preferences.services import preferences_update, thread_mute
-from social.mentions import mention_html, mentioned_people
+from social.formatting import markdown_html
+from social.mentions import mentioned_people
 from social.selectors import comment_find
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
@@ -44,8 +45,9 @@ def test_a_mention_in_any_case_notifies_once_never_the_author_and_links_on_the_p
     assert comment_find(comment_id=comment.comment_id).mentioned_ids == {uid(bob)}
 
     page = client.get(f"/c/{comment.comment_id}/").content.decode()
-    assert '<a class="mention" href="/u/bob/">@BOB</a>, <a class="mention" href="/u/bob/">@Bob</a>' in page
-    assert '<a class="mention" href="/u/ann/">@ann</a>' in page
+    link = 'class="mention" href="/u/{}/" rel="nofollow ugc noopener">{}</a>'
+    assert f"<a {link.format('bob', '@BOB')}, <a {link.format('bob', '@Bob')}" in page
+    assert f"<a {link.format('ann', '@ann')}" in page
     assert "@nobody" in page and 'href="/u/nobody/"' not in page
     assert "cid@example.com" in page and 'href="/u/cid/"' not in page
 
@@ -53,10 +55,10 @@ def test_a_mention_in_any_case_notifies_once_never_the_author_and_links_on_the_p
 def test_names_are_escaped_and_a_sentence_dot_stays_outside_the_link(people):
     found = {person.username: person for person in mentioned_people("Thanks @bob. <b>@cid</b>")}
     assert set(found) == {"bob", "cid"}
-    html = mention_html("Thanks @bob. <b>@cid</b>\nbye", {"bob": "bob", "cid": "cid"})
+    html = markdown_html("Thanks @bob. <b>@cid</b>\nbye", {"bob": "bob", "cid": "cid"})
     assert html == (
-        'Thanks <a class="mention" href="/u/bob/">@bob</a>. &lt;b&gt;'
-        '<a class="mention" href="/u/cid/">@cid</a>&lt;/b&gt;<br>bye'
+        '<p>Thanks <a class="mention" href="/u/bob/" rel="nofollow ugc noopener">@bob</a>. &lt;b&gt;'
+        '<a class="mention" href="/u/cid/" rel="nofollow ugc noopener">@cid</a>&lt;/b&gt;<br>\nbye</p>'
     )
 
 

@@ -341,7 +341,7 @@ def test_a_deleted_comment_page_keeps_its_replies_and_takes_no_reply(alice, bob,
     post(bob, "Bob's answer", parent=comment)
     services.comment_delete(comment_id=comment.comment_id, author_id=str(alice.pk))
     client.force_login(bob)
-    page = page_showing(client, f"/c/{comment.comment_id}/", "Bob&#x27;s answer")  # listed within about a second
+    page = page_showing(client, f"/c/{comment.comment_id}/", "Bob's answer")  # listed within about a second
     assert "deleted" in page
     assert "The original words" not in page
     assert 'class="card post-form"' not in page

@@ -240,6 +240,12 @@
         return;
       }
       sending = true;
+      // Preview (social/preview.py) posts nothing: the page comes back with the text in the
+      // box, so it is kept as a draft (lost on the way, it comes back) but not noted as posting.
+      if (event.submitter && event.submitter.name === "preview") {
+        if (creates && store && box.value.trim()) store.setItem(DRAFT_PREFIX + path, box.value);
+        return;
+      }
       button.textContent = "Posting…";
       button.setAttribute("aria-disabled", "true");
       if (creates && store) {
