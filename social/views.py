@@ -380,7 +380,7 @@ def comment_detail(request, comment_id):
     return refused_page(render(request, "social/comment.html", context), refused)
 
 
-POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
+POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": counters.REACTIONS}
 
 
 def popular(request):
