@@ -164,3 +164,34 @@ def test_32_people_react_take_back_and_react_again_on_one_comment_without_a_fail
     shown = APIClient().get(f"/api/comments/{comment_id}/").json()
     assert shown["reactions"] == {"heart": PEOPLE, "hooray": PEOPLE}
     assert counts_by_name(comment_id) == {"heart": PEOPLE, "hooray": PEOPLE}
+
+
+def test_a_list_reads_the_reactions_of_comments_that_have_some_only(comment, alice, bob):
+    """A comment records its first reaction (`has_reactions`), so a list page queries the reaction
+    counters of those comments alone: a page of comments nobody reacted to reads none."""
+    from unittest import mock
+
+    from botocore.client import BaseClient
+
+    quiet = comment_create(author_id=str(alice.pk), body="Nobody reacts").comment_id
+    reaction_add(comment_id=comment.comment_id, user_id=str(bob.pk), name="laugh")
+    real = BaseClient._make_api_call
+    read: set[str] = set()
+
+    def spy(self, operation_name, api_params):
+        if operation_name == "Query" and api_params["TableName"].endswith("_counters"):
+            read.add(api_params["ExpressionAttributeValues"][":0"]["S"])
+        return real(self, operation_name, api_params)
+
+    def listed() -> bool:
+        read.clear()
+        results = APIClient().get("/api/comments/").json()["results"]
+        return {item["id"]: item["reactions"] for item in results} == {
+            comment.comment_id: {"laugh": 1},
+            quiet: {},
+        }
+
+    with mock.patch.object(BaseClient, "_make_api_call", spy):
+        wait_for(listed, what="the list showing the reaction")  # the timeline index trails the flag
+    assert counter_key(kind=REACTIONS, object_id=comment.comment_id) in read
+    assert counter_key(kind=REACTIONS, object_id=quiet) not in read
