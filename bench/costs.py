@@ -72,6 +72,7 @@ def main() -> None:
         from social.aggregation import counter_aggregate, counters_aggregate_pending, counters_pending
         from social.counters import flag_reuse_seconds
         from social.live import change_log
+        from social.reactions.services import reaction_add, reaction_remove
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()
@@ -202,6 +203,19 @@ def main() -> None:
         with_fold("like", lambda n: like_add(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
         aggregation("aggregation of a liked comment's count")
         with_fold("unlike", lambda n: like_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk)))
+        counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)
+        # Reactions on comments that already have one (a comment's first reaction also marks it:
+        # its item's size in KB, twice, once in its life), each answered with the exact reactions.
+        for other in others:
+            reaction_add(comment_id=other.comment_id, user_id=str(people[repeat].pk), name="eyes")
+        run(
+            "reaction", lambda n: reaction_add(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart")
+        )
+        aggregation("aggregation of a reacted-to comment's count")
+        run(
+            "reaction taken back",
+            lambda n: reaction_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart"),
+        )
         counters_aggregate_pending(due_only=False, sleep=lambda seconds: None)
 
         def view(n):

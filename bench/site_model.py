@@ -46,6 +46,16 @@ FLOORS: dict[str, tuple[float, float]] = {
     "aggregation of a liked comment's count": (1, 7),
     "aggregation of a viewed comment's count": (1, 7),
     "unlike, synchronous": (2, 8),
+    # A reaction commits two items atomically: its row (one of each reaction per person) and
+    # one shard of the comment's reaction counter (2 x 2), + the row's keys-only `by_user`
+    # index entry (2); after it, the counter's due flag (1) and its `due` index entry (1) unless
+    # this process raised it within 1.5 x COUNTER_AGGREGATION_DELAY (here: it did). Reads: the
+    # comment (1), the answer's counts (1) and the reactor's rows of the names counted (1); the
+    # counter's shard count (1) once per 30 s per process.
+    "reaction": (3, 6),
+    "reaction taken back": (3, 6),
+    # As a like count's; its first total writes 1 ranking entry, not a moved one (2).
+    "aggregation of a reacted-to comment's count": (1, 6),
     # + the fold: as a like's, without the marker (kept through the unlike), and with the
     # author's block list (2) but no preferences read (nobody is notified of an unlike).
     "unlike, all-in (+ its fold)": (11.5, 20),

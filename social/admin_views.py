@@ -17,7 +17,7 @@ from social.activity.admin_views import ActivityAdmin
 from social.moderation import staff_services
 from social.moderation.admin_views import ReportsAdmin
 
-RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
+RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": counters.REACTIONS}
 
 
 def _find(query: str) -> tuple[list[selectors.CommentView], str]:

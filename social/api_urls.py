@@ -3,6 +3,7 @@ from django.urls import path
 from social import apis
 from social.account.apis import MeApi, MyExportApi
 from social.activity.apis import ActivityDailyApi
+from social.reactions.apis import CommentReactionApi
 from social.relations.apis import MyRelationsApi, UserBlockApi, UserMuteApi
 
 urlpatterns = [
@@ -20,5 +21,10 @@ urlpatterns = [
     path("comments/<str:comment_id>/", apis.CommentDetailApi.as_view(), name="api-comment"),
     path("comments/<str:comment_id>/replies/", apis.CommentRepliesApi.as_view(), name="api-comment-replies"),
     path("comments/<str:comment_id>/like/", apis.CommentLikeApi.as_view(), name="api-comment-like"),
+    path(
+        "comments/<str:comment_id>/reactions/<str:name>/",
+        CommentReactionApi.as_view(),
+        name="api-comment-reaction",
+    ),
     path("activity/daily/", ActivityDailyApi.as_view(), name="api-activity-daily"),
 ]

@@ -25,7 +25,7 @@ from project.http.security import client_ip
 from project.http.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
-from social.counters import LIKES, VIEWS
+from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
 
 
@@ -46,6 +46,14 @@ class CommentOutputSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     like_count = serializers.IntegerField()
     liked = serializers.BooleanField()
+    reactions = serializers.DictField(
+        child=serializers.IntegerField(),
+        source="reactions.counts",
+        help_text="Count per reaction name, only those above 0 (thumbs_up, heart, laugh, hooray, confused, eyes).",
+    )
+    my_reactions = serializers.ListField(
+        child=serializers.CharField(), source="reactions.mine", help_text="The caller's own reactions, by name."
+    )
     edited_at = serializers.DateTimeField(allow_null=True, help_text="When its author last edited it, or null.")
     deleted = serializers.BooleanField(
         help_text="Its author deleted it: `body` is empty and `author` null; listed only where replies hang under it."
@@ -293,17 +301,17 @@ class CommentLikeApi(APIView):
 
 
 class PopularCommentsApi(APIView):
-    """Comments ranked by their aggregated like (or view) total, highest first.
+    """Comments ranked by their aggregated like (or view, or reaction) total, highest first.
 
     Totals are aggregated a few seconds after a change (`aggregate_counters`), so a
     like shows in `like_count` at once and in `total` and the order shortly after.
     Ties are ordered by comment id; hidden comments are left out.
     """
 
-    KINDS = {"likes": LIKES, "views": VIEWS}
+    KINDS = {"likes": LIKES, "views": VIEWS, "reactions": REACTIONS}
 
     class InputSerializer(NoBlankSerializer):
-        kind = serializers.ChoiceField(choices=["likes", "views"], default="likes", required=False)
+        kind = serializers.ChoiceField(choices=["likes", "views", "reactions"], default="likes", required=False)
         limit = serializers.IntegerField(required=False, default=10, min_value=1, max_value=ranking.RANKING_LIMIT_MAX)
 
     class OutputSerializer(serializers.Serializer):
@@ -314,7 +322,12 @@ class PopularCommentsApi(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("kind", str, enum=["likes", "views"], description="What to rank by (default likes)."),
+            OpenApiParameter(
+                "kind",
+                str,
+                enum=["likes", "views", "reactions"],
+                description="What to rank by (default likes; reactions: all six together).",
+            ),
             OpenApiParameter(
                 "limit",
                 {"type": "integer", "minimum": 1, "maximum": ranking.RANKING_LIMIT_MAX},

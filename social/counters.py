@@ -43,7 +43,10 @@ logger = logging.getLogger(__name__)
 
 LIKES = "like"
 VIEWS = "view"
-KINDS = (LIKES, VIEWS)
+# Every reaction of a comment, one counter: the reaction's name is in the shard number
+# (social/reactions/names.py), so one Query reads all six counts and their sum ranks the comment.
+REACTIONS = "reaction"
+KINDS = (LIKES, VIEWS, REACTIONS)
 
 # How long a process trusts a per-counter shard override it read (a raised shard
 # count reaches every web process within this time; until then writers keep using
@@ -387,6 +390,13 @@ def counter_increment(*, key: str) -> None:
     """
     shard = CounterShard(counter_key=key, shard=random.randrange(counter_shard_count(key=key)))
     shard.update(actions=[CounterShard.count.add(1)])
+    counter_due_flag_rely(key=key)
+
+
+def counter_due_flag_rely(*, key: str) -> None:
+    """After a change of the counter committed: raise its due flag (one UpdateItem) unless this
+    process saw a pending one within `flag_reuse_seconds()`, as a view does (`counter_increment`):
+    a hot counter's flag item is not written by every change."""
     seen = _flag_seen.get(key)
     if seen is None or clock.now() >= seen + flag_reuse_seconds():
         _flag_raise(key)

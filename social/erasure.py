@@ -22,7 +22,8 @@ from project.clock import clock
 from project.limits.store import limit_forget
 from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_months
-from social.models import Comment, Like, Relation, Report
+from social.models import Comment, Like, Reaction, Relation, Report
+from social.reactions.services import reaction_erase
 
 PAGE = 25
 EXPORT_PAGE = 100
@@ -52,6 +53,28 @@ def comment_anonymise(*, comment_id: str) -> None:
         if comment.reply_to:
             actions.append(Comment.reply_to.remove())
     comment.update(actions=actions, condition=Comment.comment_id.exists())
+
+
+REACTIONS_PAGE = 25
+
+
+@erasure_step(name="reactions", order=15)
+def reactions_erase(*, user_id: str, cursor: str | None) -> str | None:
+    """Up to REACTIONS_PAGE of the person's reactions, in comment id order from `cursor` (the
+    `by_user` index), each undone by `reaction_erase` (its count -1). Returns the last comment
+    id, or None once the index lists no more. From `cursor` itself, not past it: a page may end
+    inside one comment's reactions (up to six), whose rest the next page takes; those already
+    undone, listed again (on AWS the index may trail a delete by a second), fail their row's
+    condition and change nothing, as after a crash.
+    """
+    condition = Reaction.comment_id >= cursor if cursor else None
+    page = list(Reaction.by_user.query(user_id, range_key_condition=condition, limit=REACTIONS_PAGE))
+    for row in page:
+        reaction_erase(comment_id=row.comment_id, user_id=user_id, name=row.reactor_key.rpartition("#")[2])
+    if len(page) < REACTIONS_PAGE:
+        return None
+    last: str = page[-1].comment_id
+    return last
 
 
 @erasure_step(name="comments", order=20)
@@ -172,6 +195,12 @@ def comments_export(*, user_id: str) -> Iterator[dict[str, Any]]:
 def likes_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for like in Like.by_user.query(user_id, page_size=EXPORT_PAGE):
         yield {"comment_id": like.comment_id}
+
+
+@export_section(name="reactions", order=26)
+def reactions_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    for row in Reaction.by_user.query(user_id, page_size=EXPORT_PAGE):
+        yield {"comment_id": row.comment_id, "reaction": row.reactor_key.rpartition("#")[2]}
 
 
 @export_section(name="blocks_and_mutes", order=60)

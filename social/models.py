@@ -122,6 +122,8 @@ class Comment(Model):
     # and the replies index (a GSI, updated asynchronously on AWS) may not list a reply less
     # than a second old, while this item is read consistently.
     has_replies = BooleanAttribute(null=True)
+    # Set right after its first reaction commits: list pages read the reaction counts of such comments only.
+    has_reactions = BooleanAttribute(null=True)
     # A reply's conversation: the id of the top-level comment it hangs under, copied from its
     # parent when it is posted (`social.selectors.comment_thread_id`), so a reply's mutes and
     # watchers are found without walking up the chain. Absent on a top-level comment (its own
@@ -178,12 +180,35 @@ class Like(Model):
     by_user = LikesByUserIndex()
 
 
+class ReactionsByUserIndex(GlobalSecondaryIndex):
+    """A person's reactions, by comment id: what their export lists and their deletion undoes."""
+
+    class Meta:
+        index_name = "by_user"
+        projection = KeysOnlyProjection()
+
+    user_id = UnicodeAttribute(hash_key=True)
+    comment_id = UnicodeAttribute(range_key=True)
+
+
+class Reaction(Model):
+    """One item per person, reaction and comment: the key makes "one of each reaction per person" a constraint."""
+
+    Meta = table_meta("reactions")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    reactor_key = UnicodeAttribute(range_key=True)  # <user id>#<reaction name> (social/reactions/names.py)
+    user_id = UnicodeAttribute()
+
+    by_user = ReactionsByUserIndex()
+
+
 class CounterShard(Model):
     """One shard of a counter; the counter's value is the sum of its shards."""
 
     Meta = table_meta("counters")
 
-    counter_key = UnicodeAttribute(hash_key=True)  # like#<comment_id>, view#<comment_id>
+    counter_key = UnicodeAttribute(hash_key=True)  # like#<comment_id>, view#<comment_id>, reaction#<comment_id>
     shard = NumberAttribute(range_key=True)
     count = NumberAttribute(default=0)  # type: ignore[assignment]  # shadows the unused Model.count()
 

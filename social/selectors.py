@@ -21,6 +21,7 @@ from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
+from social.reactions.selectors import NONE, Reactions, reactions_of
 from social.relations.selectors import silenced_ids
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
@@ -49,6 +50,7 @@ class CommentView:
     deleted: bool = False  # its author deleted it: a tombstone, body ""
     # Lower-case name -> username of the people its body @mentions (pages link them; social.mentions).
     mention_usernames: Mapping[str, str] = field(default_factory=dict)
+    reactions: Reactions = NONE  # counts by name and the viewer's own (social/reactions/)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ def comment_views(
     liked = _liked_ids([cid for cid in ids if cid in exact_ids], viewer_id, counts=counted) | _liked_ids(
         [cid for cid in ids if cid not in exact_ids], viewer_id, consistent=False, counts=counted
     )
+    reactions = reactions_of(comments, viewer_id=viewer_id, fresh=fresh)
     authors = authors_by_id([comment.author_id for comment in comments])
     mentions = mention_usernames(comment.body for comment in comments if not comment.deleted_at)
     return [
@@ -126,6 +129,7 @@ def comment_views(
             edited_at=parse_iso(comment.edited_at) if comment.edited_at else None,
             deleted=bool(comment.deleted_at),
             mention_usernames=mentions,
+            reactions=reactions[comment.comment_id],
         )
         for comment in comments
     ]

@@ -5,6 +5,7 @@ from project.accounts.two_factor import views as two_factor
 from social import views
 from social.account.views import account_delete, account_export, account_settings
 from social.activity.views import my_activity
+from social.reactions.views import comment_react
 from social.relations.views import relation_set, relations_settings
 
 urlpatterns = [
@@ -19,6 +20,7 @@ urlpatterns = [
     path("u/<str:username>/relation/", relation_set, name="relation-set"),
     path("c/<str:comment_id>/", views.comment_detail, name="comment"),
     path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),
+    path("c/<str:comment_id>/react/", comment_react, name="comment-react"),
     path("c/<str:comment_id>/edit/", views.comment_edit, name="comment-edit"),
     path("c/<str:comment_id>/delete/", views.comment_delete, name="comment-delete"),
     path("accounts/signup/", views.signup, name="signup"),

@@ -388,7 +388,7 @@ def comment_detail(request, comment_id):
     return refused_page(render(request, "social/comment.html", context), refused)
 
 
-POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS}
+POPULAR_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": counters.REACTIONS}
 
 
 def popular(request):
@@ -426,7 +426,7 @@ def comment_like(request, comment_id):
 
 def _comment_like_after_log_in(request, comment_id):
     kept = drafts.like_take(request, comment_id=comment_id) if request.user.is_authenticated else None
-    if kept is None:
+    if kept is None or kept.get("action") not in LIKE_ACTIONS:  # a kept reaction is done at its own address
         messages.info(request, "Nothing was changed: press the heart to like or unlike.")
         return redirect("comment", comment_id=comment_id)
     back = reverse("comment", args=[comment_id])

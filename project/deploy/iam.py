@@ -78,6 +78,9 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # A like is a transactional Put (an unlike a Delete); pages ask BatchGetItem "liked?";
         # the export lists a person's likes (the by_user index).
         "likes": ("BatchGetItem", INDEX_QUERY, "PutItem", "DeleteItem"),
+        # A reaction is a transactional Put (its undo a Delete); pages ask BatchGetItem for the
+        # viewer's own; the export lists a person's reactions (the by_user index).
+        "reactions": ("BatchGetItem", INDEX_QUERY, "PutItem", "DeleteItem"),
         # Counter shards: a like's transactional Update, a view's UpdateItem, the fold's
         # compaction (Delete + Update), the exact value a Query.
         "counters": ("Query", "UpdateItem", "DeleteItem"),
@@ -175,6 +178,8 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # The eraser's likes step: a person's likes (the by_user index), each undone as an unlike
         # (a transactional Delete), its marker deleted.
         "likes": ("BatchGetItem", INDEX_QUERY, "DeleteItem"),
+        # The eraser's reactions step: a person's reactions (by_user), each undone (a transactional Delete).
+        "reactions": (INDEX_QUERY, "DeleteItem"),
         "like_notified": ("BatchGetItem", "DeleteItem", "BatchWriteItem"),
         # The unread ones listing a blocked person (a drained retraction: the by_num_likes LSI);
         # the eraser's notifications step: a person's partition, batch-deleted (and so like_read's,

@@ -60,7 +60,7 @@ class MyExportApi(APIView):
         responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The export document.")},
         description=(
             "One JSON object: `format`, `exported_at`, `user_id`, then a member per section (`profile`, "
-            "`comments`, `likes`, `like_notifications`, `feed`, `preferences`, `thread_subscriptions`, "
+            "`comments`, `likes`, `reactions`, `like_notifications`, `feed`, `preferences`, `thread_subscriptions`, "
             "`mail_sent`, `blocks_and_mutes`, `reports`, `activity`), streamed. Counted against LIMIT_EXPORT "
             "(429 past it)."
         ),

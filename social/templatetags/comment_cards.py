@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from project.templatetags.id_urls import id_url
 from social.formatting import comment_html
+from social.reactions.names import REACTIONS
 from social.selectors import CommentView
 
 register = template.Library()
@@ -71,6 +72,16 @@ def _moment(at: datetime, zone: tzinfo) -> dict[str, str]:
     return {"iso": local.isoformat(), "title": f"{local:%Y-%m-%d %H:%M %Z}", "ago": naturaltime(at)}
 
 
+def _reactions(comment: CommentView, *, signed_in: bool) -> list[dict[str, Any]]:
+    """The reaction buttons (all six, for someone who can press them) or counts (those above 0)."""
+    counts, mine = comment.reactions.counts, comment.reactions.mine
+    return [
+        {"name": name, "emoji": emoji, "count": counts.get(name, 0), "mine": name in mine}
+        for name, emoji in REACTIONS.items()
+        if signed_in or counts.get(name)
+    ]
+
+
 @register.inclusion_tag("social/_comment.html", takes_context=True)
 def comment_card(
     context: template.Context, comment: CommentView, *, reply_link: bool = False, report_link: bool = True
@@ -96,6 +107,8 @@ def comment_card(
         liked=comment.liked,
         signed_in=page.viewer_id is not None,
         like_url=id_url(comment.id, "comment-like"),
+        react_url=id_url(comment.id, "comment-react"),
+        reactions=_reactions(comment, signed_in=page.viewer_id is not None),
         csrf_field=page.csrf_field,
         next=page.path,
         own=own,

@@ -1,4 +1,4 @@
-// Progressive enhancement: like buttons work as plain forms; with JavaScript they call the
+// Progressive enhancement: like and reaction buttons work as plain forms; with JavaScript they call the
 // API and update in place (asked again after a busy server's Retry-After: fetchRetrying). Nothing typed on a page is lost: a like that cannot be done in
 // place keeps the page's unsent text in this tab's storage before falling back to the form,
 // and the text is put back in its box when the page is shown again. The post and reply
@@ -83,12 +83,13 @@
 
   // The server answered but could not do it here (the session ended, too many requests,
   // an error): the plain form does it, or says why, with the action that was clicked.
-  function fallBack(form, action) {
-    var field = form.querySelector("input[type=hidden][name=action]");
+  function fallBack(form, action, fieldName) {
+    var name = fieldName || "action";
+    var field = form.querySelector("input[type=hidden][name=" + name + "]");
     if (!field) {
       field = document.createElement("input");
       field.type = "hidden";
-      field.name = "action";
+      field.name = name;
       form.appendChild(field);
     }
     field.value = action;
@@ -132,6 +133,58 @@
         // The live poll drops answers it asked for before this moment (project/live.js):
         // they were read before this like or unlike had committed.
         button.dataset.likedAt = String(Date.now());
+        button.removeAttribute("aria-busy");
+      });
+  }
+
+  // The reaction buttons of one comment show {reactions: {name: count}, my_reactions: [name]}.
+  function renderReactions(form, state) {
+    form.querySelectorAll("button.reaction").forEach(function (button) {
+      var name = button.dataset.reaction;
+      var mine = state.my_reactions.indexOf(name) >= 0;
+      var count = state.reactions[name] || 0;
+      button.classList.toggle("reacted", mine);
+      button.setAttribute("aria-pressed", mine ? "true" : "false");
+      button.value = (mine ? "remove:" : "add:") + name;
+      button.querySelector(".count").textContent = count ? String(count) : "";
+    });
+  }
+
+  // A reaction's button, in place: PUT or DELETE /api/comments/<id>/reactions/<name>/, the
+  // plain form when the server could not do it here (as a like's button).
+  function react(form, button) {
+    if (!button || button.getAttribute("aria-busy") === "true") return;
+    var value = button.value;
+    var adding = value.indexOf("add:") === 0;
+    var name = value.slice(value.indexOf(":") + 1);
+    button.setAttribute("aria-busy", "true");
+    fetchRetrying("/api/comments/" + form.dataset.commentId + "/reactions/" + encodeURIComponent(name) + "/", {
+      method: adding ? "PUT" : "DELETE",
+      headers: { "X-CSRFToken": csrfToken(form), Accept: "application/json" },
+      credentials: "same-origin",
+    })
+      .then(
+        function (response) {
+          if (!response.ok) {
+            fallBack(form, value, "reaction");
+            return null;
+          }
+          return response.json();
+        },
+        function () {
+          note(form, "Not saved: no connection. Nothing changed; try again when you are online.");
+          return null;
+        }
+      )
+      .then(function (state) {
+        if (!state) return;
+        note(form, "");
+        renderReactions(form, state);
+      })
+      .catch(function () {
+        note(form, "Not saved: something went wrong. Try again.");
+      })
+      .finally(function () {
         button.removeAttribute("aria-busy");
       });
   }
@@ -307,6 +360,13 @@
     if (!form.classList.contains("like-form") || !window.fetch) return;
     event.preventDefault();
     like(form, event.submitter || form.querySelector("button.like"));
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.classList.contains("react-form") || !window.fetch || !event.submitter) return;
+    event.preventDefault();
+    react(form, event.submitter);
   });
 
   // Logging out forgets the unsent text this tab kept: whoever uses the tab next must not

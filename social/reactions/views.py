@@ -1,0 +1,92 @@
+"""The reaction buttons' form (`/c/<id>/react/`): reactions without JavaScript, as the like form works."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_http_methods
+
+from project.errors import ApplicationError, NotFound
+from project.http.fresh import FRESH_LIKES
+from social import drafts, selectors
+from social.reactions.names import REACTIONS
+from social.reactions.services import reaction_add, reaction_remove
+
+REACTION_MISSING = (
+    "The reaction form named no reaction (its reaction field: add:<name> or remove:<name>), so nothing was changed."
+)
+COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
+COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+
+
+def reaction_pressed(value: object) -> tuple[bool, str] | None:
+    """A button's value, `add:<name>` or `remove:<name>`, as (adding, name); None when it is neither."""
+    verb, _, name = str(value or "").partition(":")
+    if verb not in ("add", "remove") or name not in REACTIONS:
+        return None
+    return verb == "add", name
+
+
+@require_http_methods(["GET", "POST"])
+def comment_react(request: HttpRequest, comment_id: str) -> HttpResponse:
+    """A reaction button's form (without JavaScript, or when the API call failed): a POST that
+    redirects back to the comment on its page. The button says what it does (`add:heart`, or
+    `remove:heart` when pressed), so sending the form twice does it once.
+
+    Sent after the session ended, the reaction is kept through the log-in as a like is
+    (social/drafts.py): the log-in comes back here with a GET, which does it and says so.
+    """
+    if request.method == "GET":
+        kept = drafts.like_take(request, comment_id=comment_id) if request.user.is_authenticated else None
+        pressed = reaction_pressed(kept["action"]) if kept else None
+        if pressed is None:
+            messages.info(request, "Nothing was changed: press a reaction to add it or take it back.")
+            return redirect("comment", comment_id=comment_id)
+        back = reverse("comment", args=[comment_id])
+        return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back, say_done=True)
+    value = request.POST.get("reaction")
+    pressed = reaction_pressed(value)
+    if pressed is None:
+        return render(request, "400.html", {"reason": REACTION_MISSING}, status=400)
+    if not request.user.is_authenticated:
+        if drafts.like_keep(request, comment_id=comment_id, action=str(value)):
+            messages.info(request, "Log in to react to that comment: it is done as soon as you are in.")
+        else:
+            messages.info(request, "Log in, then press the reaction again.")
+        return redirect(drafts.login_url(request.path))
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("timeline")
+    return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back)
+
+
+def _react_and_go_back(
+    request: HttpRequest, *, comment_id: str, pressed: tuple[bool, str], back: str, say_done: bool = False
+) -> HttpResponse:
+    adding, name = pressed
+    try:
+        if adding:
+            reaction_add(comment_id=comment_id, user_id=str(request.user.pk), name=name)
+        else:
+            reaction_remove(comment_id=comment_id, user_id=str(request.user.pk), name=name)
+        if say_done:
+            emoji = REACTIONS[name]
+            messages.success(request, f"You reacted {emoji}." if adding else f"You took back your {emoji}.")
+    except NotFound:
+        found = selectors.comment_find(comment_id=comment_id)
+        if found is None:
+            raise Http404("No such comment.") from None
+        messages.error(request, COMMENT_DELETED if found.deleted_at else COMMENT_GONE)
+        if not found.deleted_at and urlsplit(back).path == reverse("comment", args=[comment_id]):
+            back = reverse("timeline")
+        return HttpResponseRedirect(back)
+    except ApplicationError as error:
+        messages.error(request, error.message)
+    response = HttpResponseRedirect(f"{back}#c-{comment_id}")
+    FRESH_LIKES.remember(request, response, value=comment_id)  # the page it lands on shows these counts exactly
+    return response
