@@ -434,7 +434,7 @@ def comment_edit(
         if written:
             break
     else:
-        raise Conflict("comment_edit: too many concurrent edits of this comment, retry shortly.")
+        raise Conflict("This comment was being changed at the same moment by another edit: please try again.")
     logger.info("comment %s edited by user %s (version %d)", comment_id, author_id, version + 1)
     edited = comment_find(comment_id=comment_id)
     if edited is None:  # deleted between the edit and this read: the delete came last
