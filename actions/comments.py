@@ -21,10 +21,11 @@ from project.errors import PermissionDenied
 from project.serving.after_response import after_response
 from social import services as social_services
 from social.account.limits import account_limit_enforce
+from social.edit_history import EditExtras
 from social.mentions import mention_names, mentions_to_notify
 from social.models import Comment
 from social.relations.selectors import blocked_by
-from social.selectors import comment_find, comment_thread_id
+from social.selectors import comment_thread_id
 from social.services import comment_new, comment_put, comment_replied_mark
 
 logger = logging.getLogger(__name__)
@@ -104,34 +105,36 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
     @mentions who were not mentioned before are notified, as a new comment's are.
 
     The mentioned ids join the comment's `mentioned_ids` and the fan-out item joins the feed
-    retry table in the edit's own transaction, so an edit notifies each person at most once
-    and, once committed, surely (the drainer finishes what the request does not). Two edits
-    at once may both name a new person: both fan-outs carry the same event id for them
-    (`mention:<comment id>`), which their feed applies once. A body without "@" reads nothing more.
+    retry table in the edit's own transaction, which is conditioned on the comment's version
+    the mentions were counted against: of two edits at once, the second re-reads what the
+    first notified and counts the budget left after it, so a comment's @mentions never notify
+    more than its budget, however many edits race; each person at most once and, once
+    committed, surely (the drainer finishes what the request does not). A body without "@"
+    reads nothing more.
     """
-    fanout = None
-    mention_ids: list[str] = []
-    if mention_names(body):
-        current = comment_find(comment_id=comment_id)  # what it mentioned already (and its thread)
-        if current is not None and current.author_id == author_id:
-            already = set(current.mentioned_ids or ())
-            mention_ids = mentions_to_notify(author_id=author_id, body=body, already=already)
-            if mention_ids:
-                fanout = FanOut(
-                    comment_id=comment_id,
-                    actor_id=author_id,
-                    thread_id=comment_thread_id(current),
-                    created_at=clock.now_iso(),
-                    mention_ids=mention_ids,
-                    key=f"edit{clock.now_ns()}",
-                )
-    edited = social_services.comment_edit(
-        comment_id=comment_id,
-        author_id=author_id,
-        body=body,
-        mentioned_add=mention_ids,
-        also=(lambda transaction: outbox_add(transaction, job=fanout)) if fanout else None,
-    )
-    if fanout is not None:
+    names = bool(mention_names(body))
+    planned: list[FanOut] = []
+
+    def extras(current: Comment) -> EditExtras:
+        planned.clear()
+        if not names:
+            return (), None
+        already = set(current.mentioned_ids or ())
+        mention_ids = mentions_to_notify(author_id=author_id, body=body, already=already)
+        if not mention_ids:
+            return (), None
+        fanout = FanOut(
+            comment_id=comment_id,
+            actor_id=author_id,
+            thread_id=comment_thread_id(current),
+            created_at=clock.now_iso(),
+            mention_ids=mention_ids,
+            key=f"edit{clock.now_ns()}",
+        )
+        planned.append(fanout)
+        return mention_ids, lambda transaction: outbox_add(transaction, job=fanout)
+
+    edited = social_services.comment_edit(comment_id=comment_id, author_id=author_id, body=body, extras=extras)
+    for fanout in planned:  # the one the committed attempt carried
         _fanout_after_response(fanout)
     return edited

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.errors import ApplicationError, NotFound
-from social import aggregation, counters, ranking, selectors
+from social import aggregation, counters, edit_history, ranking, selectors
 from social.activity.admin_views import ActivityAdmin
 from social.moderation import staff_services
 from social.moderation.admin_views import ReportsAdmin
@@ -55,6 +55,9 @@ class CommentAdmin(DynamoAdmin):
         query = request.GET.get("q", "").strip()
         found, note = _find(query)
         context = {"title": "Comments", "query": query, "comments": found, "note": note}
+        if len(found) == 1 and found[0].id == query:  # one comment's page: every version of its text
+            comment = selectors.comment_find(comment_id=query)
+            context["versions"] = edit_history.comment_versions(comment=comment) if comment else []
         return self.render(request, "admin/dynamo/comments.html", context)
 
     @method_decorator(require_POST)

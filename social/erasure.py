@@ -22,6 +22,7 @@ from project.clock import clock
 from project.limits.store import limit_forget
 from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_months
+from social.edit_history import comment_versions_erase
 from social.models import Comment, Like, Reaction, Relation, Report
 from social.reactions.services import reaction_erase
 
@@ -39,7 +40,8 @@ def _has_replies(comment: Comment) -> bool:
 def comment_anonymise(*, comment_id: str) -> None:
     """Empty one comment of a deleted account and stamp it deleted (if its author had not).
 
-    One conditional UpdateItem; again: the same state (the first `deleted_at` is kept).
+    One conditional UpdateItem, then its earlier bodies (social.edit_history) are deleted; again:
+    the same state (the first `deleted_at` is kept).
     """
     comment = Comment.get(comment_id, consistent_read=True)
     actions: list[Any] = [
@@ -53,6 +55,7 @@ def comment_anonymise(*, comment_id: str) -> None:
         if comment.reply_to:
             actions.append(Comment.reply_to.remove())
     comment.update(actions=actions, condition=Comment.comment_id.exists())
+    comment_versions_erase(comment_id=comment_id)
 
 
 REACTIONS_PAGE = 25

@@ -43,6 +43,16 @@ class User(AbstractUser):
         return self.display_name or self.username
 
 
+class ErasedUsername(models.Model):
+    """The name of an erased account, lower case: never given again, so the @mentions in old
+    comments never come to name a newcomer (social.services.username_check)."""
+
+    name = models.CharField(max_length=150, primary_key=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class TimelineIndex(GlobalSecondaryIndex):
     """Visible comments by write-sharded day (`20261122#7`), newest last."""
 
@@ -135,11 +145,27 @@ class Comment(Model):
     # Who hid it while `hidden`: "reports" (REPORT_HIDE_THRESHOLD reporters, until staff decide)
     # or "staff"; absent on hides from before reports existed (staff).
     hidden_by = UnicodeAttribute(null=True)
+    # The number of the body it holds: 1 (absent) as posted, one more per edit; each earlier
+    # body is a `CommentVersion` item (social.edit_history), for staff only.
+    version = NumberAttribute(null=True)
 
     timeline_index = TimelineIndex()
     replies_index = RepliesIndex()
     author_index = AuthorIndex()
     profile_index = ProfileIndex()
+
+
+class CommentVersion(Model):
+    """An earlier body of an edited comment, kept for staff (social.edit_history): one item per
+    version, written by the edit that replaced it, erased with the comment's text."""
+
+    Meta = table_meta("comment_versions")
+
+    comment_id = UnicodeAttribute(hash_key=True)
+    version = NumberAttribute(range_key=True)  # 1: as posted
+    body = UnicodeAttribute()
+    written_at = UnicodeAttribute()  # when this body was posted or edited in
+    replaced_at = UnicodeAttribute()  # when the next version replaced it
 
 
 class TimelineDay(Model):
@@ -327,6 +353,7 @@ class Report(Model):
     note = UnicodeAttribute(null=True)  # the reporter's own words, optional
     weight = NumberAttribute()  # in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT x 100 from a new account
     created_at = UnicodeAttribute()
+    version = NumberAttribute(null=True)  # the comment's version when reported (absent: 1)
 
     by_reporter = ReportsByReporterIndex()
 

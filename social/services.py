@@ -9,7 +9,7 @@ import logging
 import re
 import uuid
 import zlib
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from pynamodb.transactions import TransactWrite
 
 from project.clock import clock
 from project.dynamo.transactions import transact, write_retrying
-from project.errors import ApplicationError, NotFound, PermissionDenied, condition_failed
+from project.errors import ApplicationError, Conflict, NotFound, PermissionDenied, condition_failed
 from project.limits.store import address_subject, limit_enforce, limit_rules, once_per_window
 from social.account.limits import account_limit_enforce
 from social.activity.services import activity_put
@@ -31,7 +31,8 @@ from social.counters import (
     counter_key,
 )
 from social.display_names import display_name_clean
-from social.models import Comment, TimelineDay, User
+from social.edit_history import EDIT_ATTEMPTS, EditExtras, comment_version, comment_versions_erase, version_keep
+from social.models import Comment, ErasedUsername, TimelineDay, User
 from social.selectors import TIMELINE_BUCKET, comment_find
 
 if TYPE_CHECKING:
@@ -79,13 +80,18 @@ def _timeline_day_ensure(day: str) -> int:
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9@.+_-]+\Z")
 USERNAME_RULE = "Use only letters a-z, digits and @ . + - _ (no accents or other alphabets)."
 USERNAME_TAKEN = "This username is taken."
+USERNAME_RESERVED = "This username belonged to a deleted account and can't be used again."
 # One limit for the sign-up page and the API: hashing a password costs time in its length.
 PASSWORD_MAX_LENGTH = 128
 
 
 def username_check(username: str) -> None:
+    """ApplicationError (400 on `username`) for a name of other characters, or the name of an
+    erased account in any letter case (`ErasedUsername`: old @mentions of it name nobody new)."""
     if not USERNAME_PATTERN.match(username):
         raise ApplicationError(USERNAME_RULE, field="username")
+    if ErasedUsername.objects.filter(name=username.lower()).exists():
+        raise ApplicationError(USERNAME_RESERVED, field="username")
 
 
 def signup_limit_enforce(*, address: str) -> None:
@@ -357,26 +363,31 @@ def _author_write(
     author_id: str,
     actions: list[Action],
     activity: str,
-    what: str,
     also: Callable[[LabelledTransactWrite], None] | None = None,
-) -> None:
-    """Update the comment under `_changeable_by` and log `activity`, in one transaction.
+    condition: Condition | None = None,
+) -> bool:
+    """Update the comment under `_changeable_by` (and `condition`) and log `activity`, in one
+    transaction; False when only `condition` can have failed (the caller re-reads and retries).
 
-    The condition failing means a concurrent delete or hide came first: the re-read
-    answers for it (NotFound / PermissionDenied). Transaction conflicts (AWS) are retried
-    by `transact`; a cancelled attempt wrote nothing, so the log line is there once.
+    `_changeable_by` failing means a concurrent delete or hide came first: the re-read answers
+    for it (NotFound / PermissionDenied). Conflicts (AWS) are retried by `transact`; a
+    cancelled attempt wrote nothing, so the log line is there once.
     """
 
     def build(transaction: LabelledTransactWrite) -> None:
-        transaction.update(Comment(comment_id), actions=actions, condition=_changeable_by(author_id), label="comment")
+        full = _changeable_by(author_id) if condition is None else _changeable_by(author_id) & condition
+        transaction.update(Comment(comment_id), actions=actions, condition=full, label="comment")
         activity_put(transaction, user_id=author_id, action=activity, object_id=comment_id)
         if also is not None:
             also(transaction)
 
-    outcome = transact(build, what=what)
-    if not outcome.ok:
-        _own_comment(comment_id=comment_id, author_id=author_id)  # raises what came first
-        raise NotFound("No such comment.")  # the condition failed, yet the re-read looks fine: a race
+    outcome = transact(build, what=f"comment_{activity}")
+    if outcome.ok:
+        return True
+    _own_comment(comment_id=comment_id, author_id=author_id)  # raises what came first
+    if condition is not None:
+        return False
+    raise NotFound("No such comment.")  # the condition failed, yet the re-read looks fine: a race
 
 
 def comment_edit(
@@ -384,32 +395,51 @@ def comment_edit(
     comment_id: str,
     author_id: str,
     body: str,
-    mentioned_add: Collection[str] = (),
-    also: Callable[[LabelledTransactWrite], None] | None = None,
+    extras: Callable[[Comment], EditExtras] | None = None,
 ) -> Comment:
-    """Replace the body of the author's own comment and stamp `edited_at`.
+    """Replace the body of the author's own comment, stamp `edited_at` and keep the body it
+    replaces for staff (social.edit_history).
 
     One transaction: the comment's UpdateItem (condition: still theirs, not deleted, not
-    hidden) and the activity log's `edit` line. Twice: the second body wins, each edit is
-    logged. Concurrently with a like or a reply: those never write the comment item, so
-    neither is lost. With a delete: whichever commits first; an edit after the delete
-    fails its condition and answers 404, so a deleted comment never comes back. Dies half
-    way: nothing was written (one transaction).
+    hidden, and still the version this edit read), the earlier body's `comment_versions` item
+    (condition: new) and the activity log's `edit` line. `extras(comment)` (called with the
+    comment as read, again on each retry) adds the people whose mention notifications the edit
+    commits, added to `mentioned_ids` in the same write, and what other apps commit with it
+    (actions.comments.comment_edit): decided from the version the write is conditioned on, so
+    concurrent edits never notify past the comment's mention budget together.
 
-    `mentioned_add`: people the new body's @mentions notify, added to `mentioned_ids` in the
-    same write; `also` adds what other apps commit with the edit (their notification's outbox,
-    actions.comments.comment_edit).
+    Twice: the second body wins, both earlier bodies are kept, each edit is logged.
+    Concurrently: one commits, the others fail the version condition, re-read and apply after it
+    (up to EDIT_ATTEMPTS, then Conflict, 409, nothing written): each version is kept exactly
+    once. With a like or a reply: those never write the comment item, so neither is lost. With
+    a delete: whichever commits first; an edit after the delete fails its condition and
+    answers 404, so a deleted comment never comes back. Dies half way: nothing was written.
     """
     body = comment_body_clean(body)
     _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
-    actions: list[Action] = [Comment.body.set(body), Comment.edited_at.set(clock.now_iso())]
-    if mentioned_add:
-        actions.append(Comment.mentioned_ids.add(set(mentioned_add)))
-    _author_write(
-        comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", what="comment_edit", also=also
-    )
-    logger.info("comment %s edited by user %s", comment_id, author_id)
+    for _attempt in range(EDIT_ATTEMPTS):
+        current = _own_comment(comment_id=comment_id, author_id=author_id)
+        mentioned_add, also = extras(current) if extras is not None else ((), None)
+        now = clock.now_iso()
+        version = comment_version(current)
+        actions: list[Action] = [
+            Comment.body.set(body),
+            Comment.edited_at.set(now),
+            Comment.version.set(version + 1),
+        ]
+        if mentioned_add:
+            actions.append(Comment.mentioned_ids.add(set(mentioned_add)))
+        read: Condition = Comment.version.does_not_exist() if version == 1 else Comment.version == version
+        keep = version_keep(current, replaced_at=now, also=also)
+        written = _author_write(
+            comment_id=comment_id, author_id=author_id, actions=actions, activity="edit", also=keep, condition=read
+        )
+        if written:
+            break
+    else:
+        raise Conflict("This comment was being changed at the same moment by another edit: please try again.")
+    logger.info("comment %s edited by user %s (version %d)", comment_id, author_id, version + 1)
     edited = comment_find(comment_id=comment_id)
     if edited is None:  # deleted between the edit and this read: the delete came last
         raise NotFound("No such comment.")
@@ -431,7 +461,8 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
     commits): the reply is kept and hangs under the tombstone at the comment's page (its
     thread is not lost, only the timeline no longer lists it). With a like: the like row
     and count stay (the count is no longer shown); the fold notifies nobody of it.
-    Dies half way: nothing was written.
+    Dies half way: nothing was written, or the comment is deleted and some of its earlier bodies
+    stay, never shown (social.edit_history.comment_versions_erase).
     """
     comment = _own_comment(comment_id=comment_id, author_id=author_id)
     account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
@@ -448,5 +479,6 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
             actions.append(Comment.timeline_key.remove())
         if comment.reply_to:
             actions.append(Comment.reply_to.remove())
-    _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="delete", what="comment_delete")
+    _author_write(comment_id=comment_id, author_id=author_id, actions=actions, activity="delete")
+    comment_versions_erase(comment_id=comment_id)  # its earlier bodies go with its text
     logger.info("comment %s deleted by user %s", comment_id, author_id)

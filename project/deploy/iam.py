@@ -74,6 +74,9 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # shard count are UpdateItems; pages read by key, BatchGetItem and the timeline,
         # replies, author and profile indexes.
         "comments": ("GetItem", "BatchGetItem", INDEX_QUERY, "PutItem", "UpdateItem"),
+        # Earlier bodies of edited comments: an edit's transactional Put; staff's pages (Query);
+        # deleted with the text by the author's or staff's delete (Query, BatchWriteItem).
+        "comment_versions": ("Query", "PutItem", "BatchWriteItem"),
         "timeline_days": ("GetItem", "Query", "PutItem"),
         # A like is a transactional Put (an unlike a Delete); pages ask BatchGetItem "liked?";
         # the export lists a person's likes (the by_user index).
@@ -193,6 +196,8 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # The eraser's comments step: a person's (the author index), each emptied (UpdateItem)
         # and taken out of the listings unless a reply hangs under it (the replies index).
         "comments": ("GetItem", "BatchGetItem", INDEX_QUERY, "UpdateItem"),
+        # The eraser's comments step deletes each comment's earlier bodies (Query, BatchWriteItem).
+        "comment_versions": ("Query", "BatchWriteItem"),
         "counters": ("Query", "UpdateItem", "DeleteItem"),
         # aggregate_counters: the due index (Query), claims and totals (UpdateItem).
         "counter_totals": ("GetItem", INDEX_QUERY, "UpdateItem"),

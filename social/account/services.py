@@ -38,7 +38,7 @@ from project.accounts.login import password_check_limited
 from project.clock import clock
 from project.errors import ApplicationError, PermissionDenied
 from social.account.limits import account_limit_enforce
-from social.models import AccountDeletion
+from social.models import AccountDeletion, ErasedUsername
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,9 @@ def _finish(deletion: AccountDeletion, *, owner: str) -> None:
     """The last unit: the user row goes, and the request is marked done, in one transaction.
 
     Deleting the row runs the other apps' post_delete hooks (their deletes find nothing left)
-    and cascades to what the database keeps per account (tokens, two-factor devices).
+    and cascades to what the database keeps per account (tokens, two-factor devices). Its
+    username is kept in `ErasedUsername` in the same transaction: never given again, so the
+    @mentions of it in others' comments never link to a newcomer.
     """
     with transaction.atomic():
         done = AccountDeletion.objects.filter(pk=deletion.pk, lease_owner=owner, finished_at=None).update(
@@ -136,6 +138,8 @@ def _finish(deletion: AccountDeletion, *, owner: str) -> None:
         )
         if not done:
             raise LeaseLost(deletion.pk)
+        for username in get_user_model().objects.filter(pk=deletion.user_id).values_list("username", flat=True):
+            ErasedUsername.objects.get_or_create(name=username.lower())
         get_user_model().objects.filter(pk=deletion.user_id).delete()
     deletion.step = DONE
     logger.warning("user %s: account erased", deletion.user_id)

@@ -68,10 +68,12 @@ class ReportsAdmin(DynamoAdmin):
         if case is None:
             messages.error(request, f"Nobody reported comment {comment_id[:64]!r}.")
             return HttpResponseRedirect(reverse("admin:dynamo-reports"))
+        reports = selectors.case_reports(comment_id=comment_id)
         context = {
             "title": "Reported comment",
             "case": case,
-            "reports": selectors.case_reports(comment_id=comment_id),
+            "reports": reports,
+            "history": selectors.case_versions(comment_id=comment_id, reports=reports),
             "reasons": REASONS,
         }
         return self.render(request, "admin/dynamo/report_case.html", context)

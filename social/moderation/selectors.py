@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
+from social.edit_history import VersionView, comment_versions, version_diff
 from social.models import Comment, Report, ReportCase
 from social.moderation.reasons import REASONS
-from social.selectors import Author, authors_by_id
+from social.selectors import Author, authors_by_id, comment_find
 
 QUEUE_PAGE_SIZE = 25
 QUEUE_PAGE_MAX = 100
@@ -66,6 +67,7 @@ class ReportView:
     note: str
     created_at: str
     new_account: bool  # it counted less (REPORT_NEW_ACCOUNT_WEIGHT)
+    version: int  # the comment's version it was made against (social.edit_history)
 
 
 def _reasons(case: ReportCase) -> dict[str, int]:
@@ -173,10 +175,31 @@ def case_reports(*, comment_id: str) -> list[ReportView]:
             note=report.note or "",
             created_at=report.created_at,
             new_account=int(report.weight) < full and settings.REPORT_NEW_ACCOUNT_WEIGHT < 1,
+            version=int(report.version or 1),
         )
         for report in reports
     ]
     return sorted(views, key=lambda view: view.created_at, reverse=True)
+
+
+@dataclass(frozen=True)
+class CaseVersions:
+    versions: list[VersionView]  # current first, then newest first; [] once its text is deleted
+    reported: list[int]  # the versions reports were made against, oldest first
+    diff: list[tuple[str, str]]  # from the first reported version to the current body; [] if the same
+
+
+def case_versions(*, comment_id: str, reports: list[ReportView]) -> CaseVersions:
+    """What a reported comment said in each version, which versions were reported, and what
+    changed since the first of those (one consistent GetItem and one Query)."""
+    comment = comment_find(comment_id=comment_id)
+    versions = comment_versions(comment=comment) if comment is not None else []
+    reported = sorted({report.version for report in reports})
+    bodies = {view.version: view.body for view in versions}
+    diff: list[tuple[str, str]] = []
+    if versions and reported and reported[0] != versions[0].version and reported[0] in bodies:
+        diff = version_diff(bodies[reported[0]], versions[0].body)
+    return CaseVersions(versions=versions, reported=reported, diff=diff)
 
 
 def report_of(*, comment_id: str, reporter_id: str) -> Report | None:

@@ -33,6 +33,7 @@ from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import ApplicationError, Conflict, NotFound
 from social.account.limits import account_is_new, account_limit_enforce
+from social.edit_history import comment_version
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
 from social.selectors import comment_find
@@ -142,7 +143,9 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
     account_limit_enforce(name="report", user_id=reporter_id)
     weight = report_weight(reporter_id=reporter_id)
     now = clock.now_iso()
+    # The version read here: later edits cannot change what staff see was reported (social.edit_history).
     report = Report(comment_id, reporter_id, reason=reason, note=note or None, weight=weight, created_at=now)
+    report.version = comment_version(comment)
     path = {"crossing": False}
     already: list[Report] = []
 

@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import Token
 from project.clock import clock
 from project.dynamo.transactions import write_retrying
 from project.errors import NotFound, PermissionDenied, condition_failed
+from social.edit_history import comment_versions_erase
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
 from social.selectors import comment_find
@@ -150,7 +151,8 @@ def comment_delete_by_staff(
 ) -> None:
     """Delete a comment's text for good (staff): body emptied, `deleted_at` stamped, hidden from
     every listing (a tombstone, as its author's delete leaves, but hidden even where replies
-    hang under it), its case closed. One UpdateItem, then the case; twice: the same state."""
+    hang under it), its earlier bodies deleted, its case closed. One UpdateItem, then the
+    versions, then the case; twice: the same state."""
     with _audited(
         staff=staff, action="delete", target_type="comment", target_id=comment_id, detail=note, source=source
     ):
@@ -167,6 +169,7 @@ def comment_delete_by_staff(
         write_retrying(
             lambda: comment.update(actions=actions, condition=Comment.comment_id.exists()), what="comment_delete_staff"
         )
+        comment_versions_erase(comment_id=comment_id)  # every earlier body of the text goes too
         case_close(comment_id=comment_id, decision="delete", staff_username=_username(staff))
         logger.info("comment %s deleted by staff %s", comment_id, _username(staff))
 
