@@ -37,7 +37,9 @@ def key_shown(browser: Client) -> bytes:
     from base64 import b32decode
 
     page = browser.get("/me/two-factor/").content.decode()
-    return b32decode(re.search(r'<code class="secret">([A-Z2-7 ]+)</code>', page).group(1).replace(" ", ""))
+    found = re.search(r'<code class="secret">([A-Z2-7 ]+)</code>', page)
+    assert found is not None
+    return b32decode(found.group(1).replace(" ", ""))
 
 
 def code_of(key: bytes) -> str:
