@@ -201,7 +201,7 @@ class TurnOnForm(PasswordForm, CodeForm):
     pass
 
 
-class RemoveForm(PasswordForm, CodeForm):
+class RemoveForm(CodeForm, PasswordForm):
     pass
 
 
