@@ -120,8 +120,9 @@ def totp_setup_confirm(*, user: AbstractBaseUser, code: str) -> tuple[TOTPDevice
     the device and new recovery codes (shown once). ApplicationError on `code` when it is
     wrong. The caller has checked the password (the page asks for it).
 
-    One transaction: twice, the second finds no unconfirmed device (an error); dies half
-    way: nothing changed.
+    One transaction, then the owner's mail (the signal, after the commit): twice, the second
+    finds no unconfirmed device (an error); dies in the transaction: nothing changed; dies
+    after it: on, maybe without its mail.
     """
     with transaction.atomic():
         pending = list(_setup_pending(user).select_for_update())
@@ -150,8 +151,8 @@ def _recovery_codes_new(*, user: AbstractBaseUser) -> list[str]:
 
 def recovery_codes_renew(*, user: AbstractBaseUser) -> list[str]:
     """New recovery codes (the old ones stop working), and a mail to the owner (the signal).
-    The caller has checked the password. One transaction: all or nothing; twice: two sets,
-    the last one stands, two mails."""
+    The caller has checked the password. One transaction, then the mail: twice, two sets,
+    the last one stands, two mails; dies after the commit: new codes, maybe no mail."""
     codes = _recovery_codes_new(user=user)
     second_factor_changed.send(sender=StaticDevice, user_id=str(user.pk), change=CODES_RENEWED)
     return codes
@@ -164,7 +165,8 @@ def recovery_codes_left(*, user: AbstractBaseUser) -> int:
 
 def second_factor_remove(*, user: AbstractBaseUser) -> None:
     """Turn two-factor off: the app and the recovery codes are forgotten, and the owner is
-    mailed (the signal) when it was on. Twice: nothing more happens (no second mail)."""
+    mailed (the signal, after the commit) when it was on. Twice: nothing more happens (no
+    second mail). Dies after the commit: off, maybe without its mail."""
     with transaction.atomic():
         deleted, _ = TOTPDevice.objects.filter(user_id=user.pk).delete()
         StaticDevice.objects.filter(user_id=user.pk).delete()
