@@ -10,6 +10,7 @@ class ProjectConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from project.accounts.api_tokens import password_saved_revoke_tokens
+        from project.accounts.two_factor.services import password_saved_forget_setup
         from project.dynamo import wire
         from project.limits import checks  # noqa: F401  (registers the system checks of the limits)
         from project.operations.metrics import metrics_install
@@ -20,4 +21,7 @@ class ProjectConfig(AppConfig):
         usage_install()
         post_save.connect(
             password_saved_revoke_tokens, sender=settings.AUTH_USER_MODEL, dispatch_uid="password_saved_revoke_tokens"
+        )
+        post_save.connect(
+            password_saved_forget_setup, sender=settings.AUTH_USER_MODEL, dispatch_uid="password_saved_forget_setup"
         )

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.selectors import feed_entry_views, feed_read
+from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
 from notifications.selectors import _excerpt, _like_notifications
@@ -126,6 +127,9 @@ def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
     found = recipient_get(user_id=user_id)
     if isinstance(found, Verdict):
         return found
+    if kind == ACCOUNT:  # about the account itself: always, whatever the settings
+        subject, text, path = ACCOUNT_MAILS[entry_id]
+        return Verdict(recipient=found, about=About(kind, subject, text, path))
     if not preferences_get(user_id=user_id, consistent=True).wants(kind, "email"):
         return Verdict(skip=f"e-mail for {kind} turned off")
     about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)

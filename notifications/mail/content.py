@@ -63,6 +63,19 @@ def notification_message(*, recipient: Recipient, about: About) -> EmailMultiAlt
     return message
 
 
+def account_message(*, recipient: Recipient, about: About) -> EmailMultiAlternatives:
+    """A mail about the account itself (notifications.mail.account): what changed, what to do
+    if it was not them; no unsubscribe link."""
+    context = {"recipient": recipient, "about": about, "link": site_url(about.path)}
+    message = EmailMultiAlternatives(
+        subject=" ".join(about.text.split())[:SUBJECT_MAX],
+        body=render_to_string("notifications/mail/account.txt", context),
+        to=[recipient.address],
+    )
+    message.attach_alternative(render_to_string("notifications/mail/account.html", context), "text/html")
+    return message
+
+
 def digest_message(*, recipient: Recipient, period: str, items: list[About], more: int) -> EmailMultiAlternatives:
     """The digest: the unread inbox items, newest first, and how many more wait."""
     count = len(items) + more

@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 
+from notifications.mail.account import ACCOUNT
 from notifications.mail.checks import Recipient, mail_verdict
-from notifications.mail.content import notification_message
+from notifications.mail.content import account_message, notification_message
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
 from notifications.models import MailQueue, Send
 from project.clock import clock
@@ -321,7 +322,9 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         source=item.source,
         kind=item.kind,
         entry_id=item.entry_id,
-        build=lambda: notification_message(recipient=recipient, about=about),
+        build=lambda: (account_message if item.kind == ACCOUNT else notification_message)(
+            recipient=recipient, about=about
+        ),
         connection=connection,
     )
     if delivered.outcome == POSTPONED:

@@ -70,7 +70,7 @@ class LimitedModelBackend(ModelBackend):
             return super().authenticate(request, username=name, password=password, **kwargs)
         try:
             attempt = login_attempt_begin(
-                username=str(username), address=client_ip(request), device=device_nonce(request, str(username))
+                username=str(username), address=client_ip(request), device=device_nonce(request, account)
             )
         except LockedOut as refusal:
             # For LoginRefusalMiddleware or the token API to answer (an attribute Django's request lacks).
@@ -93,7 +93,7 @@ class LimitedModelBackend(ModelBackend):
                 user.otp_device = device  # type: ignore[attr-defined]  # django_otp keeps it in the session
         login_attempt_end(attempt, user_id=user_id, succeeded=user is not None)
         if user is not None:
-            device_cookie_issue(request, user.get_username())
+            device_cookie_issue(request, user)
         return user
 
     def get_user(self, user_id: Any) -> AbstractBaseUser | None:  # type: ignore[override]  # as authenticate

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from project.accounts.login_devices import device_cookie_name
+from project.accounts.login_devices import device_cookie_name, device_version
 
 pytestmark = pytest.mark.django_db
 
@@ -123,3 +123,40 @@ def test_an_operator_can_lift_the_untrusted_budget(make_user, limits):
     call_command("login_unlock", "owner")
     limits_forget_memory()  # every process asks DynamoDB again within a minute
     assert log_in(Client(), PASSWORD, "10.8.0.7").status_code == 302
+
+
+def test_a_cookie_stops_counting_when_the_password_changes(make_user, limits):
+    owner = make_user("owner")
+    thief = Client()
+    log_in(thief, PASSWORD, "10.8.0.8")  # a browser that knew the old password
+    owner.set_password(NEW_PASSWORD)  # the settings form, the reset link, the admin: one save
+    owner.save()
+    home = Client()
+    log_in(home, NEW_PASSWORD, "10.8.0.9")  # a cookie issued after the change
+    spend_the_untrusted_budget(limits)
+    guess = log_in(thief, "a-guess", "10.8.0.8")
+    assert guess.status_code == 429 and "browsers it has not logged in from" in guess.content.decode()
+    assert log_in(home, NEW_PASSWORD, "10.8.0.9").status_code == 302
+
+
+def test_a_cookie_of_an_erased_account_does_not_count_for_a_newcomer_of_that_name(make_user, limits):
+    old = make_user("owner")
+    browser = Client()
+    log_in(browser, PASSWORD, "10.8.0.10")
+    old.delete()  # erased: the name is free
+    make_user("owner")  # the same name and password, another account
+    spend_the_untrusted_budget(limits)
+    assert log_in(browser, PASSWORD, "10.8.0.10").status_code == 429
+
+
+def test_a_cookie_stops_counting_when_the_account_asks_for_its_deletion(make_user, limits):
+    from social.account.services import account_delete_request
+
+    owner = make_user("owner")
+    browser = Client()
+    log_in(browser, PASSWORD, "10.8.0.11")
+    owner.refresh_from_db()
+    version_before = device_version(owner)
+    account_delete_request(user=owner, password=PASSWORD, address="10.8.0.11")
+    owner.refresh_from_db()
+    assert device_version(owner) != version_before  # its cookies count for nothing now

@@ -35,7 +35,7 @@ def code_now(user) -> str:
 def turn_on(browser: Client, user) -> list[str]:
     page = browser.get("/me/two-factor/").content.decode()
     assert "<svg" in page and "<?xml" not in page  # the QR code, inline
-    answer = browser.post("/me/two-factor/", {"action": "confirm", "code": code_now(user)})
+    answer = browser.post("/me/two-factor/", {"action": "confirm", "code": code_now(user), "password": PASSWORD})
     assert answer.status_code == 200
     return re.findall(r"<li><code>([a-z2-7]{8})</code></li>", answer.content.decode())
 
@@ -60,7 +60,7 @@ def test_set_up_shows_a_qr_code_takes_a_code_and_gives_recovery_codes(owner):
     browser = Client()
     browser.force_login(owner)
     browser.get("/me/two-factor/")
-    wrong = browser.post("/me/two-factor/", {"action": "confirm", "code": "000000"})
+    wrong = browser.post("/me/two-factor/", {"action": "confirm", "code": "000000", "password": PASSWORD})
     assert "That code is not right" in wrong.content.decode()
     assert not TOTPDevice.objects.filter(user=owner, confirmed=True).exists()
     codes = turn_on(browser, owner)
@@ -156,7 +156,7 @@ def test_turning_it_off_needs_the_password_and_a_code(owner, with_two_factor):
 def test_new_recovery_codes_replace_the_old(owner, with_two_factor):
     browser = Client()
     browser.force_login(owner)
-    renewed = browser.post("/me/two-factor/", {"action": "renew"}).content.decode()
+    renewed = browser.post("/me/two-factor/", {"action": "renew", "password": PASSWORD}).content.decode()
     new_codes = re.findall(r"<li><code>([a-z2-7]{8})</code></li>", renewed)
     assert len(new_codes) == 10 and not set(new_codes) & set(with_two_factor)
     step = password_step(Client())["Location"]

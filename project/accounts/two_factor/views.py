@@ -30,6 +30,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django_otp import login as otp_login
+from django_otp.plugins.otp_static.models import StaticDevice
 
 from project.accounts.login import password_check_limited
 from project.accounts.login_devices import device_cookie_issue, device_nonce
@@ -142,7 +143,7 @@ def login_code(
         username = user.get_username()
         try:
             attempt = login_attempt_begin(
-                username=username, address=client_ip(request), device=device_nonce(request, username)
+                username=username, address=client_ip(request), device=device_nonce(request, user)
             )
         except LockedOut as error:
             refusal = error
@@ -152,15 +153,34 @@ def login_code(
             earlier = LoginAttempt(**pending["attempt"])
             login_attempt_end(attempt, user_id=str(user.pk), succeeded=device is not None, earlier=earlier)
             if device is None:
-                form.add_error("code", services.CODE_WRONG)
+                form.add_error("code", _code_refusal(user, form.cleaned_data["code"]))
             else:
                 del request.session[PENDING_KEY]
                 user.otp_device = device  # django_otp marks the session verified at log-in
                 auth_login(request, user, backend=pending["backend"])
-                device_cookie_issue(request, username)
+                device_cookie_issue(request, user)
+                _recovery_code_notice(request, user, device)
                 return HttpResponseRedirect(next_url)
+    refused_code_cleared(form)
     context = {**(extra_context or {}), "form": form, "next": next_url, "username": user.get_username()}
     return refused_page(render(request, template_name, context), refusal)
+
+
+def _code_refusal(user: Any, code: str) -> str:
+    return services.CODE_JUST_USED if services.code_just_used(user=user, code=code) else services.CODE_WRONG
+
+
+def _recovery_code_notice(request: HttpRequest, user: Any, device: Any) -> None:
+    """After a log-in with a recovery code: how many are left, and where to get new ones."""
+    if not isinstance(device, StaticDevice):
+        return
+    left = services.recovery_codes_left(user=user)
+    plural = "" if left == 1 else "s"
+    messages.warning(
+        request,
+        f"You logged in with a recovery code: {left} recovery code{plural} left. "
+        "Get new ones on the two-factor page (Settings) before they run out.",
+    )
 
 
 class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
@@ -169,45 +189,87 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
 
     def form_valid(self, form: Any) -> HttpResponse:
         response = super().form_valid(form)
-        device_cookie_issue(self.request, form.user.get_username())
+        device_cookie_issue(self.request, form.user)
         return response
 
 
-class RemoveForm(forms.Form):
+class PasswordForm(forms.Form):
     password = forms.CharField(label="Your password", strip=False, widget=forms.PasswordInput)
-    code = forms.CharField(max_length=32, label="Code", help_text=CODE_HELP)
 
 
+class TurnOnForm(PasswordForm, CodeForm):
+    pass
+
+
+class RemoveForm(CodeForm, PasswordForm):
+    pass
+
+
+def refused_code_cleared(form: forms.Form) -> None:
+    """A form whose code was refused shows its field empty, so the next code is not appended."""
+    if form.is_bound and "code" in form.errors:
+        data: Any = form.data
+        form.data = {**data.dict(), "code": ""} if hasattr(data, "dict") else {**data, "code": ""}
+
+
+def password_checked(request: HttpRequest, form: forms.Form) -> bool:
+    """The form's password is the account's, checked inside the log-in limits (a wrong one
+    counts as a failed log-in; LockedOut once the budget is spent)."""
+    user: Any = request.user
+    if password_check_limited(user, form.cleaned_data["password"], address=client_ip(request)):
+        return True
+    form.add_error("password", "That is not your password.")
+    return False
+
+
+@sensitive_post_parameters("password", "code")
 @login_required
 def two_factor_settings(request: HttpRequest) -> HttpResponse:
-    """Turn two-factor on (scan the QR code, type a code: recovery codes are shown once), see
-    how many recovery codes are left, get new ones, or go to turn it off."""
+    """Turn two-factor on (scan the QR code, type a code and the password: recovery codes are
+    shown once), see how many recovery codes are left, get new ones (the password), or go to
+    turn it off. Each visit shows a new key (services.totp_setup_begin)."""
     user: Any = request.user  # logged in (login_required)
     enabled = services.second_factor_enabled(user=user)
     action = request.POST.get("action") if request.method == "POST" else None
-    form = CodeForm(request.POST if action == "confirm" else None)
+    form = TurnOnForm(request.POST if action == "confirm" else None)
+    renew_form = PasswordForm(request.POST if action == "renew" else None)
     codes: list[str] = []
-    if action == "renew" and enabled:
-        codes = services.recovery_codes_renew(user=user)
-        messages.success(request, "New recovery codes: the old ones no longer work.")
-    if action == "confirm" and not enabled and form.is_valid():
-        try:
-            device, codes = services.totp_setup_confirm(user=user, code=form.cleaned_data["code"])
-        except ApplicationError as error:
-            form.add_error("code", error.message)
-        else:
-            otp_login(request, device)  # this session is verified: the staff gate lets it into the admin
-            enabled = True
-            messages.success(request, "Two-factor log-in is on: from now on you log in with your password and a code.")
-    context: dict[str, Any] = {"enabled": enabled, "form": form, "codes": codes, "next": _safe_next(request, "")}
+    refusal: LockedOut | None = None
+    try:
+        if action == "renew" and enabled and renew_form.is_valid() and password_checked(request, renew_form):
+            codes = services.recovery_codes_renew(user=user)
+            messages.success(request, "New recovery codes: the old ones no longer work.")
+        if action == "confirm" and not enabled and form.is_valid() and password_checked(request, form):
+            try:
+                device, codes = services.totp_setup_confirm(user=user, code=form.cleaned_data["code"])
+            except ApplicationError as error:
+                form.add_error("code", error.message)
+            else:
+                otp_login(request, device)  # this session is verified: the staff gate lets it into the admin
+                enabled = True
+                messages.success(
+                    request, "Two-factor log-in is on: from now on you log in with your password and a code."
+                )
+    except LockedOut as error:
+        refusal = error
+        (form if action == "confirm" else renew_form).add_error(None, error.message)
+    refused_code_cleared(form)
+    context: dict[str, Any] = {
+        "enabled": enabled,
+        "form": form,
+        "renew_form": renew_form,
+        "codes": codes,
+        "codes_text": "".join(f"{code}\n" for code in codes),
+        "next": _safe_next(request, ""),
+    }
     if enabled:
         context["codes_left"] = services.recovery_codes_left(user=user)
-        context["remove_form"] = RemoveForm()
     else:
-        device = services.totp_setup_begin(user=user)
+        device = services.totp_setup_begin(user=user, fresh=request.method != "POST")
         context["qr_svg"] = services.totp_qr_svg(device)
         context["secret"] = services.totp_secret_text(device)
-    return render(request, "two_factor/settings.html", context)
+        context["setup_minutes"] = services.SETUP_MINUTES
+    return refused_page(render(request, "two_factor/settings.html", context), refusal)
 
 
 @sensitive_post_parameters("password", "code")
@@ -229,7 +291,7 @@ def two_factor_remove(request: HttpRequest) -> HttpResponse:
                 device = services.second_factor_verify(user=user, code=form.cleaned_data["code"])
                 login_attempt_end(attempt, user_id=str(user.pk), succeeded=device is not None)
                 if device is None:
-                    form.add_error("code", services.CODE_WRONG)
+                    form.add_error("code", _code_refusal(user, form.cleaned_data["code"]))
                 else:
                     services.second_factor_remove(user=user)
                     messages.success(request, "Two-factor log-in is off: your password alone logs you in.")
@@ -237,6 +299,7 @@ def two_factor_remove(request: HttpRequest) -> HttpResponse:
         except LockedOut as error:
             refusal = error
             form.add_error(None, error.message)
+    refused_code_cleared(form)
     return refused_page(render(request, "two_factor/remove.html", {"form": form}), refusal)
 
 
