@@ -4,7 +4,8 @@
 Every log-in over HTTP (the log-in page and its code step, the admin log-in,
 POST /api/auth/token/) goes through `login_attempt_begin` before the password (or the
 code) is checked and `login_attempt_end` after (project.accounts.login.LimitedModelBackend).
-Accounts are named case-insensitively (`Bob` and `bob` are one account's counts);
+Accounts are named as the backend matches them (`account_name`: `Bob`, ` bob\t` and
+its full-width letters are one account's counts);
 addresses by project.limits.store.address_subject (IPv6 by /64).
 
 - **A browser that logged in to the account** presents its device cookie
@@ -41,6 +42,7 @@ a failure adds 2 (the day's failure count and the network's once-a-day mark).
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -80,7 +82,10 @@ class LoginAttempt:
 
 
 def account_name(username: str) -> str:
-    return (username or "").strip().lower()
+    """The account a typed name counts as: NFKC-normalised (full-width letters are the plain ones),
+    stripped of surrounding spaces and tabs, lower-cased (the backend matches names in any case),
+    so every form of a name that logs in as one account counts as that one account."""
+    return unicodedata.normalize("NFKC", username or "").strip().lower()
 
 
 def _window_rule(limit: int, hours: float | None = None) -> str:
