@@ -26,7 +26,7 @@ from django.utils.crypto import salted_hmac
 from project.accounts.login_limits import account_name
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from django.http import HttpRequest, HttpResponse
 
@@ -45,7 +45,12 @@ def device_cookie_name(username: str) -> str:
 def device_nonce(request: HttpRequest, username: str) -> str:
     """The nonce of the request's valid device cookie for `username`; "" when it has none,
     or it is forged, another account's, or older than LOGIN_DEVICE_COOKIE_DAYS."""
-    value = request.COOKIES.get(device_cookie_name(username), "")
+    return device_nonce_in(request.COOKIES, username)
+
+
+def device_nonce_in(cookies: Mapping[str, str], username: str) -> str:
+    """device_nonce, from a request's cookies (kept for work done after the answer)."""
+    value = cookies.get(device_cookie_name(username), "")
     if not value:
         return ""
     try:
