@@ -1,4 +1,4 @@
-"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification."""
+"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification (GET shows a button)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 
 from notifications.mail.content import KIND_NAMES
 from notifications.mail.tokens import DIGEST, unsubscribe_read
-from notifications.mail.verification import email_verify
+from notifications.mail.verification import email_verify, email_verify_account
 from notifications.preferences.selectors import KINDS, preferences_get
 from notifications.preferences.services import preferences_update
 
@@ -39,8 +39,16 @@ def mail_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "notifications/mail/unsubscribe.html", {"what": what, "done": False})
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def email_verify_page(request: HttpRequest, token: str) -> HttpResponse:
-    """The link of a verification mail: the address is verified, or the page says why not."""
+    """The link of a verification mail. GET shows the address and a button (mail scanners GET
+    links: nothing changes); the button's POST verifies it, or the page says why not."""
+    if request.method != "POST":
+        pending = email_verify_account(token=token)
+        if pending is None:
+            return render(request, "notifications/mail/verify_bad.html", status=400)
+        context = {"email": pending.email, "username": pending.get_username()}
+        return render(request, "notifications/mail/verify_confirm.html", context)
     user = email_verify(token=token)
     if user is None:
         return render(request, "notifications/mail/verify_bad.html", status=400)
