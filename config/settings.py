@@ -253,10 +253,13 @@ RATE_LIMITS = {
         ("edit", "10/min,120/hour,500/day", "3/min,30/hour,100/day"),  # edits and deletes of one's comments
         # Reset mails asked for per client address (IPv6: its /64), answered 429 past it...
         ("password_reset", "5/hour,20/day", ""),
-        # ...and reset mails sent to one (verified) e-mail address, all accounts and requesters
-        # together: past it requests are answered as ever and mail nothing (nobody mail-bombs an
-        # inbox, and strangers cannot make the owner's own request refused).
+        # ...and reset mails sent for one account (the accounts an address verified, together),
+        # asked from networks and browsers that never logged in to it: past it requests are
+        # answered as ever and mail nothing (nobody mail-bombs an inbox)...
         ("password_reset_mail", "3/hour,10/day", ""),
+        # ...and the owner's own budget: asked from a network that logged in to the account in
+        # the last 90 days or a browser holding its device cookie, which strangers cannot spend.
+        ("password_reset_mail_owner", "3/hour,10/day", ""),
         # Verification links sent to one e-mail address (sign-up and the settings button), all
         # accounts together: sign-ups sharing a stranger's address cannot flood it.
         ("mail_verify_to", "3/hour,10/day", ""),

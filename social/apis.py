@@ -21,7 +21,7 @@ from project.errors import PermissionDenied
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.http.schema import page_parameters
-from project.http.security import client_ip
+from project.http.security import client_ip, request_cross_site
 from project.http.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
@@ -144,7 +144,9 @@ class TokenCreateApi(APIView):
 
     A token works until API_TOKEN_MAX_AGE_DAYS after it was issued, until its client
     deletes it, or until the account's password changes, whichever comes first; a log-in
-    then issues a new one. An account with two-factor on sends its code as `otp` (400 naming
+    then issues a new one. A browser's request sent by another site (its Origin or
+    Sec-Fetch-Site says so) is refused (403) before anything is counted; clients sending
+    neither header are not browsers and are served. An account with two-factor on sends its code as `otp` (400 naming
     it when missing or wrong); a success also sets the account's device cookie
     (project.accounts.login_devices), which the client may send with its next log-ins.
     """
@@ -160,6 +162,8 @@ class TokenCreateApi(APIView):
         auth=[],
     )
     def post(self, request):
+        if request_cross_site(request):  # another site's page spending its visitors' log-in budgets
+            raise PermissionDenied("Log in from this site or an API client, not from another site's page.")
         serializer = TokenLogInSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()  # a missing or wrong `otp` raises its 400 (ApplicationError)
         refusal = getattr(request, "login_refused", None)  # project.accounts.login.LimitedModelBackend

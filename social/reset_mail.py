@@ -1,9 +1,13 @@
 """The password-reset mail: one per request, only to an address an account verified, within
-the address's mail budget (docs/explanation/security.md "Password reset")."""
+the account's mail budgets (docs/explanation/security.md "Password reset"): the owner's own,
+for requests from a network that logged in to the account or a browser holding its device
+cookie, and the strangers' one for every other request. When strangers' requests were withheld
+the owner is told, at most once a day."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -14,14 +18,40 @@ from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from project.limits.store import recipient_mail_allow
+from project.accounts.login_devices import device_nonce_in
+from project.accounts.login_limits import login_address_known
+from project.limits.store import limit_hit, once_per_window
 
 logger = logging.getLogger(__name__)
 
 
-def password_reset_mail_send(*, email: str) -> int:
+WITHHELD_NOTICE_SECONDS = 86400
+WITHHELD_SUBJECT = "Password reset mails for your account were held back"
+WITHHELD_BODY = (
+    "Someone asked Dynamo Social for password reset mails for your account ({usernames}) more often "
+    "than we send them, from networks and browsers that never logged in to it, so we held some back.\n\n"
+    "If it was you: ask for the reset from a browser or a network you logged in from before "
+    "(those have a budget of their own), or wait a few hours. If it was not you, nothing needs doing: "
+    "your password is unchanged.\n"
+)
+
+
+def _owner_asks(accounts: list, *, address: str, cookies: Mapping[str, str]) -> bool:
+    """The request came from a network that logged in to one of the accounts, or a browser
+    holding the device cookie of one."""
+    return any(
+        device_nonce_in(cookies, user) or login_address_known(username=user.get_username(), address=address)
+        for user in accounts
+    )
+
+
+def password_reset_mail_send(*, email: str, address: str = "", cookies: Mapping[str, str] | None = None) -> int:
     """Mail `email` a reset link for each active account that verified it (User.email_verified),
-    all in one mail, if the address's LIMIT_PASSWORD_RESET_MAIL budget allows; the mails sent (0 or 1).
+    all in one mail, if the accounts' budget allows: LIMIT_PASSWORD_RESET_MAIL_OWNER when the
+    requester (`address`, `cookies`: the request's) is the owner's network or browser, else
+    LIMIT_PASSWORD_RESET_MAIL, both counted per account (the first that verified the address),
+    never per typed address. The mails sent (0 or 1). A request the strangers' budget refused
+    tells the owner (one mail a day at most).
 
     Unverified addresses get nothing: anyone can sign up with anyone's address, and a reset
     mail would then greet a stranger's chosen name in that inbox. Run after the answer is
@@ -37,8 +67,20 @@ def password_reset_mail_send(*, email: str) -> int:
     ]
     if not accounts:
         return 0
-    if not recipient_mail_allow(name="password_reset_mail", email=email):
-        logger.info("reset mail not sent: the address's reset-mail budget is spent")
+    owner = _owner_asks(accounts, address=address, cookies=cookies or {})
+    budget = "password_reset_mail_owner" if owner else "password_reset_mail"
+    if not limit_hit(name=budget, subject=f"account:{accounts[0].pk}").allowed:
+        logger.info("reset mail not sent: the account's %s budget is spent", budget)
+        if not owner and once_per_window(
+            name="reset_withheld_notice", subject=str(accounts[0].pk), seconds=WITHHELD_NOTICE_SECONDS
+        ):
+            usernames = ", ".join(user.get_username() for user in accounts)
+            send_mail(
+                subject=WITHHELD_SUBJECT,
+                message=WITHHELD_BODY.format(usernames=usernames),
+                from_email=None,
+                recipient_list=[accounts[0].email],
+            )
         return 0
     links = [
         {

@@ -232,9 +232,12 @@ class SitePasswordResetForm(PasswordResetForm):
 
     def save(self, **kwargs):
         email = self.cleaned_data["email"]
+        request = kwargs.get("request")
+        address = client_ip(request) if request is not None else ""
+        cookies = dict(request.COOKIES) if request is not None else {}
 
         def send() -> None:
-            reset_mail.password_reset_mail_send(email=email)
+            reset_mail.password_reset_mail_send(email=email, address=address, cookies=cookies)
 
         if not after_response(send):
             send()  # outside a request (a shell): at once

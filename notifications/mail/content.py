@@ -31,7 +31,7 @@ def site_url(path: str) -> str:
 
 
 def _message(*, recipient: Recipient, subject: str, template: str, context: dict[str, Any], unsubscribe: str) -> Any:
-    link = unsubscribe_url(user_id=recipient.user_id, kind=unsubscribe)
+    link = unsubscribe_url(user_id=recipient.user_id, kind=unsubscribe, email=recipient.address)
     context = {
         **context,
         "recipient": recipient,

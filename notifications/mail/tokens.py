@@ -6,6 +6,7 @@ never be replayed as the other (nor as any other signed value of the site).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -20,12 +21,22 @@ DIGEST = "digest"  # the "kind" of an unsubscribe token that turns the digest of
 class Unsubscribe:
     user_id: str
     kind: str  # like, reply, mention, message, or "digest"
+    address: str = ""  # address_digest of the address mailed ("" in links made before links carried it)
 
 
-def unsubscribe_token(*, user_id: str, kind: str) -> str:
-    """A token turning `kind`'s e-mail (or the digest) off for `user_id`. No expiry: a mail
-    read a year later still unsubscribes (RFC 8058 asks links to keep working)."""
-    return signing.dumps({"u": user_id, "k": kind}, salt=UNSUBSCRIBE_SALT, compress=True)
+def address_digest(email: str) -> str:
+    """What an unsubscribe link says of the address it was mailed to (not the address itself)."""
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()[:16]
+
+
+def unsubscribe_token(*, user_id: str, kind: str, email: str = "") -> str:
+    """A token turning `kind`'s e-mail (or the digest) off for `user_id` while the account's
+    address is still `email`. No expiry: a mail read a year later still unsubscribes (RFC 8058
+    asks links to keep working), but not once the account has another address."""
+    data = {"u": user_id, "k": kind}
+    if email:
+        data["e"] = address_digest(email)
+    return signing.dumps(data, salt=UNSUBSCRIBE_SALT, compress=True)
 
 
 def unsubscribe_read(token: str) -> Unsubscribe | None:
@@ -36,11 +47,12 @@ def unsubscribe_read(token: str) -> Unsubscribe | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("k"), str):
         return None
-    return Unsubscribe(user_id=data["u"], kind=data["k"])
+    address = data.get("e")
+    return Unsubscribe(user_id=data["u"], kind=data["k"], address=address if isinstance(address, str) else "")
 
 
-def unsubscribe_url(*, user_id: str, kind: str) -> str:
-    return f"{settings.SITE_URL}/mail/unsubscribe/{unsubscribe_token(user_id=user_id, kind=kind)}/"
+def unsubscribe_url(*, user_id: str, kind: str, email: str = "") -> str:
+    return f"{settings.SITE_URL}/mail/unsubscribe/{unsubscribe_token(user_id=user_id, kind=kind, email=email)}/"
 
 
 def verify_token(*, user_id: str, email: str) -> str:

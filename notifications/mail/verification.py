@@ -52,6 +52,16 @@ def email_verification_send(*, user) -> None:
     message.send()
 
 
+def email_verify_account(*, token: str):
+    """The active account a token would verify the address of, read only (the page's GET shows a
+    button: mail scanners follow links, and must not verify anything); None when it would not."""
+    found = verify_read(token)
+    if found is None:
+        return None
+    user_id, email = found
+    return get_user_model().objects.filter(pk=user_id, is_active=True, email=email).first()
+
+
 def email_verify(*, token: str):
     """Mark the address a token was made for verified; the account, or None when the token is
     bad, expired, or made for an address the account no longer has. Twice: stays verified."""

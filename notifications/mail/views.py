@@ -1,6 +1,8 @@
-"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification."""
+"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification (GET shows a button)."""
 
 from __future__ import annotations
+
+import math
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -10,10 +12,16 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from notifications.mail.content import KIND_NAMES
-from notifications.mail.tokens import DIGEST, unsubscribe_read
-from notifications.mail.verification import email_verify
+from notifications.mail.tokens import DIGEST, address_digest, unsubscribe_read
+from notifications.mail.verification import email_verify, email_verify_account
 from notifications.preferences.selectors import KINDS, preferences_get
 from notifications.preferences.services import preferences_update
+from project.http.security import client_ip
+from project.limits.store import address_subject, limit_hit, rate_limited_message
+
+# One-click unsubscribes per client network (IPv6: its /64): a person clicks a few, a mail
+# client posts one per mail; a script replaying links gets 429.
+UNSUBSCRIBE_RULES = "30/min,300/hour"
 
 
 @csrf_exempt  # RFC 8058: the mail client POSTs without a session or a CSRF token; the signed token is the proof
@@ -24,12 +32,22 @@ def mail_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     found = unsubscribe_read(token)
     if found is None or (found.kind not in KINDS and found.kind != DIGEST):
         return render(request, "notifications/mail/unsubscribe_bad.html", status=400)
-    if not get_user_model().objects.filter(pk=found.user_id, is_active=True).exists():
+    user = get_user_model().objects.filter(pk=found.user_id, is_active=True).first()
+    if user is None:
         return render(request, "notifications/mail/unsubscribe_bad.html", status=404)
+    if found.address and found.address != address_digest(user.email or ""):
+        # The link was mailed to an address the account no longer has: whoever holds it now
+        # (the old address's new owner) decides nothing about this account's mail.
+        return render(request, "notifications/mail/unsubscribe_bad.html", status=400)
     what = KIND_NAMES[found.kind]
     if request.method == "POST":
-        # Never refused (a mail client's one-click POST is not retried): no limit, and a write
-        # only while that e-mail is still on, so a flood of POSTs costs reads, not writes.
+        # Limited per client network (UNSUBSCRIBE_RULES, far above what mail clients send), and a
+        # write only while that e-mail is still on, so a flood of POSTs costs reads, not writes.
+        decision = limit_hit(name="unsubscribe", subject=address_subject(client_ip(request)), rules=UNSUBSCRIBE_RULES)
+        if not decision.allowed:
+            refused = HttpResponse(rate_limited_message(decision.retry_after), status=429, content_type="text/plain")
+            refused["Retry-After"] = str(max(1, math.ceil(decision.retry_after)))
+            return refused
         current = preferences_get(user_id=found.user_id, consistent=True)
         if found.kind == DIGEST and current.digest != "off":
             preferences_update(user_id=found.user_id, patch={"digest": "off"}, limited=False)
@@ -39,8 +57,16 @@ def mail_unsubscribe(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "notifications/mail/unsubscribe.html", {"what": what, "done": False})
 
 
+@require_http_methods(["GET", "HEAD", "POST"])
 def email_verify_page(request: HttpRequest, token: str) -> HttpResponse:
-    """The link of a verification mail: the address is verified, or the page says why not."""
+    """The link of a verification mail. GET shows the address and a button (mail scanners GET
+    links: nothing changes); the button's POST verifies it, or the page says why not."""
+    if request.method != "POST":
+        pending = email_verify_account(token=token)
+        if pending is None:
+            return render(request, "notifications/mail/verify_bad.html", status=400)
+        context = {"email": pending.email, "username": pending.get_username()}
+        return render(request, "notifications/mail/verify_confirm.html", context)
     user = email_verify(token=token)
     if user is None:
         return render(request, "notifications/mail/verify_bad.html", status=400)

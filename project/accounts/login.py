@@ -5,6 +5,7 @@ that answers a refused log-in."""
 from __future__ import annotations
 
 import functools
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
@@ -63,8 +64,11 @@ class LimitedModelBackend(ModelBackend):
             username = kwargs.pop(self._username_field(), None)
         if username is None or password is None:
             return None
-        # Names are unique in any case (sign-up's constraint), so "ALICE" logs in as alice.
-        account = self._account(str(username))
+        # Names are unique in any case (sign-up's constraint), so "ALICE" logs in as alice; a name
+        # typed with surrounding spaces or full-width letters is normalised as Django's log-in form
+        # does (NFKC, stripped), so the token API, the page and the limits all see one account.
+        username = unicodedata.normalize("NFKC", str(username)).strip()
+        account = self._account(username)
         name = account.get_username() if account is not None else username
         if request is None:
             return super().authenticate(request, username=name, password=password, **kwargs)

@@ -28,7 +28,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 from project.accounts.login_limits import account_name
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.http import HttpRequest, HttpResponse
@@ -59,10 +59,15 @@ def device_nonce(request: HttpRequest, user: AbstractBaseUser | None) -> str:
     """The nonce of the request's valid device cookie for the account `user`; "" when there is
     no account, or the cookie is missing, forged, another account's, issued before the
     account's last password change, or older than LOGIN_DEVICE_COOKIE_DAYS."""
+    return device_nonce_in(request.COOKIES, user)
+
+
+def device_nonce_in(cookies: Mapping[str, str], user: AbstractBaseUser | None) -> str:
+    """device_nonce, from a request's cookies (kept for work done after the answer)."""
     if user is None:
         return ""
     username = user.get_username()
-    value = request.COOKIES.get(device_cookie_name(username), "")
+    value = cookies.get(device_cookie_name(username), "")
     if not value:
         return ""
     try:

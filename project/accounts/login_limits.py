@@ -4,7 +4,8 @@
 Every log-in over HTTP (the log-in page and its code step, the admin log-in,
 POST /api/auth/token/) goes through `login_attempt_begin` before the password (or the
 code) is checked and `login_attempt_end` after (project.accounts.login.LimitedModelBackend).
-Accounts are named case-insensitively (`Bob` and `bob` are one account's counts);
+Accounts are named as the backend matches them (`account_name`: `Bob`, ` bob\t` and
+its full-width letters are one account's counts);
 addresses by project.limits.store.address_subject (IPv6 by /64).
 
 - **A browser that logged in to the account** presents its device cookie
@@ -33,14 +34,16 @@ addresses by project.limits.store.address_subject (IPv6 by /64).
 
 Attempts are counted *before* the password is checked (a conditional write each), so a
 burst of concurrent guesses can't slip past a limit between a read and a write. Cost of
-one log-in: from a known browser 1 conditional write (2 on a success: the take-back);
-untrusted 3 (address, pair, budget), a success adds 3 (take-backs, the pair's clear);
+one log-in: from a known browser 1 conditional write (3 on a success: the take-back and the
+network's mark); untrusted 3 (address, pair, budget), a success adds 4 (take-backs, the pair's
+clear, the network's mark: `login_address_known`, which reset mails ask);
 a failure adds 2 (the day's failure count and the network's once-a-day mark).
 """
 
 from __future__ import annotations
 
 import logging
+import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -55,6 +58,9 @@ from project.models import LimitCounter
 logger = logging.getLogger(__name__)
 
 DAY = 86400
+# A network a log-in to the account succeeded from is the owner's for this long (its reset
+# mails count against the owner's budget, social/reset_mail.py).
+KNOWN_ADDRESS_DAYS = 90
 
 # Sent once per LOGIN_NOTICE_HOURS when an existing account saw LOGIN_NOTICE_FAILURES
 # failed log-ins in a day: `user_id` (str), `failures` (int), `addresses` (int, networks).
@@ -80,7 +86,10 @@ class LoginAttempt:
 
 
 def account_name(username: str) -> str:
-    return (username or "").strip().lower()
+    """The account a typed name counts as: NFKC-normalised (full-width letters are the plain ones),
+    stripped of surrounding spaces and tabs, lower-cased (the backend matches names in any case),
+    so every form of a name that logs in as one account counts as that one account."""
+    return unicodedata.normalize("NFKC", username or "").strip().lower()
 
 
 def _window_rule(limit: int, hours: float | None = None) -> str:
@@ -166,6 +175,7 @@ def login_attempt_end(
     way: a success may leave its attempt counted (it expires with the window).
     """
     if succeeded:
+        _known_mark(attempt)  # the owner's network: its reset mails have a budget of their own
         _take_back(attempt, 1)
         if earlier is not None:
             _take_back(earlier, 1)
@@ -194,6 +204,27 @@ def login_attempt_end(
         hours = max(1, round(settings.LOGIN_NOTICE_HOURS * 3600))
         if once_per_window(name="login_notice", subject=user_id, seconds=hours):
             login_failures_noticed.send(sender=LoginAttempt, user_id=user_id, failures=failures, addresses=addresses)
+
+
+def _known_key(account: str, address: str) -> str:
+    return f"login_known#{subject_key(f'{account}|{address}')}"
+
+
+def login_address_known(*, username: str, address: str) -> bool:
+    """The network `address` (IPv6: its /64) logged in to the account in the last KNOWN_ADDRESS_DAYS
+    (a strongly consistent read of the mark a success writes)."""
+    if not address:
+        return False
+    try:
+        mark = LimitCounter.get(_known_key(account_name(username), address_subject(address)), consistent_read=True)
+    except LimitCounter.DoesNotExist:
+        return False
+    return mark.expires_at is None or mark.expires_at.timestamp() > clock.now()
+
+
+def _known_mark(attempt: LoginAttempt) -> None:
+    expires = datetime.fromtimestamp(clock.now() + KNOWN_ADDRESS_DAYS * DAY, tz=UTC)
+    LimitCounter(_known_key(attempt.account, attempt.address), expires_at=expires).save()
 
 
 def login_limits_clear(*, username: str = "", address: str = "") -> None:

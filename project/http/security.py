@@ -41,3 +41,16 @@ class ContentSecurityPolicyMiddleware:
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
         return response
+
+
+def request_cross_site(request: HttpRequest) -> bool:
+    """A browser says another site sent this request: its Origin is neither this site nor a
+    CSRF_TRUSTED_ORIGINS one (`null` included), or its Sec-Fetch-Site is `cross-site`. A client
+    sending neither header (curl, an app, a script) is not a browser on another site: False."""
+    origin = request.META.get("HTTP_ORIGIN")
+    if origin is not None and origin not in {
+        f"{request.scheme}://{request.get_host()}",
+        *settings.CSRF_TRUSTED_ORIGINS,
+    }:
+        return True
+    return request.META.get("HTTP_SEC_FETCH_SITE") == "cross-site"

@@ -8,6 +8,7 @@ from django.test import Client
 from notifications.mail.tokens import unsubscribe_token, unsubscribe_url
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_update
+from project.clock import ManualClock, clock_override
 from tests.notifications.mail_helpers import email_on, uid
 
 pytestmark = pytest.mark.django_db
@@ -92,3 +93,36 @@ def test_one_click_is_never_refused_even_with_the_preference_limit_spent(alice, 
         assert answer.status_code == 200
     prefs = preferences_get(user_id=uid(alice), consistent=True)
     assert not prefs.wants("reply", "email") and prefs.digest == "off"
+
+
+def test_a_link_mailed_to_an_old_address_no_longer_unsubscribes(alice):
+    alice.email = "alice@example.com"
+    alice.save()
+    token = unsubscribe_token(user_id=uid(alice), kind="reply", email="alice@example.com")
+    alice.email = "alice@new.example"  # the old address may now be someone else's inbox
+    alice.save()
+    assert Client().get(f"/mail/unsubscribe/{token}/").status_code == 400
+    assert Client().post(f"/mail/unsubscribe/{token}/").status_code == 400
+    assert preferences_get(user_id=uid(alice), consistent=True).wants("reply", "email")
+
+
+def test_a_link_mailed_to_the_current_address_unsubscribes(alice):
+    alice.email = "Alice@Example.com"
+    alice.save()
+    token = unsubscribe_token(user_id=uid(alice), kind="reply", email="alice@example.com")
+    assert Client().post(f"/mail/unsubscribe/{token}/").status_code == 200
+    assert not preferences_get(user_id=uid(alice), consistent=True).wants("reply", "email")
+
+
+def test_one_click_posts_are_limited_per_network(alice, settings):
+    settings.RATE_LIMITS_ENABLED = True
+    with clock_override(ManualClock(1_800_000_000.0)):  # no window ends mid-test
+        _replay(alice)
+
+
+def _replay(alice):
+    path = f"/mail/unsubscribe/{unsubscribe_token(user_id=uid(alice), kind='reply')}/"
+    replayer = Client(REMOTE_ADDR="203.0.113.9")
+    answers = [replayer.post(path).status_code for _ in range(31)]
+    assert answers[:30] == [200] * 30 and answers[30] == 429
+    assert Client(REMOTE_ADDR="198.51.100.3").post(path).status_code == 200  # another network is not refused

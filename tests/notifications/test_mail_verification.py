@@ -41,7 +41,12 @@ def test_setting_an_address_sends_a_link_that_verifies_it(signed_in, settings):
     assert message.to == ["alice@example.com"]
     link = _link(message)
     assert link.startswith("https://social.example/me/email/verify/")
-    answer = Client().get("/" + link.split("/", 3)[3])  # another browser, not logged in
+    path = "/" + link.split("/", 3)[3]
+    shown = Client().get(path)  # what a mail scanner does: a page with a button, nothing verified
+    assert shown.status_code == 200 and b"Verify alice@example.com" in shown.content
+    user.refresh_from_db()
+    assert not user.email_verified
+    answer = Client().post(path)  # another browser, not logged in, presses the button
     assert answer.status_code == 200 and b"is verified" in answer.content
     user.refresh_from_db()
     assert user.email_verified
@@ -57,6 +62,7 @@ def test_changing_the_address_clears_the_verification_and_voids_old_links(signed
     user.refresh_from_db()
     assert (user.email, user.email_verified) == ("new@example.com", False)
     assert Client().get(old_link).status_code == 400
+    assert Client().post(old_link).status_code == 400
     user.refresh_from_db()
     assert not user.email_verified
 
@@ -70,7 +76,11 @@ def test_the_button_sends_a_new_link_and_a_bad_token_verifies_nothing(signed_in)
     assert Client().get("/me/email/verify/forged/").status_code == 400
     user.refresh_from_db()
     assert not user.email_verified
-    assert Client().get(_link(mail.outbox[0]).replace("http://127.0.0.1:8000", "")).status_code == 200
+    path = _link(mail.outbox[0]).replace("http://127.0.0.1:8000", "")
+    assert Client().get(path).status_code == 200
+    user.refresh_from_db()
+    assert not user.email_verified  # a GET (a link scanner's) verifies nothing
+    assert Client().post(path).status_code == 200
     user.refresh_from_db()
     assert user.email_verified
 
