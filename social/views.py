@@ -118,7 +118,7 @@ class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "display_name", "email")
-        help_texts = {"email": "Optional: only to reset your password if you forget it. Never shown."}
+        help_texts = {"email": "Optional: for the notification e-mail you choose and password resets. Never shown."}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
