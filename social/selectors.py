@@ -20,7 +20,7 @@ from project.serving.pools import READS, pool
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
-from social.models import Comment, Like, TimelineDay
+from social.models import AccountDeletion, Comment, Like, TimelineDay
 from social.relations.selectors import silenced_ids
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
@@ -57,12 +57,23 @@ class CommentPage:
     next_cursor: str | None
 
 
+DELETED_USERNAME = "[deleted]"  # an Author whose account is gone: no profile to link to
+DELETED_NAME = "deleted account"
+
+
 def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
-    """Authors for DynamoDB user ids; a deleted account shows as "[deleted]"."""
+    """Authors for DynamoDB user ids. An account whose deletion was asked for shows as a
+    "deleted account" (username DELETED_USERNAME, no profile) from that moment, not only once
+    the eraser has removed it: one SQL query, the pending deletions excluded in it."""
     numeric = [int(uid) for uid in set(user_ids) if uid.isdigit()]
-    users = get_user_model().objects.filter(pk__in=numeric).only("id", "username", "display_name")
+    users = (
+        get_user_model()
+        .objects.filter(pk__in=numeric)
+        .exclude(pk__in=AccountDeletion.objects.filter(user_id__in=numeric).values("user_id"))
+        .only("id", "username", "display_name")
+    )
     found = {str(user.pk): Author(str(user.pk), user.username, user.shown_name) for user in users}
-    return {uid: found.get(uid, Author(uid, "[deleted]", "[deleted]")) for uid in user_ids}
+    return {uid: found.get(uid, Author(uid, DELETED_USERNAME, DELETED_NAME)) for uid in user_ids}
 
 
 def _liked_ids(
