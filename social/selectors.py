@@ -62,16 +62,11 @@ DELETED_NAME = "deleted account"
 
 
 def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
-    """Authors for DynamoDB user ids. An account whose deletion was asked for shows as a
-    "deleted account" (username DELETED_USERNAME, no profile) from that moment, not only once
-    the eraser has removed it: one SQL query, the pending deletions excluded in it."""
+    """Authors for DynamoDB user ids; an account whose deletion was asked for is a "deleted account"
+    (no profile) from that moment, not once the eraser has run (one SQL query excludes it)."""
     numeric = [int(uid) for uid in set(user_ids) if uid.isdigit()]
-    users = (
-        get_user_model()
-        .objects.filter(pk__in=numeric)
-        .exclude(pk__in=AccountDeletion.objects.filter(user_id__in=numeric).values("user_id"))
-        .only("id", "username", "display_name")
-    )
+    leaving = AccountDeletion.objects.filter(user_id__in=numeric).values("user_id")
+    users = get_user_model().objects.filter(pk__in=numeric).exclude(pk__in=leaving).only("username", "display_name")
     found = {str(user.pk): Author(str(user.pk), user.username, user.shown_name) for user in users}
     return {uid: found.get(uid, Author(uid, DELETED_USERNAME, DELETED_NAME)) for uid in user_ids}
 

@@ -41,3 +41,14 @@ def test_sign_up_and_settings_say_the_same_of_the_address(client, make_user):
     assert "For the notification e-mail you choose and password resets" in signup.replace("for the", "For the")
     client.force_login(make_user("alice"))
     assert "For the notification e-mail you choose and password resets" in client.get("/me/settings/").content.decode()
+
+
+def test_a_refused_sign_up_opens_on_its_first_field_in_error(client, settings):
+    settings.SIGNUP_OPEN = True
+    answer = client.post(
+        "/accounts/signup/", {"username": "newcomer", "password1": "pw-Secret-123", "password2": "another-one-456"}
+    )
+    page = answer.content.decode()
+    assert answer.status_code == 200 and page.count("autofocus") == 1
+    before, after = page.split('name="password2"', 1)
+    assert "autofocus" in before.rsplit("<input", 1)[1] + after.split(">", 1)[0]
