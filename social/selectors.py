@@ -20,7 +20,7 @@ from project.serving.pools import READS, pool
 from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
-from social.models import Comment, Like, TimelineDay
+from social.models import AccountDeletion, Comment, Like, TimelineDay
 from social.reactions.selectors import NONE, Reactions, reactions_of
 from social.relations.selectors import silenced_ids
 
@@ -59,12 +59,18 @@ class CommentPage:
     next_cursor: str | None
 
 
+DELETED_USERNAME = "[deleted]"  # an Author whose account is gone: no profile to link to
+DELETED_NAME = "deleted account"
+
+
 def authors_by_id(user_ids: list[str]) -> dict[str, Author]:
-    """Authors for DynamoDB user ids; a deleted account shows as "[deleted]"."""
+    """Authors for DynamoDB user ids; an account whose deletion was asked for is a "deleted account"
+    (no profile) from that moment, not once the eraser has run (one SQL query excludes it)."""
     numeric = [int(uid) for uid in set(user_ids) if uid.isdigit()]
-    users = get_user_model().objects.filter(pk__in=numeric).only("id", "username", "display_name")
+    leaving = AccountDeletion.objects.filter(user_id__in=numeric).values("user_id")
+    users = get_user_model().objects.filter(pk__in=numeric).exclude(pk__in=leaving).only("username", "display_name")
     found = {str(user.pk): Author(str(user.pk), user.username, user.shown_name) for user in users}
-    return {uid: found.get(uid, Author(uid, "[deleted]", "[deleted]")) for uid in user_ids}
+    return {uid: found.get(uid, Author(uid, DELETED_USERNAME, DELETED_NAME)) for uid in user_ids}
 
 
 def _liked_ids(

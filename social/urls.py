@@ -3,7 +3,7 @@ from django.urls import path
 
 from project.accounts.two_factor import views as two_factor
 from social import views
-from social.account.views import account_delete, account_export, account_settings
+from social.account.views import LogoutView, account_delete, account_export, account_settings
 from social.activity.views import my_activity
 from social.reactions.views import comment_react
 from social.relations.views import relation_set, relations_settings
@@ -28,7 +28,7 @@ urlpatterns = [
     path("accounts/login/code/", two_factor.login_code, name="login-code"),
     path("me/two-factor/", two_factor.two_factor_settings, name="two-factor"),
     path("me/two-factor/remove/", two_factor.two_factor_remove, name="two-factor-remove"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("accounts/password/change/", views.PasswordChangeView.as_view(), name="password_change"),
     path("accounts/password/change/done/", auth_views.PasswordChangeDoneView.as_view(), name="password_change_done"),
     path("accounts/password/reset/", views.PasswordResetView.as_view(), name="password_reset"),

@@ -30,7 +30,7 @@ from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import form_post_once
 from project.http.security import client_ip
-from project.http.views import refused_page
+from project.http.views import focus_first_error, refused_page
 from project.limits.store import address_subject
 from project.serving.after_response import after_response
 from social import counters, drafts, ranking, reset_mail, selectors, services
@@ -119,7 +119,7 @@ class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "display_name", "email")
-        help_texts = {"email": "Optional: only to reset your password if you forget it. Never shown."}
+        help_texts = {"email": "Optional: for the notification e-mail you choose and password resets. Never shown."}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -492,4 +492,5 @@ def signup(request):
         login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
         messages.success(request, f"Welcome, {user.shown_name}!")
         return redirect("timeline")
+    focus_first_error(form)
     return refused_page(render(request, "registration/signup.html", {"form": form}), refused)

@@ -20,6 +20,7 @@ from project.http.guard import is_api, too_large
 from social import drafts
 
 if TYPE_CHECKING:
+    from django.forms import Form
     from django.http import HttpRequest, HttpResponse
 
 
@@ -73,3 +74,15 @@ def refused_page(response: HttpResponse, error: ApplicationError | None) -> Http
     elif isinstance(error, PermissionDenied):
         response.status_code = 403
     return response
+
+
+def focus_first_error(form: Form) -> None:
+    """A refused form opens with the keyboard focus on its first field in error (not on the
+    field a form autofocuses when it is fresh, e.g. the username when the password was refused)."""
+    if not form.errors:
+        return
+    first = next((name for name in form.fields if name in form.errors), None)
+    for name, field in form.fields.items():
+        field.widget.attrs.pop("autofocus", None)
+        if name == first:
+            field.widget.attrs["autofocus"] = True

@@ -1,11 +1,12 @@
 """The settings page: display name and e-mail address (verified through a link it mails); the pages
-to delete one's account (/me/delete/) and download one's data (/me/export/)."""
+to delete one's account (/me/delete/) and download one's data (/me/export/); logging out."""
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import logout
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 
@@ -112,3 +113,13 @@ def account_delete(request):
             logout(request)
             return render(request, "social/account/deleted.html")
     return render(request, "social/account/delete.html", {"form": form})
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's log-out (POST only), saying so on the page it leads to. Twice: the second is a
+    log-out of nobody, and says the same."""
+
+    def post(self, request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = super().post(request, *args, **kwargs)
+        messages.info(request, "You are logged out.")  # into the new, empty session
+        return response

@@ -26,7 +26,7 @@ from django.utils import timezone
 from project.templatetags.id_urls import id_url
 from social.formatting import comment_html
 from social.reactions.names import REACTIONS
-from social.selectors import CommentView
+from social.selectors import DELETED_USERNAME, CommentView
 
 register = template.Library()
 
@@ -100,7 +100,7 @@ def comment_card(
     card.update(
         author_name=comment.author.display_name,
         author_username=comment.author.username,
-        author_url=id_url(comment.author.username, "profile"),
+        author_url="" if comment.author.username == DELETED_USERNAME else id_url(comment.author.username, "profile"),
         edited=_moment(comment.edited_at, page.zone) if comment.edited_at else None,
         body=comment_html(comment.body, comment.mention_usernames),
         like_count=comment.like_count,

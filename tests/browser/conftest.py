@@ -140,18 +140,22 @@ def pages(browser, site, request):
     opened.close()
 
 
-def axe_violations(page: Page) -> list[str]:
-    """axe-core's serious and critical findings on the page as it is now."""
+def axe_violations(page: Page, rules: list[str] | None = None) -> list[str]:
+    """axe-core's serious and critical findings on the page as it is now; with `rules`, every
+    finding of only those rules (they may be off by default, e.g. target-size)."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.evaluate(AXE.read_text() + "\n;undefined")  # evaluated by DevTools: not subject to the CSP
     # No CSSOM preload: axe would re-fetch @import-ed sheets against the page's URL (a 404 of
     # its own making, e.g. admin/css/forms.css's widgets.css); only css-orientation-lock uses it.
-    results = page.evaluate("() => axe.run(document, {resultTypes: ['violations'], preload: false})")
+    options = {"resultTypes": ["violations"], "preload": False}
+    if rules:
+        options["runOnly"] = {"type": "rule", "values": rules}
+    results = page.evaluate("(options) => axe.run(document, options)", options)
     return [
         f"{violation['id']} ({violation['impact']}): {violation['help']} at "
         + ", ".join(str(node["target"]) for node in violation["nodes"][:3])
         for violation in results["violations"]
-        if violation["impact"] in {"serious", "critical"}
+        if rules or violation["impact"] in {"serious", "critical"}
     ]
 
 

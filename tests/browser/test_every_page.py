@@ -14,6 +14,7 @@ from delivery import services as delivery_services
 from project.clock import clock
 from project.operations.backlog import Backlog
 from project.operations.health_services import heartbeat_write
+from social.moderation.services import report_create
 from social.services import comment_delete
 from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
 
@@ -57,7 +58,14 @@ def world(make_user):
             backlog=backlog,
         )
     call_command("dispatch_deliveries", "--no-progress")  # the inbox shows a staff message
-    return {"alice": alice, "staff": staff, "comment": first, "deleted": regretted, "delivery": delivery.delivery_id}
+    return {
+        "alice": alice,
+        "bob": bob,
+        "staff": staff,
+        "comment": first,
+        "deleted": regretted,
+        "delivery": delivery.delivery_id,
+    }
 
 
 PAGES = [
@@ -113,5 +121,31 @@ def test_every_page_fits_the_screen_and_passes_axe(pages, world, viewport):
         page.context.close()
         errors = pages.errors.pop(page)
         problems += [f"{name}: console: {e}" for e in errors if not expected or expected not in e]
+        pages.opened.remove(page)
+    assert problems == [], "\n".join(problems)
+
+
+# Pages whose controls sit close together: every target at least 24 x 24 CSS px or clear of
+# its neighbours (WCAG 2.5.8, axe's target-size, off by default), and no empty table header.
+CLOSE_TARGETS = [
+    ("settings", lambda w: "/me/settings/", "alice"),
+    ("notification-settings", lambda w: "/me/notifications/", "alice"),
+    ("profile-other", lambda w: "/u/bob/", "alice"),
+    ("admin-comments", lambda w: reverse("admin:dynamo-comments"), "staff"),
+    ("admin-reports", lambda w: reverse("admin:dynamo-reports"), "staff"),
+    ("admin-report-case", lambda w: reverse("admin:dynamo-report-case", args=[w["comment"]]), "staff"),
+    ("delivery-new", lambda w: reverse("admin:dynamo-delivery-create"), "staff"),
+]
+
+
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["390px", "1280px"])
+def test_targets_are_large_enough_to_touch(pages, world, viewport):
+    report_create(comment_id=world["comment"], reporter_id=str(world["bob"].pk), reason="spam")
+    problems = []
+    for name, path, who in CLOSE_TARGETS:
+        page = pages.open(path(world), user=world[who] if who else None, viewport=viewport)
+        problems += [f"{name}: {finding}" for finding in axe_violations(page, ["target-size", "empty-table-header"])]
+        page.context.close()
+        pages.errors.pop(page)
         pages.opened.remove(page)
     assert problems == [], "\n".join(problems)

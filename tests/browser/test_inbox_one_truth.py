@@ -101,3 +101,39 @@ def test_a_poll_asked_before_the_marking_does_not_bring_the_old_count_back(pages
     expect(page.locator("[data-unread-badge]")).to_be_hidden()
     expect(page.get_by_role("button", name="Mark all as read")).to_be_disabled()
     page.unroute("**/api/live/**")
+
+
+def test_every_arrival_updates_the_offer(pages, make_user):
+    """Each arrival updates the offer: one shown, the next is offered again ("Show 1 new
+    notification", not a badge that goes up alone); one arriving while the page fetches the
+    last makes it "Show 2 new notifications"."""
+    alice, bob = make_user("alice"), make_user("bob", display_name="Bob")
+    parents = [comment_create(author_id=uid(alice), body=f"mine {n}").comment_id for n in range(5)]
+    like_add(comment_id=parents[0], user_id=uid(bob))
+    page = pages.open("/notifications/", user=alice)
+    settled(page)
+
+    comment_create(author_id=uid(bob), body="One arrived", parent_id=parents[1])
+    page.get_by_role("button", name="Show 1 new notification").click()
+    settled(page)
+    comment_create(author_id=uid(bob), body="The next arrived", parent_id=parents[2])
+    expect(page.locator("[data-unread-badge]")).to_have_text("1 unread")
+    page.get_by_role("button", name="Show 1 new notification").click()
+    expect(page.locator("article.notification").first).to_contain_text("The next arrived")
+    settled(page)
+
+    held: list = []
+    page.route("**/notifications/", lambda route: held.append(route))  # the page's fetch of its first page
+    comment_create(author_id=uid(bob), body="Another", parent_id=parents[3])
+    while not held:  # the page fetches what the count says is new...
+        page.wait_for_timeout(100)
+    comment_create(author_id=uid(bob), body="And one more", parent_id=parents[4])  # ...and more arrives meanwhile
+    expect(page.locator("[data-unread-badge]")).to_have_text("2 unread")
+    held[0].continue_()
+    page.unroute("**/notifications/")
+    show = page.get_by_role("button", name="Show 2 new notifications")
+    expect(show).to_be_visible()
+    show.click()
+    expect(page.locator("article.notification")).to_have_count(5)
+    settled(page)
+    assert pages.console_errors == []

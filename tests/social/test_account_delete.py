@@ -11,7 +11,7 @@ from notifications.models import Feed, LikeNotified, LikeRead, LikeUnread, Unrea
 from notifications.preferences.services import preferences_update, thread_mute
 from notifications.selectors import notification_inbox
 from project.accounts.erasure import erasure_steps
-from social.account.services import account_deletions_run
+from social.account.services import account_delete_request, account_deletions_run
 from social.counters import LIKES, counter_key, counter_value
 from social.models import AccountDeletion, Comment, Like, Relation, Report
 from social.moderation.selectors import case_get, case_reports, report_of
@@ -225,3 +225,16 @@ def test_someone_who_blocked_them_still_has_a_working_list(client, api, alice, b
     assert api.as_user(bob).put("/api/users/dave/mute/").status_code == 200
     full = api.as_user(bob).put("/api/users/erin/mute/")  # Carol and Dave: full
     assert full.status_code == 400 and "at most" in str(full.json())
+
+
+def test_others_see_a_deleted_account_at_once_without_a_link(client, alice, bob, settings):
+    """From the request on, before the eraser has run: "deleted account", no dead profile link."""
+    settings.ACCOUNT_DELETION_DELAY_SECONDS = 60
+    comment = post(alice, "Leaving soon")
+    client.force_login(bob)
+    assert 'href="/u/alice/"' in client.get(f"/c/{comment}/").content.decode()
+    account_delete_request(user=alice, password=PASSWORD, address="192.0.2.1")
+    page = client.get(f"/c/{comment}/").content.decode()
+    assert "Leaving soon" in page  # the eraser has not run yet
+    assert 'href="/u/alice/"' not in page and "Alice" not in page
+    assert "deleted account" in page

@@ -7,7 +7,7 @@
 // (every `notifications:count` event: this page's own answers, project/live.js's polls).
 //
 // When the count says something is unread that this page does not show (live.js asks
-// every 2 s), the page fetches its first page again and offers "Show N new notifications"
+// every 2 s; each new count), the page fetches its first page again and offers "Show N new notifications"
 // above the list, as GitHub does: nothing moves under the reader until they ask. Shown,
 // the new cards go on top (an updated one replaces its old card), get the focus, and are
 // marked read like the others. Without JavaScript the page is as it was drawn and the
@@ -25,6 +25,7 @@
   var waiting = []; // cards fetched, not shown yet
   var fetching = false;
   var checkedFor = null; // the count the last fetch was for
+  var latest = null; // the last count heard
 
   function cards(root) {
     return Array.prototype.slice.call(root.querySelectorAll("article.notification[data-key]"));
@@ -90,8 +91,16 @@
   }
 
   // Something unread that the page does not show: fetch the first page and keep its new cards.
+  // Every count is looked at: one that arrives while a fetch is on its way is checked when it
+  // ends, and a count back to what the page shows (all read) forgets the last fetch, so the
+  // next arrival, even to the same count as before, is fetched and offered.
   function check(count) {
-    if (fetching || count === 0 || count <= unreadOnPage() || count === checkedFor) return;
+    latest = count;
+    if (count === 0 || count <= unreadOnPage()) {
+      checkedFor = null;
+      return;
+    }
+    if (fetching || count === checkedFor) return;
     fetching = true;
     checkedFor = count;
     send(inbox.dataset.firstPage, { credentials: "same-origin", headers: { Accept: "text/html" } })
@@ -113,6 +122,7 @@
       })
       .finally(function () {
         fetching = false;
+        if (latest !== checkedFor) check(latest); // more arrived meanwhile
       });
   }
 

@@ -76,12 +76,22 @@ class TwoStepFormMixin:
         return self.cleaned_data
 
 
+# Usernames match in any case ("ALICE" logs in as alice); passwords only exactly as typed.
+INVALID_LOGIN = (
+    "That username and password do not match an account. The password must be typed exactly: capitals count."
+)
+
+
 class TwoStepAuthenticationForm(TwoStepFormMixin, AuthenticationForm):
-    pass
+    error_messages = {**AuthenticationForm.error_messages, "invalid_login": INVALID_LOGIN}
 
 
 class TwoStepAdminAuthenticationForm(TwoStepFormMixin, AdminAuthenticationForm):
-    pass
+    error_messages = {
+        **AdminAuthenticationForm.error_messages,
+        "invalid_login": "That username and password do not match a staff account. "
+        "The password must be typed exactly: capitals count.",
+    }
 
 
 class LoginView(auth_views.LoginView):
