@@ -21,7 +21,7 @@ from social.counters import LIKES, counter_key, counter_value, counter_values
 from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
 from social.models import Comment, Like, TimelineDay
-from social.relations.selectors import silenced_ids
+from social.relations.selectors import blocked_ids, silenced_ids
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
 PAGE_SIZE = 20
@@ -397,7 +397,8 @@ def comment_replies(
     fresh: Collection[str] = (),
     written: Collection[str] = (),
 ) -> CommentPage:
-    """Visible replies of a visible comment, oldest first, cursor-paginated; counts exact
+    """Visible replies of a visible comment, oldest first, cursor-paginated, leaving out those
+    of people the viewer blocked (a page may then be short); counts exact
     only for the `fresh` comments (see `comment_views`), the `written` ones read from the
     table (see `_with_written`)."""
     limit = clamp_limit(limit)
@@ -414,6 +415,8 @@ def comment_replies(
     )
     page, more = found[:limit], len(found) > limit
     next_cursor = cursor_encode({"after": page[-1].sort_key}, query=f"replies:{comment_id}") if more else None
+    if viewer_id and (blocked := blocked_ids(user_id=viewer_id)):  # after the cut: the cursor moves past them
+        page = [reply for reply in page if reply.author_id not in blocked]
     return CommentPage(comment_views(page, viewer_id=viewer_id, fresh=fresh), next_cursor)
 
 

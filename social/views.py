@@ -36,6 +36,7 @@ from project.serving.after_response import after_response
 from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.models import User
+from social.relations.selectors import blocked_by
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
@@ -377,6 +378,8 @@ def comment_detail(request, comment_id):
     if request.user.is_authenticated and not comment.deleted:
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count, "thread": thread}
+    # A person its author blocked is told so instead of offered a form the reply would be refused from.
+    context["blocked"] = thread is not None and blocked_by(owner_id=comment.author.id, other_id=str(request.user.pk))
     return refused_page(render(request, "social/comment.html", context), refused)
 
 
