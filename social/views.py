@@ -378,8 +378,10 @@ def comment_detail(request, comment_id):
     if request.user.is_authenticated and not comment.deleted:
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count, "thread": thread}
-    # A person its author blocked is told so instead of offered a form the reply would be refused from.
-    context["blocked"] = thread is not None and blocked_by(owner_id=comment.author.id, other_id=str(request.user.pk))
+    # A person its author blocked is told so instead of offered a form (a refused reply keeps its text).
+    context["blocked"] = (
+        refused is None and thread is not None and blocked_by(owner_id=comment.author.id, other_id=str(request.user.pk))
+    )
     return refused_page(render(request, "social/comment.html", context), refused)
 
 
