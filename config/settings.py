@@ -280,10 +280,16 @@ RATE_LIMITS = {
 # and holds a request it works on for a lease of this many seconds (renewed as it goes).
 ACCOUNT_DELETION_DELAY_SECONDS = env.float("ACCOUNT_DELETION_DELAY_SECONDS", default=60.0)
 ACCOUNT_DELETION_LEASE_SECONDS = env.float("ACCOUNT_DELETION_LEASE_SECONDS", default=120.0)
-# Reports (social/moderation/): a comment reported by this many distinct people is hidden until
-# staff decide; a report from an account younger than LIMIT_NEW_ACCOUNT_DAYS counts this much of one.
+# Reports (social/moderation/standing.py): a comment reported by this many distinct people with
+# standing (a verified address, an account REPORT_STANDING_DAYS old, REPORT_STANDING_COMMENTS
+# visible comments) is hidden until staff decide; others' reports count nothing toward it. The
+# threshold grows by one person per REPORT_THRESHOLD_STEP_DAYS of the author's account age (0: never),
+# and staff and authors of REPORT_PROTECTED_AUTHOR_DAYS are never hidden by reports, only queued.
 REPORT_HIDE_THRESHOLD = env.int("REPORT_HIDE_THRESHOLD", default=5)
-REPORT_NEW_ACCOUNT_WEIGHT = env.float("REPORT_NEW_ACCOUNT_WEIGHT", default=0.5)
+REPORT_STANDING_DAYS = env.float("REPORT_STANDING_DAYS", default=14.0)
+REPORT_STANDING_COMMENTS = env.int("REPORT_STANDING_COMMENTS", default=3)
+REPORT_THRESHOLD_STEP_DAYS = env.float("REPORT_THRESHOLD_STEP_DAYS", default=30.0)
+REPORT_PROTECTED_AUTHOR_DAYS = env.float("REPORT_PROTECTED_AUTHOR_DAYS", default=365.0)
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)

@@ -27,6 +27,7 @@ from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
+from social.profiles.selectors import profile_get
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -367,7 +368,7 @@ class ProfileApi(APIView):
 
     @extend_schema(responses={200: ProfileSerializer})
     def get(self, request, username: str):
-        return Response(ProfileSerializer(selectors.profile_get(username=username)).data)
+        return Response(ProfileSerializer(profile_get(username=username)).data)
 
 
 class ProfileCommentsApi(APIView):
@@ -375,7 +376,7 @@ class ProfileCommentsApi(APIView):
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses={200: CommentPageSerializer})
     def get(self, request, username: str):
-        person = selectors.profile_get(username=username)
+        person = profile_get(username=username)
         query = PageQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = selectors.profile_comments(
@@ -399,11 +400,11 @@ class MeApi(APIView):
 
     @extend_schema(responses={200: ProfileSerializer})
     def get(self, request):
-        return Response(ProfileSerializer(selectors.profile_get(username=request.user.username)).data)
+        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)
 
     @extend_schema(request=InputSerializer, responses={200: ProfileSerializer})
     def patch(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.user_display_name_set(user=request.user, **serializer.validated_data)
-        return Response(ProfileSerializer(selectors.profile_get(username=request.user.username)).data)
+        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)

@@ -302,7 +302,7 @@ class Report(Model):
     reporter_id = UnicodeAttribute(range_key=True)
     reason = UnicodeAttribute()  # one of social.moderation.reasons.REASONS
     note = UnicodeAttribute(null=True)  # the reporter's own words, optional
-    weight = NumberAttribute()  # in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT x 100 from a new account
+    weight = NumberAttribute()  # in hundredths: 100 from a reporter with standing, else 0 (standing.py)
     created_at = UnicodeAttribute()
     version = NumberAttribute(null=True)  # the comment's version when reported (absent: 1)
 

@@ -22,7 +22,7 @@ from social.live import page_counts_kept, shared_counts
 from social.mentions import mention_usernames
 from social.models import AccountDeletion, Comment, Like, TimelineDay
 from social.reactions.selectors import NONE, Reactions, reactions_of
-from social.relations.selectors import silenced_ids
+from social.relations.selectors import blocked_ids, silenced_ids
 
 TIMELINE_BUCKET = "comments"  # the timeline_days partition listing days with comments
 PAGE_SIZE = 20
@@ -407,7 +407,8 @@ def comment_replies(
     fresh: Collection[str] = (),
     written: Collection[str] = (),
 ) -> CommentPage:
-    """Visible replies of a visible comment, oldest first, cursor-paginated; counts exact
+    """Visible replies of a visible comment, oldest first, cursor-paginated, leaving out those
+    of people the viewer blocked (a page may then be short); counts exact
     only for the `fresh` comments (see `comment_views`), the `written` ones read from the
     table (see `_with_written`)."""
     limit = clamp_limit(limit)
@@ -424,6 +425,8 @@ def comment_replies(
     )
     page, more = found[:limit], len(found) > limit
     next_cursor = cursor_encode({"after": page[-1].sort_key}, query=f"replies:{comment_id}") if more else None
+    if viewer_id and (blocked := blocked_ids(user_id=viewer_id)):  # after the cut: the cursor moves past them
+        page = [reply for reply in page if reply.author_id not in blocked]
     return CommentPage(comment_views(page, viewer_id=viewer_id, fresh=fresh), next_cursor)
 
 
@@ -435,23 +438,7 @@ def comments_by_author(*, author_id: str, limit: int = 50) -> list[CommentView]:
     return comment_views(comments, viewer_id=None)
 
 
-# --- profiles -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Profile:
-    id: str
-    username: str
-    display_name: str
-    date_joined: datetime
-
-
-def profile_get(*, username: str) -> Profile:
-    """The public face of an account, found by username in any case; NotFound if none."""
-    user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
-    if user is None:
-        raise NotFound("No such person.")
-    return Profile(str(user.pk), user.username, user.shown_name, user.date_joined)
+# --- profiles (the account behind one: social.profiles.selectors) ---------
 
 
 def profile_comments(

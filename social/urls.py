@@ -5,6 +5,7 @@ from project.accounts.two_factor import views as two_factor
 from social import views
 from social.account.views import LogoutView, account_delete, account_export, account_settings
 from social.activity.views import my_activity
+from social.profiles import views as profile_views
 from social.reactions.views import comment_react
 from social.relations.views import relation_set, relations_settings
 
@@ -16,7 +17,7 @@ urlpatterns = [
     path("me/delete/", account_delete, name="account-delete"),
     path("me/export/", account_export, name="account-export"),
     path("me/people/", relations_settings, name="relations"),
-    path("u/<str:username>/", views.profile, name="profile"),
+    path("u/<str:username>/", profile_views.profile, name="profile"),
     path("u/<str:username>/relation/", relation_set, name="relation-set"),
     path("c/<str:comment_id>/", views.comment_detail, name="comment"),
     path("c/<str:comment_id>/like/", views.comment_like, name="comment-like"),

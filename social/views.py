@@ -37,6 +37,7 @@ from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.models import User
 from social.preview import comment_preview, preview_asked
+from social.relations.selectors import blocked_by
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
@@ -312,23 +313,6 @@ def comment_delete(request, comment_id):
     return render(request, "social/comment_delete.html", {"comment": comment, "back": _comment_back(comment)})
 
 
-def profile(request, username):
-    """A person's page: name, join date and their comments, newest first."""
-    try:
-        person = selectors.profile_get(username=username)
-    except NotFound:
-        raise Http404("No such person.") from None
-    if person.username != username:
-        return redirect("profile", username=person.username)
-    page = page_or_first(
-        request,
-        lambda cursor: selectors.profile_comments(
-            author_id=person.id, viewer_id=_viewer_id(request), cursor=cursor, written=FRESH_COMMENTS.names(request)
-        ),
-    )
-    return render(request, "social/profile.html", {"person": person, "page": page})
-
-
 def comment_detail(request, comment_id):
     viewer_id = _viewer_id(request)
     try:
@@ -388,6 +372,10 @@ def comment_detail(request, comment_id):
         thread = comment_thread_state(comment_id=comment.id, parent_id=comment.parent_id, user_id=str(request.user.pk))
     context = {"comment": comment, "replies": replies, "form": form, "view_count": view_count, "thread": thread}
     context["preview"] = preview
+    # A person its author blocked is told so instead of offered a form (a refused reply keeps its text).
+    context["blocked"] = (
+        refused is None and thread is not None and blocked_by(owner_id=comment.author.id, other_id=str(request.user.pk))
+    )
     return refused_page(render(request, "social/comment.html", context), refused)
 
 

@@ -24,6 +24,13 @@ DONE = {
     "suspend": "The author is suspended: logged out everywhere, their token deleted.",
     "unsuspend": "The author can log in again.",
 }
+# Decisions that take something from the author: each asks for a second, confirming POST
+# (`confirmed=yes`, from a page that works without JavaScript) before it acts.
+CONFIRM = {
+    "hide": "Hide this comment from everyone but its author?",
+    "delete": "Delete this comment's text? This cannot be undone.",
+    "suspend": "Suspend the author? They are logged out everywhere and cannot log in until reinstated.",
+}
 
 
 def staff_decide(*, request, comment_id: str, action: str, note: str = "", source: str = "admin") -> None:
@@ -81,8 +88,20 @@ class ReportsAdmin(DynamoAdmin):
     @method_decorator(require_POST)
     def decide_view(self, request, comment_id):
         action = request.POST.get("action", "")
+        note = request.POST.get("note", "")[:500]
+        if action in CONFIRM and request.POST.get("confirmed") != "yes":
+            context = {
+                "title": "Confirm",
+                "case": selectors.case_get(comment_id=comment_id),
+                "comment_id": comment_id,
+                "action": action,
+                "question": CONFIRM[action],
+                "note": note,
+                "back": request.POST.get("back", ""),
+            }
+            return self.render(request, "admin/dynamo/report_confirm.html", context)
         try:
-            staff_decide(request=request, comment_id=comment_id, action=action, note=request.POST.get("note", "")[:500])
+            staff_decide(request=request, comment_id=comment_id, action=action, note=note)
             messages.success(request, DONE.get(action, "Done."))
         except ApplicationError as error:
             messages.error(request, error.message)

@@ -66,7 +66,7 @@ class ReportView:
     reason_label: str
     note: str
     created_at: str
-    new_account: bool  # it counted less (REPORT_NEW_ACCOUNT_WEIGHT)
+    counted: bool  # False: its reporter had no standing (standing.py), it weighs nothing toward a hide
     version: int  # the comment's version it was made against (social.edit_history)
 
 
@@ -162,8 +162,6 @@ def case_get(*, comment_id: str) -> CaseView | None:
 
 def case_reports(*, comment_id: str) -> list[ReportView]:
     """A case's reports, oldest reporter id first (one consistent Query, at most REPORTS_SHOWN_MAX)."""
-    from django.conf import settings
-
     reports = list(Report.query(comment_id, consistent_read=True, limit=REPORTS_SHOWN_MAX))
     authors = authors_by_id([report.reporter_id for report in reports]) if reports else {}
     full = 100
@@ -174,7 +172,7 @@ def case_reports(*, comment_id: str) -> list[ReportView]:
             reason_label=REASONS.get(report.reason, report.reason),
             note=report.note or "",
             created_at=report.created_at,
-            new_account=int(report.weight) < full and settings.REPORT_NEW_ACCOUNT_WEIGHT < 1,
+            counted=int(report.weight) >= full,
             version=int(report.version or 1),
         )
         for report in reports

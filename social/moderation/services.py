@@ -7,7 +7,9 @@ A report is one TransactWriteItems (no read of the case first):
    concurrent, fails it and changes nothing);
 2. the comment's `report_cases` item, updated with ADDs (reporters, open reporters, weighted
    score, the reason's count) and SETs (last reported, the open queue's keys), on a condition
-   saying whether this report crosses REPORT_HIDE_THRESHOLD: the plain path's condition is
+   saying whether this report crosses the author's hide threshold (standing.py: a report
+   weighing nothing, or against an author reports never hide, has no condition and never
+   crosses): the plain path's condition is
    "the score stays under the threshold with this report, or reports hid it already, or staff
    chose to keep it"; the crossing path's is the opposite, and it also stamps
    `hidden_by_reports_at` (absent before: once) and
@@ -26,16 +28,16 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db import transaction as db_transaction
 
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
 from project.errors import ApplicationError, Conflict, NotFound
-from social.account.limits import account_is_new, account_limit_enforce
+from social.account.limits import account_limit_enforce
 from social.edit_history import comment_version
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.moderation.standing import hide_threshold, report_weight
 from social.selectors import comment_find
 from social.services import comment_visibility_actions
 
@@ -58,20 +60,6 @@ class ReportState:
     reported_at: str
     created: bool  # False: this person had reported it already (nothing written)
     hid_comment: bool = False  # this report crossed the threshold and hid the comment
-
-
-def report_weight(*, reporter_id: str) -> int:
-    """A report's weight in hundredths: 100, or REPORT_NEW_ACCOUNT_WEIGHT of it from a new account."""
-    if account_is_new(user_id=reporter_id):
-        weight: float = settings.REPORT_NEW_ACCOUNT_WEIGHT
-        return max(0, round(weight * 100))
-    return 100
-
-
-def report_threshold() -> int:
-    """REPORT_HIDE_THRESHOLD in the score's hundredths."""
-    threshold: int = settings.REPORT_HIDE_THRESHOLD
-    return threshold * 100
 
 
 def report_find(*, comment_id: str, reporter_id: str) -> Report | None:
@@ -102,9 +90,8 @@ def report_clean(*, reason: str, note: str) -> tuple[str, str]:
     return reason, note
 
 
-def _crossing(weight: int) -> Condition:
+def _crossing(weight: int, threshold: int) -> Condition:
     """The case's state in which a report of `weight` hides the comment."""
-    threshold = report_threshold()
     reaches: Condition = ReportCase.score >= threshold - weight
     if weight >= threshold:
         reaches = reaches | ReportCase.comment_id.does_not_exist()
@@ -113,9 +100,8 @@ def _crossing(weight: int) -> Condition:
     return crossing
 
 
-def _plain(weight: int) -> Condition:
+def _plain(weight: int, threshold: int) -> Condition:
     """The complement of `_crossing`: this report leaves the comment as it is."""
-    threshold = report_threshold()
     stays: Condition = ReportCase.score < threshold - weight
     if weight < threshold:
         stays = stays | ReportCase.comment_id.does_not_exist()
@@ -142,6 +128,8 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
         raise ApplicationError("You can't report your own comment.")
     account_limit_enforce(name="report", user_id=reporter_id)
     weight = report_weight(reporter_id=reporter_id)
+    threshold = hide_threshold(author_id=comment.author_id)
+    can_hide = weight > 0 and threshold is not None
     now = clock.now_iso()
     # The version read here: later edits cannot change what staff see was reported (social.edit_history).
     report = Report(comment_id, reporter_id, reason=reason, note=note or None, weight=weight, created_at=now)
@@ -165,7 +153,9 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
         ]
         if path["crossing"]:
             actions.append(ReportCase.hidden_by_reports_at.set(now))
-        condition = _crossing(weight) if path["crossing"] else _plain(weight)
+        condition: Condition | None = None  # a report that cannot hide needs no condition
+        if can_hide and threshold is not None:
+            condition = _crossing(weight, threshold) if path["crossing"] else _plain(weight, threshold)
         transaction.update(ReportCase(comment_id), actions=actions, condition=condition, label="case")
         if path["crossing"]:
             visible: Condition = (
@@ -200,12 +190,12 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
         raise Conflict("report_create: too many concurrent reports, retry shortly.")
     logger.info("comment %s reported by user %s (%s)", comment_id, reporter_id, reason)
     if path["crossing"]:
-        logger.warning("comment %s hidden by reports (threshold %s)", comment_id, settings.REPORT_HIDE_THRESHOLD)
-        _audit_hide_by_reports(comment_id=comment_id)
+        logger.warning("comment %s hidden by reports (threshold %s)", comment_id, threshold)
+        _audit_hide_by_reports(comment_id=comment_id, threshold=threshold)
     return _state(report, created=True, hid=path["crossing"])
 
 
-def _audit_hide_by_reports(*, comment_id: str) -> None:
+def _audit_hide_by_reports(*, comment_id: str, threshold: int | None) -> None:
     """The audit line of a hide the threshold made (no staff; written by the one report that
     hid it, after its commit: a process dying in between leaves the hide without its line, and
     the case keeps `hidden_by_reports_at`)."""
@@ -215,7 +205,7 @@ def _audit_hide_by_reports(*, comment_id: str) -> None:
             action="hide",
             target_type="comment",
             target_id=comment_id,
-            detail=f"hidden by reports (threshold {settings.REPORT_HIDE_THRESHOLD} reporters)",
+            detail=f"hidden by reports (threshold {(threshold or 0) / 100:g} reporters)",
             source="reports",
             outcome="done",
         )

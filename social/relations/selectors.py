@@ -64,6 +64,11 @@ def silenced_ids(*, user_id: str) -> frozenset[str]:
     return frozenset(relations_list(user_id=user_id))
 
 
+def blocked_ids(*, user_id: str) -> frozenset[str]:
+    """Everyone this person blocked (one Query): whose replies their view of a thread leaves out."""
+    return frozenset(other_id for other_id, state in relations_list(user_id=user_id).items() if state.blocked)
+
+
 @dataclass(frozen=True)
 class RelatedPerson:
     """A person on someone's block or mute list, as the settings page and the API show them."""

@@ -45,6 +45,8 @@ def test_a_report_reaches_the_queue_and_staff_hide_the_comment(pages, make_user)
     expect(admin.locator("body")).to_contain_text("Third time today")
     admin.get_by_label("Note for the audit log (optional)").fill("spam, hidden")
     admin.get_by_role("button", name="Hide").click()
+    expect(admin.get_by_role("heading", level=2)).to_have_text("Hide this comment from everyone but its author?")
+    admin.get_by_role("button", name="Yes, hide").click()
     expect(admin.locator(".messagelist")).to_contain_text("The comment is hidden.")
     expect(admin.locator("body")).to_contain_text("hidden by staff")
 

@@ -18,11 +18,14 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def people(make_user, settings):
     settings.REPORT_HIDE_THRESHOLD = 2
+    settings.REPORT_STANDING_COMMENTS = 0  # reporters with a verified address and age have standing
+    settings.REPORT_THRESHOLD_STEP_DAYS = 0  # the author's age does not raise the threshold
     names = ("author", "r1", "r2", "r3")
     made = {name: make_user(name) for name in names}
     for user in made.values():
         user.date_joined = timezone.now() - timedelta(days=60)
-        user.save(update_fields=["date_joined"])
+        user.email_verified = True
+        user.save(update_fields=["date_joined", "email_verified"])
     made["mod"] = make_user("mod", is_staff=True)
     return made
 
@@ -68,7 +71,8 @@ def test_the_queue_and_a_case_page_show_reasons_and_reporters(staff_client, peop
 def test_every_decision_on_a_comment_is_an_audit_line(staff_client, people, action):
     comment = reported(people)
     answer = staff_client.post(
-        f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": action, "note": "looked at it"}
+        f"/admin/dynamo/reports/{comment.comment_id}/decide/",
+        {"action": action, "note": "looked at it", "confirmed": "yes"},
     )
     assert answer.status_code == 302
     assert lines() == [(action, "comment", "mod", "done")]
@@ -79,6 +83,21 @@ def test_every_decision_on_a_comment_is_an_audit_line(staff_client, people, acti
     assert after.hidden == (action in ("hide", "delete"))
     if action == "delete":
         assert after.body == "" and after.deleted_at
+
+
+@pytest.mark.parametrize("action", ["hide", "delete", "suspend"])
+def test_a_decision_taking_something_from_the_author_asks_to_confirm_first(staff_client, people, action):
+    comment = reported(people, "borderline")
+    url = f"/admin/dynamo/reports/{comment.comment_id}/decide/"
+    first = staff_client.post(url, {"action": action, "note": "on reflection"})
+    assert first.status_code == 200  # a confirmation page, nothing done
+    page = first.content.decode()
+    assert 'name="confirmed" value="yes"' in page and 'value="on reflection"' in page and "borderline" in page
+    assert lines() == [] and not stored(comment).hidden
+    people["author"].refresh_from_db()
+    assert people["author"].is_active
+    assert staff_client.post(url, {"action": action, "note": "on reflection", "confirmed": "yes"}).status_code == 302
+    assert [line[0] for line in lines()] == [action]
 
 
 def test_the_comments_page_hide_unhide_and_delete_are_audited(staff_client, people):
@@ -107,7 +126,7 @@ def test_a_suspended_author_cannot_log_in_or_use_their_token_or_session(staff_cl
     author_session.force_login(author)
     api.as_user(author)
     assert api.get("/api/me/").status_code == 200
-    staff_client.post(f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": "suspend"})
+    staff_client.post(f"/admin/dynamo/reports/{comment.comment_id}/decide/", {"action": "suspend", "confirmed": "yes"})
     assert lines() == [("suspend", "user", "mod", "done")]
     author.refresh_from_db()
     assert not author.is_active and not Token.objects.filter(user=author).exists()

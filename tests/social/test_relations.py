@@ -147,3 +147,29 @@ def test_profile_buttons_and_the_settings_list_with_undo(client, people):
     assert client.post("/u/nobody/relation/", {"action": "mute"}).status_code == 404
     client.logout()
     assert 'value="block"' not in client.get("/u/bob/").content.decode()
+
+
+def test_a_blocked_persons_earlier_replies_leave_the_blockers_view_of_the_thread(api, people):
+    ann, bob, cid = people["ann"], people["bob"], people["cid"]
+    mine = comment_create(author_id=uid(ann), body="Ann's comment").comment_id
+    comment_create(author_id=uid(bob), body="Bob's reply", parent_id=mine)
+    comment_create(author_id=uid(cid), body="Cid's reply", parent_id=mine)
+    client = api.as_user(ann)
+    assert client.put("/api/users/bob/block/").status_code == 200
+    bodies = [reply["body"] for reply in client.get(f"/api/comments/{mine}/replies/").json()["results"]]
+    assert bodies == ["Cid's reply"]
+    seen_by_cid = api.as_user(cid).get(f"/api/comments/{mine}/replies/").json()["results"]
+    assert [reply["body"] for reply in seen_by_cid] == ["Bob's reply", "Cid's reply"]  # others still see it
+
+
+def test_the_blocked_person_is_told_instead_of_offered_a_reply_form(client, people):
+    ann, bob = people["ann"], people["bob"]
+    mine = comment_create(author_id=uid(ann), body="Ann's comment").comment_id
+    client.force_login(ann)
+    client.post("/u/bob/relation/", {"action": "block"})
+    client.force_login(bob)
+    page = client.get(f"/c/{mine}/").content.decode()
+    assert 'id="blocked-reply"' in page and "its author has blocked you" in page
+    assert 'name="body"' not in page  # no form to type into
+    client.force_login(people["cid"])
+    assert 'name="body"' in client.get(f"/c/{mine}/").content.decode()

@@ -1,5 +1,6 @@
-"""Reports: one per person, exact counts under concurrent reporters, the threshold (new accounts
-counting less) hiding once until staff decide, the API's answers and the per-reporter limit."""
+"""Reports: one per person, exact counts under concurrent reporters, the threshold (reporters
+without standing counting nothing, growing with the author's standing) hiding once until staff
+decide, the API's answers and the per-reporter limit."""
 
 from datetime import timedelta
 
@@ -18,24 +19,35 @@ pytestmark = pytest.mark.django_db(transaction=True)
 MISSING = "00000000-0000-0000-0000-000000000000"
 
 
+@pytest.fixture(autouse=True)
+def plain_standing(settings):
+    """Most tests here are about counting: a verified 60-day-old account has standing without
+    comments, and the author's age does not raise the threshold (the standing tests set both)."""
+    settings.REPORT_STANDING_COMMENTS = 0
+    settings.REPORT_THRESHOLD_STEP_DAYS = 0
+
+
+def aged(user, days, *, verified=True):
+    user.date_joined = timezone.now() - timedelta(days=days)
+    user.email_verified = verified
+    user.save(update_fields=["date_joined", "email_verified"])
+    return user
+
+
 @pytest.fixture
 def seasoned(make_user):
-    """Accounts older than LIMIT_NEW_ACCOUNT_DAYS: their reports count fully."""
+    """Verified accounts older than REPORT_STANDING_DAYS: their reports count fully."""
 
-    def make(name):
-        user = make_user(name)
-        user.date_joined = timezone.now() - timedelta(days=60)
-        user.save(update_fields=["date_joined"])
-        return user
+    def make(name, days=60):
+        return aged(make_user(name), days)
 
     return make
 
 
 @pytest.fixture
 def threshold(settings):
-    def set_to(reporters, new_weight=0.5):
+    def set_to(reporters):
         settings.REPORT_HIDE_THRESHOLD = reporters
-        settings.REPORT_NEW_ACCOUNT_WEIGHT = new_weight
 
     return set_to
 
@@ -96,22 +108,80 @@ def test_concurrent_reporters_are_counted_exactly_and_hide_once(seasoned, thresh
     assert [(line.action, line.source, line.staff) for line in lines] == [("hide", "reports", None)]
 
 
-def test_new_accounts_count_less_towards_the_threshold(make_user, seasoned, threshold):
-    threshold(2, new_weight=0.5)
+def test_reporters_without_standing_count_nothing_towards_the_threshold(make_user, seasoned, threshold):
+    threshold(2)
     author = seasoned("author")
     comment = post(author)
-    newcomers = [make_user(f"new{n}") for n in range(4)]  # joined just now
-    for person in newcomers[:3]:
+    newcomers = [make_user(f"new{n}") for n in range(4)]  # joined just now, address unverified
+    unverified = aged(make_user("unverified"), 60, verified=False)
+    for person in [*newcomers, unverified]:
         assert not report(person, comment).hid_comment
-    assert not stored(comment).hidden  # 3 new accounts weigh 1.5 reporters
-    assert report(newcomers[3], comment).hid_comment  # the 4th makes 2
+    assert not stored(comment).hidden
+    assert (case(comment).reporters, case(comment).score) == (5, 0)  # recorded, weighing nothing
+    assert not report(seasoned("old1"), comment).hid_comment
+    assert report(seasoned("old2"), comment).hid_comment  # two with standing make 2
+    flags = {view.reporter.username: view.counted for view in selectors.case_reports(comment_id=comment.comment_id)}
+    assert flags == {"new0": False, "new1": False, "new2": False, "new3": False, "unverified": False} | {
+        "old1": True,
+        "old2": True,
+    }
+
+
+def test_ten_fresh_accounts_from_two_addresses_hide_nothing(api, make_user, seasoned, settings):
+    """The figures of the attack: 10 sign-ups from 2 network addresses, verified and each having
+    written 3 comments, report a new author's comment within the hour (shipped settings)."""
+    settings.REPORT_STANDING_COMMENTS = 3
+    settings.REPORT_THRESHOLD_STEP_DAYS = 30
+    author = aged(make_user("author"), 2)
+    comment = post(author)
+    throwaways = []
+    for n in range(10):
+        person = aged(make_user(f"throwaway{n}"), 0)
+        for k in range(3):
+            post(person, f"filler {k}")
+        throwaways.append(person)
+    for person in throwaways:
+        url = f"/api/comments/{comment.comment_id}/report/"
+        answer = api.as_user(person).post(url, {"reason": "spam"}, format="json", REMOTE_ADDR=f"203.0.113.{n % 2 + 1}")
+        assert answer.status_code == 200
+    assert not stored(comment).hidden
+    assert (case(comment).reporters, case(comment).status) == (10, "open")  # staff still see all ten
+    # Five reporters with standing (verified, two weeks old, three comments) do hide it.
+    for n in range(5):
+        person = seasoned(f"regular{n}", days=20)
+        for k in range(3):
+            post(person, f"regular {k}")
+        assert report(person, comment).hid_comment == (n == 4)
     assert stored(comment).hidden
-    other = post(author, "another")
-    report(newcomers[0], other)
-    assert not report(seasoned("old"), other).hid_comment  # 0.5 + 1
-    assert report(newcomers[1], other).hid_comment  # + 0.5
-    flags = {view.reporter.username: view.new_account for view in selectors.case_reports(comment_id=other.comment_id)}
-    assert flags == {"new0": True, "old": False, "new1": True}
+
+
+def test_a_staff_or_long_standing_authors_comment_is_queued_never_hidden_by_reports(make_user, seasoned, settings):
+    settings.REPORT_STANDING_DAYS = 7
+    staff_author = make_user("staffer", is_staff=True)
+    veteran = seasoned("veteran", days=400)
+    by_staff, by_veteran = post(staff_author, "a ruling"), post(veteran, "an opinion")
+    week_old = [seasoned(f"week{n}", days=8) for n in range(20)]  # standing, under these settings
+    for person in week_old:
+        assert not report(person, by_staff).hid_comment
+        assert not report(person, by_veteran).hid_comment
+    assert not stored(by_staff).hidden and not stored(by_veteran).hidden
+    assert (case(by_staff).reporters, case(by_staff).score) == (20, 2000)  # counted exactly
+    queued = {c.comment_id for c in selectors.report_queue().results}
+    assert {by_staff.comment_id, by_veteran.comment_id} <= queued
+
+
+def test_the_threshold_grows_with_the_authors_standing(make_user, seasoned, threshold, settings):
+    threshold(2)
+    settings.REPORT_THRESHOLD_STEP_DAYS = 30
+    newcomer, established = seasoned("newcomer", days=1), seasoned("established", days=95)
+    fresh, settled = post(newcomer, "fresh"), post(established, "settled")
+    reporters = [seasoned(f"r{n}") for n in range(5)]
+    hid = [report(person, settled).hid_comment for person in reporters]
+    assert hid == [False, False, False, False, True]  # 2 + 95 // 30 = 5
+    assert [report(person, fresh).hid_comment for person in reporters[:2]] == [False, True]
+    assert (
+        ModerationAction.objects.get(target_id=settled.comment_id).detail == "hidden by reports (threshold 5 reporters)"
+    )
 
 
 def test_a_comment_hidden_by_reports_stays_hidden_until_staff_decide(api, seasoned, threshold, make_user):

@@ -1,0 +1,1 @@
+"""A person's public page: who they are and what they wrote."""
