@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
@@ -12,11 +14,14 @@ from notifications.mail.tokens import verify_read, verify_token
 from project.errors import ApplicationError, RateLimited
 from project.limits.store import limit_enforce, recipient_mail_allow
 
+if TYPE_CHECKING:
+    from social.models import User
+
 # Verification mails asked for, per account: nobody mail-bombs an address through the button.
 VERIFY_MAIL_RULES = "5/hour,20/day"
 
 
-def email_address_set(*, user, email: str) -> bool:
+def email_address_set(*, user: User, email: str) -> bool:
     """Set the account's address; a different one is unverified until its link is followed.
     True when it changed. Twice: the second changes nothing."""
     email = get_user_model().objects.normalize_email(email.strip())
@@ -28,7 +33,7 @@ def email_address_set(*, user, email: str) -> bool:
     return True
 
 
-def email_verification_send(*, user) -> None:
+def email_verification_send(*, user: User) -> None:
     """Mail the account's address a link that verifies it (RateLimited past VERIFY_MAIL_RULES for the
     account, or past LIMIT_MAIL_VERIFY_TO for the address)."""
     if not user.email:
@@ -52,7 +57,7 @@ def email_verification_send(*, user) -> None:
     message.send()
 
 
-def email_verify_account(*, token: str):
+def email_verify_account(*, token: str) -> User | None:
     """The active account a token would verify the address of, read only (the page's GET shows a
     button: mail scanners follow links, and must not verify anything); None when it would not."""
     found = verify_read(token)
@@ -62,7 +67,7 @@ def email_verify_account(*, token: str):
     return get_user_model().objects.filter(pk=user_id, is_active=True, email=email).first()
 
 
-def email_verify(*, token: str):
+def email_verify(*, token: str) -> User | None:
     """Mark the address a token was made for verified; the account, or None when the token is
     bad, expired, or made for an address the account no longer has. Twice: stays verified."""
     found = verify_read(token)

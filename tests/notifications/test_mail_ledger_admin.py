@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.test import Client
 
@@ -35,7 +37,7 @@ def test_a_persons_lines_show_sent_skipped_and_unknown(staff_client, make_user, 
     page = staff_client.get("/admin/dynamo/mail-ledger/", {"username": "ALICE"}).content.decode()
 
     assert "alice@example.com (verified)" in page
-    assert "<strong>sent</strong>" in page and "Bob replied to your comment" in page
+    assert "<strong>sent</strong>" in page and "“Bob” replied to your comment" in html.unescape(page)  # names quoted
     assert "<strong>unknown</strong>" in page and "reply:lost" in page
     assert "<strong>skipped</strong>" in page and "read in the inbox" in page
 

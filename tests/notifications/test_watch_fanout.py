@@ -18,6 +18,7 @@ from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import FeedRetry, MailQueue
 from notifications.preferences.selectors import thread_state
 from notifications.preferences.services import preferences_update, thread_mute, thread_watch
+from social.selectors import comment_find
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -126,7 +127,7 @@ def test_a_crash_after_the_reply_commits_loses_nobody_and_notifies_each_once(peo
     [outbox] = retries()
     reply_id = FanOut.from_json(outbox.event).comment_id
     assert outbox.retry_id == f"fanout#{reply_id}"
-    assert comments.comment_find(comment_id=reply_id).body == "late"  # the reply stands
+    assert comment_find(comment_id=reply_id).body == "late"  # the reply stands
 
     drain()
     drain()  # nothing left: nothing changes
