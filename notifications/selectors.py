@@ -125,9 +125,20 @@ def unread_count_sources(*, user_id: str, consistent: bool = True) -> dict[str, 
     }
 
 
+LIKE_SOURCE_PREFIX = "like#"  # services.like_source: a comment's unread likes
+
+
+def notifications_unread(sources: dict[str, int]) -> int:
+    """The badge's number from `unread_count_sources`: unread notifications, as the inbox lists
+    them. A comment's unread likes are one notification however many likes it holds (3 likes
+    on one comment: 1); the feed's item counts its unread entries, one each."""
+    return sum(1 if source.startswith(LIKE_SOURCE_PREFIX) else count for source, count in sources.items())
+
+
 def unread_count(*, user_id: str, consistent: bool = True) -> int:
-    """The badge: unread likes plus every other source's unread items."""
-    return sum(unread_count_sources(user_id=user_id, consistent=consistent).values())
+    """The badge: unread notifications (one per comment with unread likes, one per feed entry),
+    from the one Query of `unread_count_sources`."""
+    return notifications_unread(unread_count_sources(user_id=user_id, consistent=consistent))
 
 
 # --- like notifications ----------------------------------------------------
@@ -428,7 +439,7 @@ def notifications_for_staff(*, user_id: str) -> StaffNotifications:
     read_items = LikeRead.query(user_id, scan_index_forward=False, consistent_read=True, limit=STAFF_HISTORY_LIMIT)
     sources = unread_count_sources(user_id=user_id)
     return StaffNotifications(
-        unread_count=sum(sources.values()),
+        unread_count=notifications_unread(sources),
         sources=sources,
         unread=_with_excerpts(unread),
         read=_with_excerpts(_like_notifications(list(read_items), unread=False)),

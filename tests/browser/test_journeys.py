@@ -120,6 +120,7 @@ def test_a_reply_shows_under_the_comment_and_in_the_authors_inbox(pages, make_us
 def test_the_badge_and_the_like_counts_follow_on_an_open_page(pages, make_user):
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     comment = post(alice, "Watch this count")
+    other = post(alice, "And this one")
     page = pages.open("/", user=alice)
     badge = page.locator("[data-unread-badge]")
     expect(badge).to_be_hidden()
@@ -132,8 +133,12 @@ def test_the_badge_and_the_like_counts_follow_on_an_open_page(pages, make_user):
 
     like_add(comment_id=comment, user_id=uid(carol))
 
-    expect(badge).to_have_text(re.compile(r"^2\b"))
     expect(like_button(page, comment).locator(".count")).to_have_text("2")
+    expect(badge).to_have_text(re.compile(r"^1\b"))  # one notification, of two likes
+
+    like_add(comment_id=other, user_id=uid(carol))
+
+    expect(badge).to_have_text(re.compile(r"^2\b"))
     expect(page.locator("#live-status")).to_have_text("2 unread notifications")
 
 

@@ -49,5 +49,6 @@ def count_items(author) -> dict[str, int]:
 
 
 def table_badge(user_id: str) -> int:
-    """The badge recomputed from the base table (not the LSI the selector uses)."""
+    """Unread likes and feed entries summed from the base table (not the LSI the selector uses);
+    the badge itself counts a comment's unread likes as one notification."""
     return sum(max(0, int(item.count)) for item in UnreadCount.query(user_id, consistent_read=True))

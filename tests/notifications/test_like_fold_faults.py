@@ -79,7 +79,7 @@ def test_a_folder_killed_five_times_then_one_clean_run_leaves_everything_exact(p
     assert len(set(listed)) == len(listed) and set(listed) <= current
     assert current <= notified and set(listed) <= notified
     assert int(unread.num_likes) == len(listed)
-    assert selectors.unread_count(user_id=uid(author)) == len(listed) == table_badge(uid(author))
+    assert sum(selectors.unread_count_sources(user_id=uid(author)).values()) == len(listed) == table_badge(uid(author))
     assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
     assert like_add(comment_id=comment_id, user_id=likers[0]).like_count == len(current | {likers[0]})
 
@@ -144,7 +144,7 @@ def test_overlapping_batches_killed_anywhere_count_every_overflow_like_once(peop
     assert int(unread.num_likes) == len(current)  # each liker counted once, overflow likes included
     assert len(unread.liker_ids) == 2 and set(unread.liker_ids) <= current
     assert {row.user_id for row in LikeNotified.query(comment_id, consistent_read=True)} == current
-    assert selectors.unread_count(user_id=uid(author)) == len(current) == table_badge(uid(author))
+    assert sum(selectors.unread_count_sources(user_id=uid(author)).values()) == len(current) == table_badge(uid(author))
     assert list(LikeEvent.query(comment_id, consistent_read=True)) == []
 
 
@@ -188,4 +188,4 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
 
     unread = LikeUnread.get(uid(author), comment_id, consistent_read=True)
     assert int(unread.num_likes) == len(likers)  # 7 overflow likes among them, each counted once
-    assert selectors.unread_count(user_id=uid(author)) == len(likers) == table_badge(uid(author))
+    assert sum(selectors.unread_count_sources(user_id=uid(author)).values()) == len(likers) == table_badge(uid(author))

@@ -67,7 +67,7 @@ def test_likes_gather_into_one_unread_notification_with_the_right_text(people):
     page = inbox(author)
     [only] = page.results
     assert (only.text, only.actor_count, only.comment_id) == ("Alice and 2 others liked your comment", 3, comment_id)
-    assert page.unread_count == 3 == badge(author)
+    assert page.unread_count == 1 == badge(author)  # one notification, of 3 likes
     assert list(unread_item(author, comment_id).liker_ids) == [uid(people[n]) for n in ("alice", "bob", "carol")]
 
 
@@ -97,7 +97,7 @@ def test_likes_of_several_comments_are_separate_unread_notifications_newest_firs
     like(people["carol"], first)  # `first` was updated last
     results = inbox(author).results
     assert [n.comment_id for n in results] == [first, second]
-    assert badge(author) == 3
+    assert badge(author) == 2  # two notifications, of 3 likes
 
 
 def test_self_like_counts_but_notifies_nobody(people):
@@ -405,3 +405,14 @@ def test_a_stopping_folder_stops_after_the_batch_in_hand_and_the_next_fold_takes
     assert len(list(LikeEvent.query(comment_id, consistent_read=True))) == 5
     assert like_fold.like_events_fold(comment_id=comment_id) == 5
     assert int(unread_item(author, comment_id).num_likes) == len(likers)
+
+
+def test_the_badge_counts_notifications_not_likes(people):
+    """3 likes on one comment are one notification: the badge says 1, beside one item."""
+    author = people["author"]
+    comment_id = post(author)
+    for name in ("alice", "bob", "carol"):
+        like(people[name], comment_id)
+    page = inbox(author)
+    assert len(page.results) == 1
+    assert page.unread_count == badge(author) == 1

@@ -43,7 +43,8 @@ def inbox(user):
 
 
 def badge(user) -> int:
-    return selectors.unread_count(user_id=uid(user))
+    """Unread likes, as `unread_counts` holds them (the badge itself counts notifications)."""
+    return sum(selectors.unread_count_sources(user_id=uid(user)).values())
 
 
 def ids(crowd, *names) -> list[str]:

@@ -61,7 +61,7 @@ def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb,
         like_add(comment_id=comment_id, user_id=uid(alice))
         like_add(comment_id=comment_id, user_id=uid(carol))
     fold()
-    assert unread_count(user_id=uid(bob)) == 2 * COMMENTS  # the badge counts unread likes
+    assert unread_count(user_id=uid(bob)) == COMMENTS  # the badge counts notifications: one per liked comment
     account_delete_request(user=alice, password="pw-Secret-123", address="192.0.2.1")
 
     held = tmp_path / "held"
