@@ -75,3 +75,14 @@ def test_each_reporter_is_told_once_when_staff_decide(people, decide, word):
     assert kind == "moderation" and word in body
     assert "author" not in body and "disliked" not in body  # nothing of the author or their text
     assert notices(people["r2"]) == []  # did not report it
+
+
+def test_the_authors_own_profile_shows_their_hidden_comment_marked_and_nobody_elses_does(client, people):
+    comment = reported(people)
+    staff_services.comment_hide_by_staff(comment_id=comment.comment_id, staff=people["mod"])
+    client.force_login(people["author"])
+    own = client.get("/u/author/").content.decode()
+    assert "Hidden by the moderators" in own and "Something the reporters disliked" in own
+    client.force_login(people["r1"])
+    other = client.get("/u/author/").content.decode()
+    assert "Hidden by the moderators" not in other and "Something the reporters disliked" not in other
