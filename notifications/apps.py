@@ -11,11 +11,14 @@ class NotificationsConfig(AppConfig):
         from notifications import checks  # noqa: F401  (registers the system checks)
         from notifications.login_notices import login_failures_notice
         from notifications.mail.account import second_factor_changed_mail
+        from notifications.moderation_notices import moderation_notice
         from notifications.preferences import signals  # noqa: F401  (forgets a deleted account's choices)
         from project.accounts.login_limits import login_failures_noticed
         from project.accounts.two_factor.services import second_factor_changed
+        from social.moderation.signals import moderation_decided
 
         login_failures_noticed.connect(login_failures_notice, dispatch_uid="login_failures_notice")
         second_factor_changed.connect(second_factor_changed_mail, dispatch_uid="second_factor_changed_mail")
+        moderation_decided.connect(moderation_notice, dispatch_uid="moderation_notice")
 
         autodiscover_modules("feed_sources")  # where entries of other apps' kinds read their text

@@ -15,7 +15,7 @@ from project.errors import ApplicationError, NotFound
 from social import aggregation, counters, edit_history, ranking, selectors
 from social.activity.admin_views import ActivityAdmin
 from social.moderation import staff_services
-from social.moderation.admin_views import ReportsAdmin
+from social.moderation.admin_views import CONFIRM, ReportsAdmin
 
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": counters.REACTIONS}
 
@@ -64,6 +64,19 @@ class CommentAdmin(DynamoAdmin):
     def moderate_view(self, request, comment_id):
         # Audited like every staff decision (social/moderation/staff_services.py).
         action = request.POST.get("action")
+        back = request.POST.get("q", "")
+        if action in ("hide", "delete") and request.POST.get("confirmed") != "yes":
+            # The same no-JavaScript confirmation as the report pages: only its Yes acts.
+            context = {
+                "title": "Confirm",
+                "comment": selectors.comment_find(comment_id=comment_id),
+                "comment_id": comment_id,
+                "action": action,
+                "question": CONFIRM[action],
+                "query": back,
+                "back_url": f"{reverse('admin:dynamo-comments')}?{urlencode({'q': back})}",
+            }
+            return self.render(request, "admin/dynamo/comment_confirm.html", context)
         try:
             if action == "delete":
                 staff_services.comment_delete_by_staff(comment_id=comment_id, staff=request.user)
@@ -76,8 +89,7 @@ class CommentAdmin(DynamoAdmin):
                 messages.success(request, f"Comment {comment_id} is now visible.")
         except NotFound:
             messages.error(request, f"No comment {comment_id}.")
-        back = request.POST.get("q", "")
-        return HttpResponseRedirect(f"{reverse('admin:dynamo-comments')}?q={back}")
+        return HttpResponseRedirect(f"{reverse('admin:dynamo-comments')}?{urlencode({'q': back})}")
 
 
 class RankingAdmin(DynamoAdmin):

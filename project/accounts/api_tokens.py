@@ -57,10 +57,11 @@ class TokenLogInSerializer(AuthTokenSerializer):
         second_factor = getattr(request, "login_second_factor", None)  # project.accounts.login.LimitedModelBackend
         if second_factor is not None:
             # Here, not at the top: project.errors' DRF handler loads this module's authentication.
-            from project.accounts.two_factor.services import CODE_WRONG
+            from project.accounts.two_factor.services import CODE_JUST_USED, CODE_WRONG
             from project.errors import ApplicationError
 
-            raise ApplicationError(OTP_MISSING if second_factor == "missing" else CODE_WRONG, field="otp")
+            refusals = {"missing": OTP_MISSING, "just_used": CODE_JUST_USED}
+            raise ApplicationError(refusals.get(second_factor, CODE_WRONG), field="otp")
         if user is None:
             raise serializers.ValidationError("Unable to log in with provided credentials.", code="authorization")
         attrs["user"] = user

@@ -39,7 +39,8 @@ class LimitedModelBackend(ModelBackend):
     checks it in the same request; a wrong one is a failed log-in), or `otp_step=True`
     (the log-in pages: a right password answers the user with `request.login_pending`,
     the attempt still counted, and the page asks for the code before logging in). Without
-    either it is refused, and `request.login_second_factor` says "missing" or "wrong".
+    either it is refused, and `request.login_second_factor` says "missing", "wrong" or "just_used"
+    (the code of the step last used: the person should wait for the next one).
     `authenticate()` without a request (the test client's `login()`, a shell) has no
     address and is checked as Django checks it.
     """
@@ -57,7 +58,7 @@ class LimitedModelBackend(ModelBackend):
     ) -> AbstractBaseUser | None:
         from project.accounts.login_devices import device_cookie_issue, device_nonce
         from project.accounts.login_limits import login_attempt_begin, login_attempt_end
-        from project.accounts.two_factor.services import second_factor_enabled, second_factor_verify
+        from project.accounts.two_factor.services import code_just_used, second_factor_enabled, second_factor_verify
         from project.errors import LockedOut
 
         if username is None:
@@ -91,7 +92,8 @@ class LimitedModelBackend(ModelBackend):
                 return None
             device = second_factor_verify(user=user, code=otp)
             if device is None:
-                request.login_second_factor = "wrong"  # type: ignore[attr-defined]
+                answer = "just_used" if code_just_used(user=user, code=otp) else "wrong"
+                request.login_second_factor = answer  # type: ignore[attr-defined]
                 user = None
             else:
                 user.otp_device = device  # type: ignore[attr-defined]  # django_otp keeps it in the session

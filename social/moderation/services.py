@@ -37,6 +37,7 @@ from social.account.limits import account_limit_enforce
 from social.edit_history import comment_version
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.moderation.signals import moderation_decided, unhides_before
 from social.moderation.standing import hide_threshold, report_weight
 from social.selectors import comment_find
 from social.services import comment_visibility_actions
@@ -192,7 +193,23 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
     if path["crossing"]:
         logger.warning("comment %s hidden by reports (threshold %s)", comment_id, threshold)
         _audit_hide_by_reports(comment_id=comment_id, threshold=threshold)
+        _tell_author(comment=comment)
     return _state(report, created=True, hid=path["crossing"])
+
+
+def _tell_author(*, comment: Comment) -> None:
+    """The author's notice of the hide the threshold made (social.moderation.signals); never raises.
+    Only the one report that crossed sends it; dying before it loses the notice, not the hide."""
+    for _receiver, result in moderation_decided.send_robust(
+        sender=Comment,
+        comment_id=comment.comment_id,
+        author_id=comment.author_id,
+        decision="hide",
+        by="reports",
+        episode=unhides_before(comment_id=comment.comment_id),
+    ):
+        if isinstance(result, Exception):
+            logger.error("moderation notice of the hide of %s failed: %r", comment.comment_id, result)
 
 
 def _audit_hide_by_reports(*, comment_id: str, threshold: int | None) -> None:

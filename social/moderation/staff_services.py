@@ -28,6 +28,7 @@ from project.errors import NotFound, PermissionDenied, condition_failed
 from social.edit_history import comment_versions_erase
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
+from social.moderation.signals import moderation_decided, unhides_before
 from social.selectors import comment_find
 from social.services import comment_set_hidden
 
@@ -110,12 +111,32 @@ def _username(staff: AbstractBaseUser | AnonymousUser) -> str:
 def comment_hide_by_staff(
     *, comment_id: str, staff: AbstractBaseUser | AnonymousUser, source: str = "admin", note: str = ""
 ) -> Comment:
-    """Hide a comment (staff): out of every listing, its case closed. Idempotent."""
-    with _audited(staff=staff, action="hide", target_type="comment", target_id=comment_id, detail=note, source=source):
+    """Hide a comment (staff): out of every listing, its case closed, its author and reporters
+    told (`_decided`). Idempotent: twice, the same state and the same notices, written once."""
+    with _audited(
+        staff=staff, action="hide", target_type="comment", target_id=comment_id, detail=note, source=source
+    ) as line:
         _comment_or_404(comment_id)
         comment = comment_set_hidden(comment_id=comment_id, hidden=True, hidden_by="staff")
         case_close(comment_id=comment_id, decision="hide", staff_username=_username(staff))
+        episode = unhides_before(comment_id=comment_id, exclude_id=line.pk)
+    _decided(comment=comment, decision="hide", episode=episode)
     return comment
+
+
+def _decided(*, comment: Comment, decision: str, episode: int) -> None:
+    """Tell the comment's author and its reporters of a staff decision (social.moderation.signals),
+    after the decision committed. Never raises: a receiver's failure is logged, the decision stands."""
+    for _receiver, result in moderation_decided.send_robust(
+        sender=Comment,
+        comment_id=comment.comment_id,
+        author_id=comment.author_id,
+        decision=decision,
+        by="staff",
+        episode=episode,
+    ):
+        if isinstance(result, Exception):
+            logger.error("moderation notice of %s on %s failed: %r", decision, comment.comment_id, result)
 
 
 def comment_unhide_by_staff(
@@ -125,10 +146,14 @@ def comment_unhide_by_staff(
     reports never hide it again. Idempotent."""
     with _audited(
         staff=staff, action="unhide", target_type="comment", target_id=comment_id, detail=note, source=source
-    ):
-        _comment_or_404(comment_id)
+    ) as line:
+        was_hidden = _comment_or_404(comment_id).hidden
         comment = comment_set_hidden(comment_id=comment_id, hidden=False)
         case_close(comment_id=comment_id, decision="unhide", staff_username=_username(staff), keep_visible=True)
+        earlier = unhides_before(comment_id=comment_id, exclude_id=line.pk)
+    # This unhide's notice is number `earlier`; a retry (found visible) names the last one again.
+    if was_hidden or earlier:
+        _decided(comment=comment, decision="unhide", episode=earlier if was_hidden else earlier - 1)
     return comment
 
 
@@ -141,9 +166,11 @@ def case_resolve(
         staff=staff, action="resolve", target_type="comment", target_id=comment_id, detail=note, source=source
     ):
         comment = _comment_or_404(comment_id)
-        return case_close(
+        closed = case_close(
             comment_id=comment_id, decision="resolve", staff_username=_username(staff), keep_visible=not comment.hidden
         )
+    _decided(comment=comment, decision="resolve", episode=0)
+    return closed
 
 
 def comment_delete_by_staff(
@@ -172,6 +199,7 @@ def comment_delete_by_staff(
         comment_versions_erase(comment_id=comment_id)  # every earlier body of the text goes too
         case_close(comment_id=comment_id, decision="delete", staff_username=_username(staff))
         logger.info("comment %s deleted by staff %s", comment_id, _username(staff))
+    _decided(comment=comment, decision="delete", episode=0)
 
 
 def _user_or_404(user_id: str) -> User:

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponseRedirect
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from project.errors import ApplicationError, NotFound, RateLimited
 from project.http.views import refused_page
+from social import drafts
 from social import selectors as social_selectors
 from social.moderation import selectors, services
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
@@ -35,8 +35,22 @@ def _back(comment) -> str:
     return reverse("comment", args=[comment.id])
 
 
-@login_required
+def _keep_note_and_log_in(request):
+    """Logged out (or the session ended) while reporting: keep the note through the log-in."""
+    if request.method == "POST":
+        if drafts.draft_keep(request, path=request.path, body=request.POST.get("note", "")):
+            messages.info(
+                request,
+                "You are not logged in, so nothing was reported. Log in and your note will be back in the form.",
+            )
+        else:
+            messages.info(request, "You are not logged in, so nothing was reported: log in and report it again.")
+    return redirect(drafts.login_url(request.path))
+
+
 def comment_report(request, comment_id):
+    if not request.user.is_authenticated:
+        return _keep_note_and_log_in(request)
     user_id = str(request.user.pk)
     try:
         comment = social_selectors.comment_get(comment_id=comment_id, viewer_id=user_id)
@@ -48,7 +62,8 @@ def comment_report(request, comment_id):
     if comment.author.id == user_id:
         messages.info(request, "That is your own comment: you can edit or delete it instead.")
         return HttpResponseRedirect(_back(comment))
-    form, refused = ReportForm(request.POST or None), None
+    kept = drafts.draft_take(request, path=request.path) if request.method == "GET" else None
+    form, refused = ReportForm(request.POST or None, initial={"note": kept or ""}), None
     if request.method == "POST" and mine is None and form.is_valid():
         try:
             services.report_create(

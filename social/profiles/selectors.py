@@ -8,6 +8,7 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 
 from project.errors import NotFound
+from social.models import Comment
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,33 @@ def profile_get(*, username: str) -> Profile:
     if user is None:
         raise NotFound("No such person.")
     return Profile(str(user.pk), user.username, user.shown_name, user.date_joined)
+
+
+HIDDEN_SCAN = 50  # the owner's newest comments looked through for hidden ones
+
+
+@dataclass(frozen=True)
+class HiddenComment:
+    id: str
+    body: str
+    created_at: str
+    by_reports: bool  # hidden by reports, staff not yet decided (else by staff)
+
+
+def own_hidden_comments(*, author_id: str) -> list[HiddenComment]:
+    """The author's comments hidden by moderation (not deleted) among their HIDDEN_SCAN newest,
+    newest first: their own profile shows them marked, nobody else's view does. One Query of
+    the keys-only `author` index and one BatchGetItem."""
+    keys = list(Comment.author_index.query(author_id, scan_index_forward=False, limit=HIDDEN_SCAN))
+    if not keys:
+        return []
+    comments = [
+        comment
+        for comment in Comment.batch_get([key.comment_id for key in keys])
+        if comment.hidden and not comment.deleted_at
+    ]
+    comments.sort(key=lambda comment: comment.sort_key, reverse=True)
+    return [
+        HiddenComment(comment.comment_id, comment.body, comment.created_at, comment.hidden_by == "reports")
+        for comment in comments
+    ]

@@ -7,7 +7,7 @@ from project.dynamo.cursors import page_or_first
 from project.errors import NotFound
 from project.http.fresh import FRESH_COMMENTS
 from social import selectors
-from social.profiles.selectors import profile_get
+from social.profiles.selectors import own_hidden_comments, profile_get
 
 
 def profile(request, username):
@@ -27,4 +27,6 @@ def profile(request, username):
             written=FRESH_COMMENTS.names(request),
         ),
     )
-    return render(request, "social/profile.html", {"person": person, "page": page})
+    own = request.user.is_authenticated and str(request.user.pk) == person.id and not request.GET.get("cursor")
+    hidden = own_hidden_comments(author_id=person.id) if own else []  # only the author sees them
+    return render(request, "social/profile.html", {"person": person, "page": page, "hidden_comments": hidden})

@@ -37,7 +37,7 @@ def test_non_staff_cannot_hide_a_comment(client, make_user):
     author = make_user("author")
     comment = comment_create(author_id=str(author.pk), body="Keep me")
     client.force_login(author)
-    client.post(f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": "hide"})
+    client.post(f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": "hide", "confirmed": "yes"})
     assert Comment.get(comment.comment_id).hidden is False
 
 
@@ -49,7 +49,9 @@ def test_staff_find_a_comment_by_id_and_by_author_and_hide_it(client, staff, mak
     assert "Spam spam spam" in by_id
     by_author = client.get("/admin/dynamo/comments/", {"q": "author"}).content.decode()
     assert "Spam spam spam" in by_author
-    answer = client.post(f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": "hide", "q": "author"})
+    answer = client.post(
+        f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": "hide", "confirmed": "yes", "q": "author"}
+    )
     assert answer.status_code == 302
     assert Comment.get(comment.comment_id).hidden is True
     assert "Spam spam spam" not in client.get("/").content.decode()

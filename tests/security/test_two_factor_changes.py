@@ -178,6 +178,20 @@ def test_the_code_just_used_to_turn_it_on_is_refused_as_just_used_and_cleared(ow
     assert "That code is not right" in wrong and 'value="000000"' not in wrong
 
 
+def test_the_token_api_refuses_the_code_just_used_as_just_used(owner):
+    browser = Client()
+    browser.force_login(owner)
+    browser.get("/me/two-factor/")
+    code = code_now(owner)
+    browser.post("/me/two-factor/", {"action": "confirm", "code": code, "password": PASSWORD})
+    body = {"username": "owner", "password": PASSWORD, "otp": code}
+    again = Client().post("/api/auth/token/", body, content_type="application/json")  # the same 30 s
+    assert again.status_code == 400
+    assert "That code was just used: wait for the next code" in again.content.decode()
+    wrong = Client().post("/api/auth/token/", {**body, "otp": "000000"}, content_type="application/json")
+    assert wrong.status_code == 400 and "That code is not right" in wrong.content.decode()
+
+
 def test_a_recovery_code_log_in_says_how_many_are_left(owner):
     browser = Client()
     browser.force_login(owner)

@@ -104,15 +104,28 @@ def test_the_comments_page_hide_unhide_and_delete_are_audited(staff_client, peop
     comment = comment_create(author_id=str(people["author"].pk), body="never reported")
     url = f"/admin/dynamo/comments/{comment.comment_id}/moderate/"
     for action in ("hide", "unhide", "delete"):
-        assert staff_client.post(url, {"action": action}).status_code == 302
+        assert staff_client.post(url, {"action": action, "confirmed": "yes"}).status_code == 302
     assert lines() == [(a, "comment", "mod", "done") for a in ("hide", "unhide", "delete")]
     assert stored(comment).body == ""
     assert not ReportCase.count(comment.comment_id)  # a comment nobody reported gets no case
 
 
+@pytest.mark.parametrize("action", ["hide", "delete"])
+def test_the_comments_page_asks_to_confirm_a_hide_or_delete_first(staff_client, people, action):
+    comment = comment_create(author_id=str(people["author"].pk), body="never reported")
+    url = f"/admin/dynamo/comments/{comment.comment_id}/moderate/"
+    page = staff_client.post(url, {"action": action, "q": "author"})
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert 'name="confirmed" value="yes"' in text and "never reported" in text and "No, go back" in text
+    assert lines() == [] and not stored(comment).hidden  # nothing happened yet
+    assert staff_client.post(url, {"action": action, "confirmed": "yes", "q": "author"}).status_code == 302
+    assert stored(comment).hidden and [line[0] for line in lines()] == [action]
+
+
 def test_a_failed_action_is_audited_as_failed(staff_client, people):
     missing = "00000000-0000-0000-0000-000000000000"
-    staff_client.post(f"/admin/dynamo/comments/{missing}/moderate/", {"action": "hide"})
+    staff_client.post(f"/admin/dynamo/comments/{missing}/moderate/", {"action": "hide", "confirmed": "yes"})
     [line] = ModerationAction.objects.all()
     assert (line.action, line.outcome) == ("hide", "failed")
 
