@@ -75,7 +75,7 @@ def test_download_then_delete_with_the_password_then_the_eraser_empties_the_comm
     page.fill("input[name=username]", "ann")
     page.fill("input[name=password]", PASSWORD)
     page.get_by_role("button", name=re.compile("log in", re.I)).click()
-    expect(page.locator("main")).to_contain_text("Please enter a correct username and password")
+    expect(page.locator("main")).to_contain_text("That username and password do not match an account")
     expect(page.get_by_role("button", name="Log out")).to_have_count(0)
 
     # Not due yet (ACCOUNT_DELETION_DELAY_SECONDS after the request): the eraser leaves it.

@@ -37,7 +37,7 @@ def test_tab_and_shift_tab_keep_the_focus_clear_of_the_header(pages, long_timeli
     page = pages.open("/", user=long_timeline, viewport=viewport)
     page.wait_for_load_state("load")
     covered, scrolled = [], 0
-    for key in ["Tab"] * 45 + ["Shift+Tab"] * 45:
+    for key in ["Tab"] * 70 + ["Shift+Tab"] * 70:  # each comment has its like and six reactions to pass
         page.keyboard.press(key)
         found = page.evaluate(COVERED)
         if found:
