@@ -40,6 +40,7 @@ def test_a_long_word_wraps_and_the_spam_can_be_hidden(pages, make_user):
     page.go_back()
 
     page.locator("tr", has=page.locator(f"a:has-text('{spam}')")).get_by_role("button", name="Hide").click()
+    page.get_by_role("button", name="Yes, hide").click()  # the confirmation page (works without JavaScript)
 
     expect(page.locator(".messagelist .success")).to_contain_text("is now hidden")
 
