@@ -164,6 +164,10 @@ def _launch(
         "full_page_writes=off",
         "-c",
         "synchronous_commit=off",
+        # Whole instances share it (tests/project/test_two_instances.py): each gunicorn thread
+        # and worker holds a connection, and the default 100 runs out under their bursts.
+        "-c",
+        "max_connections=400",
     ]
     # Its own session: a Ctrl-C meant for pytest does not reach it; the exit handler stops it.
     process = subprocess.Popen(
