@@ -7,16 +7,19 @@ may import anything, and nothing imports it (code reads `django.conf.settings`).
 inside functions count too. Reads don't import writes: no
 selectors module imports a write module, that is a `services` module (`services.py`,
 `*_services.py`, a module of a `services/` package) or a module that imports one (a fold, a
-dispatcher, the split of an app's writes). No source file is over 500 lines.
+dispatcher, the split of an app's writes). A source file over 500 lines is a review
+threshold (a warning); over 700 lines it fails.
 """
 
 import ast
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS = ["project", "social", "notifications", "delivery", "actions"]
 EDGE = {"views", "apis", "admin", "admin_views", "urls", "api_urls", "admin_site", "templatetags", "management"}
-LINES_MAX = 500
+LINES_REVIEW = 500
+LINES_MAX = 700
 
 
 def _modules() -> dict[str, Path]:
@@ -188,14 +191,21 @@ def test_no_selectors_module_imports_a_write_module():
     assert _reads_importing_writes(graph) == []
 
 
-def test_no_source_file_over_500_lines_outside_tests():
+def _source_lengths() -> list[tuple[str, int]]:
     # staticfiles/ and var/ hold what `make run` collects and writes, not sources
     skip = {"tests", ".venv", "node_modules", "migrations", ".git", "staticfiles", "var"}
-    long = sorted(
-        (str(path.relative_to(ROOT)), lines)
+    return sorted(
+        (str(path.relative_to(ROOT)), len(path.read_text(encoding="utf-8").splitlines()))
         for suffix in ("*.py", "*.js", "*.css", "*.html")
         for path in ROOT.rglob(suffix)
         if not skip & set(path.relative_to(ROOT).parts)
-        and (lines := len(path.read_text(encoding="utf-8").splitlines())) > LINES_MAX
     )
-    assert long == []
+
+
+def test_no_source_file_over_700_lines_outside_tests():
+    # Past 500 lines a file is worth a look at its seams (a warning); nothing is squeezed to fit.
+    lengths = _source_lengths()
+    for path, lines in lengths:
+        if LINES_REVIEW < lines <= LINES_MAX:
+            warnings.warn(f"{path} has {lines} lines: look for a seam to split it by", stacklevel=1)
+    assert [(path, lines) for path, lines in lengths if lines > LINES_MAX] == []
