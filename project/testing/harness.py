@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from project.dynamo.local import free_port
+
 T = TypeVar("T")
 
 # Long enough for DynamoDB Local and a Python process to start on a loaded machine;
@@ -257,3 +259,38 @@ def gunicorn_served(
             except subprocess.TimeoutExpired:
                 server.kill()
                 server.wait()
+
+
+@contextlib.contextmanager
+def one_worker_served(
+    *, dynamodb_host: str, table_prefix: str, folder: Path, defaults: Sequence[str] = (), **settings: str
+) -> Iterator[int]:
+    """One gunicorn worker process serving the site as `make run` does, on `table_prefix`'s tables
+    and a database file of its own in `folder` (migrated first), with rate limits off and
+    `settings` over the environment; the names in `defaults` are removed from the environment so
+    that the server uses its own defaults. Yields the port it answers on."""
+    port = free_port()
+    environment = served_environment(
+        dynamodb_host=dynamodb_host,
+        table_prefix=table_prefix,
+        database_url=f"sqlite:///{folder / 'db.sqlite3'}",
+        WEB_CONCURRENCY="1",
+        RATE_LIMITS_ENABLED="False",
+        PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
+        HOST="127.0.0.1",
+        PORT=str(port),
+        LOG_LEVEL="WARNING",
+        **settings,
+    )
+    for name in defaults:
+        environment.pop(name, None)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input"],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environment,
+        check=True,
+        capture_output=True,
+        timeout=WAIT_SECONDS,
+    )
+    with gunicorn_served(env=environment, port=port, log_path=folder / "gunicorn.log"):
+        yield port

@@ -13,16 +13,13 @@ import contextlib
 import http.client
 import select
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from project.dynamo.local import free_port
-from project.testing.harness import WAIT_SECONDS, gunicorn_served, in_threads, served_environment
+from project.testing.harness import WAIT_SECONDS, in_threads, one_worker_served
 
 pytestmark = pytest.mark.slow
 
@@ -36,36 +33,19 @@ TRICKLERS = 32
 def server(dynamodb, tmp_path_factory):
     from social.models import Comment
 
-    folder = tmp_path_factory.mktemp("served")
-    port = free_port()
-    environment = served_environment(
+    # The comment list reads its authors' names (comments other tests left may be listed).
+    with one_worker_served(
         dynamodb_host=dynamodb,
         table_prefix=Comment.Meta.table_name.removesuffix("comments"),
-        database_url=f"sqlite:///{folder / 'db.sqlite3'}",
-        WEB_CONCURRENCY="1",
+        folder=tmp_path_factory.mktemp("served"),
+        defaults=("WEB_THREADS",),  # config/gunicorn.py's default
         WEB_MAX_IN_FLIGHT=str(SLOTS),
         WEB_QUEUE_TIMEOUT=str(WAIT_SECONDS),
         WEB_BODY_TIMEOUT=str(BODY_SECONDS),
         # The tricklers here are one address: each gets a thread (test_slow_bodies_served.py
         # checks the bound on one address's bodies).
         WEB_BODY_READS_PER_ADDRESS=str(TRICKLERS),
-        RATE_LIMITS_ENABLED="False",
-        PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
-        HOST="127.0.0.1",
-        PORT=str(port),
-        LOG_LEVEL="WARNING",
-    )
-    environment.pop("WEB_THREADS", None)  # config/gunicorn.py's default
-    # The comment list reads its authors' names (comments other tests left may be listed).
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input"],
-        cwd=ROOT,
-        env=environment,
-        check=True,
-        capture_output=True,
-        timeout=WAIT_SECONDS,
-    )
-    with gunicorn_served(env=environment, port=port, log_path=folder / "gunicorn.log"):
+    ) as port:
         yield port
 
 

@@ -15,7 +15,6 @@ import select
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -23,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from project.dynamo.local import free_port
-from project.testing.harness import WAIT_SECONDS, gunicorn_served, served_environment
+from project.testing.harness import WAIT_SECONDS, one_worker_served
 
 pytestmark = pytest.mark.slow
 
@@ -37,31 +36,13 @@ PER_ADDRESS = 8  # WEB_BODY_READS_PER_ADDRESS's default
 def server(dynamodb, tmp_path_factory):
     from social.models import Comment
 
-    folder = tmp_path_factory.mktemp("slow-bodies")
-    port = free_port()
-    environment = served_environment(
+    with one_worker_served(
         dynamodb_host=dynamodb,
         table_prefix=Comment.Meta.table_name.removesuffix("comments"),
-        database_url=f"sqlite:///{folder / 'db.sqlite3'}",
-        WEB_CONCURRENCY="1",
+        folder=tmp_path_factory.mktemp("slow-bodies"),
+        defaults=("WEB_THREADS", "WEB_MAX_IN_FLIGHT", "WEB_BODY_READS_PER_ADDRESS"),
         WEB_BODY_TIMEOUT=str(BODY_SECONDS),
-        RATE_LIMITS_ENABLED="False",
-        PROMETHEUS_MULTIPROC_DIR=str(folder / "prometheus"),
-        HOST="127.0.0.1",
-        PORT=str(port),
-        LOG_LEVEL="WARNING",
-    )
-    for name in ("WEB_THREADS", "WEB_MAX_IN_FLIGHT", "WEB_BODY_READS_PER_ADDRESS"):
-        environment.pop(name, None)  # the defaults
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--no-input"],
-        cwd=ROOT,
-        env=environment,
-        check=True,
-        capture_output=True,
-        timeout=WAIT_SECONDS,
-    )
-    with gunicorn_served(env=environment, port=port, log_path=folder / "gunicorn.log"):
+    ) as port:
         yield port
 
 
