@@ -294,3 +294,19 @@ def one_worker_served(
     )
     with gunicorn_served(env=environment, port=port, log_path=folder / "gunicorn.log"):
         yield port
+
+
+def kill_when_held(process: subprocess.Popen[Any], marker: Path, *, log: Path, what: str, seconds: float = 300) -> None:
+    """SIGKILL `process` once it has created `marker` (a test program's sign that it holds at the
+    point to be killed at), so "killed half way" does not depend on the machine's speed. A process
+    that exits before it holds fails the test with the end of its `log`; one that is still alive
+    on the way out (the wait failed) is killed all the same."""
+    try:
+        wait_for(lambda: marker.exists() or process.poll() is not None, what=what, seconds=seconds)
+        assert process.poll() is None, log.read_text(encoding="utf-8")[-3000:]
+        process.send_signal(signal.SIGKILL)
+        assert process.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

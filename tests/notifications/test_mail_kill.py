@@ -24,7 +24,7 @@ from django.db import connection
 from notifications.mail.selectors import EMAIL, SENT, UNKNOWN, ledger_get, ledger_outcome
 from notifications.models import MailQueue
 from project.dynamo import tables as dynamo
-from project.testing.harness import wait_for
+from project.testing.harness import kill_when_held, wait_for
 from project.testing.postgres import suite_database_url
 from tests.notifications.mail_helpers import email_on, reply_to, schedule, uid, verified
 
@@ -81,15 +81,7 @@ def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(dynamodb, mak
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
-    try:
-        wait_for(lambda: stalled.exists() or first.poll() is not None, what="the first sender stalling", seconds=120)
-        assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
-        first.send_signal(signal.SIGKILL)
-        assert first.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    kill_when_held(first, stalled, log=tmp_path / "first.log", what="the first sender stalling", seconds=120)
     assert sum(_mails_by_recipient(mail_dir).values()) == STALL_AFTER
 
     second_log = tmp_path / "second.log"

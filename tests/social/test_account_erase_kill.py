@@ -12,7 +12,6 @@ marker file.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import uuid
@@ -25,7 +24,7 @@ from django.db import connection
 from actions.likes import like_add
 from notifications.selectors import notification_inbox, unread_count
 from project.dynamo import tables as dynamo
-from project.testing.harness import wait_for
+from project.testing.harness import kill_when_held
 from project.testing.postgres import suite_database_url
 from social.account.services import account_delete_request
 from social.counters import LIKES, counter_key, counter_value
@@ -73,15 +72,7 @@ def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb,
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
     )
-    try:
-        wait_for(lambda: held.exists() or first.poll() is not None, what="the eraser holding", seconds=300)
-        assert first.poll() is None, log.read_text()[-3000:]
-        first.send_signal(signal.SIGKILL)
-        assert first.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    kill_when_held(first, held, log=log, what="the eraser holding")
     deletion = AccountDeletion.objects.get(user_id=alice.pk)
     assert deletion.step == "likes" and deletion.cursor and deletion.finished_at is None  # one page stored
     left = len(list(Like.by_user.query(uid(alice))))
