@@ -27,6 +27,7 @@ from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
+from social.mentions import USERNAME_MAX_LENGTH
 from social.profiles.selectors import profile_get
 
 
@@ -101,14 +102,19 @@ class UserCreateApi(APIView):
     class InputSerializer(StrictSerializer):
         username = serializers.RegexField(
             services.USERNAME_PATTERN,
-            max_length=150,
+            max_length=USERNAME_MAX_LENGTH,
             error_messages={"invalid": services.USERNAME_RULE},
             help_text="ASCII letters, digits and @ . + - _; unique regardless of case.",
         )
         password = serializers.CharField(max_length=services.PASSWORD_MAX_LENGTH, write_only=True)
-        display_name = serializers.CharField(max_length=50, required=False, allow_blank=True)
+        display_name = serializers.CharField(
+            max_length=services.DISPLAY_NAME_MAX_LENGTH, required=False, allow_blank=True
+        )
         email = serializers.EmailField(
-            max_length=254, required=False, allow_blank=True, help_text="Optional: for password reset only."
+            max_length=254,
+            required=False,
+            allow_blank=True,
+            help_text="Optional: for password resets and the notification mails you choose.",
         )
 
         def validate_username(self, value):

@@ -16,11 +16,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from django.conf import settings
-from django.core.exceptions import SuspiciousOperation
-from django.http import HttpResponse, JsonResponse
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import HttpResponse
 from django.views import defaults
 
-from project.errors import error_answer, error_response, exception_answer, retry_after_set
+from project.errors import error_response, exception_answer, retry_after_set
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,7 +51,7 @@ class RequestGuardMiddleware:
         if is_api(request):
             length = _content_length(request)
             if length is None:
-                return JsonResponse(error_answer("Invalid Content-Length header.", code="parse_error"), status=400)
+                return error_response("Invalid Content-Length header.", code="parse_error", status=400)
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
             if limit is not None and length > limit:
                 return too_large(request)
@@ -72,7 +72,10 @@ class RequestGuardMiddleware:
 
 
 def too_large(request: HttpRequest) -> HttpResponse:
-    message = f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes."
+    """413 before the body is read: the answer Django's own RequestDataTooBig gets."""
+    answer = exception_answer(RequestDataTooBig())
+    assert answer is not None
+    status, message, code = answer
     if is_api(request):
-        return error_response(message, code="too_large", status=413)
-    return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return error_response(message, code=code, status=status)
+    return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
