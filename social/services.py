@@ -1,4 +1,6 @@
-"""Writes of the social room: comments, moderation, likes.
+"""Writes of the social room: sign-up (usernames, display names, its limits), comments (post,
+edit, delete, hide, views counted) and the timeline's day index. Likes are written by
+actions/likes.py (they notify), reactions by social/reactions/, reports by social/moderation/.
 
 Every write states what happens when it runs twice, concurrently, or dies half way.
 """

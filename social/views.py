@@ -1,4 +1,5 @@
-"""Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
+"""Server-rendered pages: the timeline and its post form, a comment with its replies, edit and
+delete, the popular ranking, like buttons, sign-up, and password change and reset."""
 
 import uuid
 from urllib.parse import urlsplit

@@ -29,7 +29,7 @@ by without decoding the rest (`Record`), and copies untouched records as they ar
                     before the read time was kept end before it and have none)
 
 `v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
-length then UTF-8, a long one 2 bytes of length. A reply entry takes about 44 bytes.
+length then UTF-8, a long one 2 bytes of length.
 
 `FeedRecordsAttribute` and `EventDigestsAttribute` are the PynamoDB attributes that store
 a feed's records and applied-event digests in this format (`Feed.records`, `Feed.applied`).
