@@ -23,8 +23,10 @@ from botocore import useragent as botocore_useragent
 from django.conf import settings
 from pynamodb import settings as pynamodb_settings
 from pynamodb.connection import Connection
-from pynamodb.exceptions import TableDoesNotExist
+from pynamodb.exceptions import TableDoesNotExist, TableError
 from pynamodb.models import MetaProtocol, Model
+
+from project.errors import error_code
 
 logger = logging.getLogger(__name__)
 
@@ -393,8 +395,8 @@ def tables_create() -> list[TableReport]:
             try:
                 model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
                 report.created = True
-            except Exception as error:  # a concurrent create_tables won the race
-                if "ResourceInUseException" not in str(error):
+            except TableError as error:  # a concurrent create_tables won the race
+                if error_code(error) != "ResourceInUseException":
                     raise
             description = table_wait_active(model.Meta.table_name)
             if report.created:

@@ -178,3 +178,29 @@ def _comment_with_total(total: int) -> str:
         rank_sort=rank_sort(total, comment_id),
     ).save()
     return comment_id
+
+
+def test_a_table_another_create_tables_made_meanwhile_is_not_an_error(monkeypatch):
+    """Two `create_tables` at once (two deploys): both see the table missing, one creates it, the
+    other's CreateTable is refused as ResourceInUseException; it waits for the table and goes on."""
+    from social.models import Like
+
+    name = Like.Meta.table_name
+    dynamo.client().delete_table(TableName=name)
+    describe = dynamo.table_describe
+
+    def the_other_creates_it_first(table_name):
+        found = describe(table_name)
+        if table_name == name and found is None:
+            Like.create_table(wait=True, billing_mode="PAY_PER_REQUEST")
+            monkeypatch.setattr(Like, "exists", classmethod(lambda cls: False))  # what this one saw
+        return found
+
+    monkeypatch.setattr(dynamo, "table_describe", the_other_creates_it_first)
+    try:
+        reports = {report.logical_name: report for report in dynamo.tables_create()}
+        assert reports["likes"].created is False
+        assert describe(name)["TableStatus"] == "ACTIVE"
+    finally:
+        monkeypatch.undo()
+        dynamo.tables_create()
