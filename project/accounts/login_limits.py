@@ -45,15 +45,21 @@ from __future__ import annotations
 import logging
 import unicodedata
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from django.conf import settings
 from django.dispatch import Signal
 
-from project.clock import clock
 from project.errors import LockedOut
-from project.limits.store import address_subject, limit_forget, limit_hit, once_per_window, subject_key, wait_text
-from project.models import LimitCounter
+from project.limits.store import (
+    address_subject,
+    limit_forget,
+    limit_hit,
+    mark_present,
+    mark_set,
+    once_per_window,
+    tally_add,
+    wait_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -111,10 +117,6 @@ def _device_rule() -> str:
 
 def _untrusted_rule() -> str:
     return _window_rule(settings.LOGIN_UNTRUSTED_FAILURES, settings.LOGIN_UNTRUSTED_HOURS)
-
-
-def _account_key(account: str, now: float) -> str:
-    return f"login_account#{subject_key(account)}#{int(now // DAY) * DAY}"
 
 
 def _refused(message: str, retry_after: float) -> LockedOut:
@@ -180,18 +182,11 @@ def login_attempt_end(
         if earlier is not None:
             _take_back(earlier, 1)
         return
-    now = clock.now()
     # Networks counted once a day per account: the mark is a conditional put.
     new_network = once_per_window(name="login_failed_from", subject=f"{attempt.account}|{attempt.address}", seconds=DAY)
-    state = LimitCounter(_account_key(attempt.account, now))
-    state.update(
-        actions=[
-            LimitCounter.count.add(1),
-            LimitCounter.addresses.add(1 if new_network else 0),
-            LimitCounter.expires_at.set(datetime.fromtimestamp(int(now // DAY) * DAY + 2 * DAY, tz=UTC)),
-        ]
+    failures, addresses = tally_add(
+        name="login_account", subject=attempt.account, seconds=DAY, distinct=int(new_network)
     )
-    failures, addresses = int(state.count or 1), int(state.addresses or 1)
     logger.info(
         "failed log-in for %r from %s (%s; %d today from %d networks)",
         attempt.account,
@@ -206,25 +201,16 @@ def login_attempt_end(
             login_failures_noticed.send(sender=LoginAttempt, user_id=user_id, failures=failures, addresses=addresses)
 
 
-def _known_key(account: str, address: str) -> str:
-    return f"login_known#{subject_key(f'{account}|{address}')}"
-
-
 def login_address_known(*, username: str, address: str) -> bool:
     """The network `address` (IPv6: its /64) logged in to the account in the last KNOWN_ADDRESS_DAYS
     (a strongly consistent read of the mark a success writes)."""
     if not address:
         return False
-    try:
-        mark = LimitCounter.get(_known_key(account_name(username), address_subject(address)), consistent_read=True)
-    except LimitCounter.DoesNotExist:
-        return False
-    return mark.expires_at is None or mark.expires_at.timestamp() > clock.now()
+    return mark_present(name="login_known", subject=f"{account_name(username)}|{address_subject(address)}")
 
 
 def _known_mark(attempt: LoginAttempt) -> None:
-    expires = datetime.fromtimestamp(clock.now() + KNOWN_ADDRESS_DAYS * DAY, tz=UTC)
-    LimitCounter(_known_key(attempt.account, attempt.address), expires_at=expires).save()
+    mark_set(name="login_known", subject=f"{attempt.account}|{attempt.address}", seconds=KNOWN_ADDRESS_DAYS * DAY)
 
 
 def login_limits_clear(*, username: str = "", address: str = "") -> None:

@@ -375,3 +375,37 @@ def once_per_window(*, name: str, subject: str, seconds: int) -> bool:
             raise
         return False
     return True
+
+
+def mark_set(*, name: str, subject: str, seconds: float) -> None:
+    """Remember `subject` under `name` for `seconds` from now (one put: 1 WCU).
+
+    Twice: the later expiry wins. Concurrently: one of the puts wins, either is right."""
+    expires = datetime.fromtimestamp(clock.now() + seconds, tz=UTC)
+    LimitCounter(f"{name}#{subject_key(subject)}", expires_at=expires).save()
+
+
+def mark_present(*, name: str, subject: str) -> bool:
+    """Whether `mark_set` remembered `subject` under `name` and it has not expired (a strongly
+    consistent read: 1 RCU, billed when nothing is found too)."""
+    stored = _stored(f"{name}#{subject_key(subject)}")
+    return stored is not None and (stored.expires_at is None or stored.expires_at.timestamp() > clock.now())
+
+
+def tally_add(*, name: str, subject: str, seconds: int, count: int = 1, distinct: int = 0) -> tuple[int, int]:
+    """Add `count` events and `distinct` new sources to `subject`'s tally under `name` in the current
+    window of `seconds`; answers the window's (events, sources) after the addition (one update: 1 WCU).
+
+    Twice: counted twice. Concurrently: both counted (atomic adds). The tally expires one window
+    after its own ends."""
+    now = clock.now()
+    start = int(now // seconds) * seconds
+    state = LimitCounter(f"{name}#{subject_key(subject)}#{start}")
+    state.update(
+        actions=[
+            LimitCounter.count.add(count),
+            LimitCounter.addresses.add(distinct),
+            LimitCounter.expires_at.set(datetime.fromtimestamp(start + 2 * seconds, tz=UTC)),
+        ]
+    )
+    return int(state.count or count), int(state.addresses or distinct)
