@@ -3,7 +3,8 @@
 #               the session clean-up, each started again when it dies
 # `make dev`  : the same with Django's development server (autoreload, DEBUG=True)
 # `make test` : install (Chromium and PostgreSQL from Debian too), lint, run the whole suite (browser
-#               tests included) on its own in-memory DynamoDB Local and throwaway PostgreSQL server
+#               tests included) on its own in-memory DynamoDB Local and throwaway PostgreSQL server, then
+#               the DynamoDB layer's tests again with DYNAMODB_FAST_CALLS=false
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -56,8 +57,16 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+# The DynamoDB layer's tests run a second time with every call through botocore alone, the
+# path a call takes when the fast one (project/dynamo/wire.py) is off or hands it back.
+BOTOCORE_ONLY_TESTS := tests/project/test_batch_write.py tests/project/test_shared_reads.py \
+	tests/project/test_create_tables.py tests/project/test_aws_read_lag.py tests/social/test_hot_comment.py \
+	tests/social/test_likes.py tests/notifications/test_like_fold_faults.py tests/delivery/test_faults.py \
+	tests/delivery/test_aws_conflicts.py
+
 test: install check-java chromium postgres lint
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
+	DYNAMODB_FAST_CALLS=false $(BIN)/python -m pytest -q $(BOTOCORE_ONLY_TESTS)
 
 bench: install check-java
 	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done

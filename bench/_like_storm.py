@@ -27,11 +27,10 @@ WRITES = {"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWrit
 def capacity_meter():
     """Write units of likes (their TransactWriteItems) and of folds (every other write), and how
     many of each (a fold is counted by its BatchWriteItem deleting events)."""
-    from botocore.client import BaseClient
-
     from notifications.models import LikeEvent
+    from project.dynamo import wire
 
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     events_table = LikeEvent.Meta.table_name
     totals = {"like_wcu": 0.0, "likes": 0, "fold_wcu": 0.0, "folds": 0}
     lock = threading.Lock()
@@ -50,7 +49,7 @@ def capacity_meter():
             totals["folds"] += fold_end
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", metered):
+    with mock.patch.object(wire, "make_api_call", metered):
         yield totals
 
 

@@ -119,10 +119,10 @@ def capacity_meter():
     """Ask every read and write for its ConsumedCapacity (all threads) and add it up."""
     from unittest import mock
 
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
     meter = Capacity()
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def metered(self, operation, params):
         if operation not in READ_OPERATIONS | WRITE_OPERATIONS:
@@ -138,7 +138,7 @@ def capacity_meter():
             meter.add(operation, charged, table=table, consistent=bool(consistent))
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", metered):
+    with mock.patch.object(wire, "make_api_call", metered):
         yield meter
 
 

@@ -50,10 +50,10 @@ def like_with_fold(comment_id: str, user_id: str) -> None:
 
 def write_units_of_like(comment_id: str, user_id: str) -> dict[str, float]:
     """Write capacity units of one like and its fold, per table, as DynamoDB reports them."""
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
     reported: Counter[str] = Counter()
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def spy(self, operation, params):
         if operation not in WRITES:
@@ -64,7 +64,7 @@ def write_units_of_like(comment_id: str, user_id: str) -> dict[str, float]:
             reported[entry["TableName"].split("_", 2)[-1]] += entry.get("CapacityUnits", 0.0)
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         like_with_fold(comment_id, user_id)
     return dict(reported)
 

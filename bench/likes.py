@@ -42,19 +42,18 @@ WARM_UP = 10  # HTTP likes before those measured
 def capture_like_transaction(*, comment_id: str, user_id: str = TEMPLATE_USER) -> dict:
     """The exact TransactWriteItems request `like_add` sends (like row, one count shard,
     the like's event); the fold is not part of it (it runs after the answer)."""
-    from botocore.client import BaseClient
-
     from actions.likes import like_add
+    from project.dynamo import wire
 
     captured = []
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def spy(self, operation_name, api_params):
         if operation_name == "TransactWriteItems":
             captured.append(copy.deepcopy(api_params))
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         like_add(comment_id=comment_id, user_id=user_id)
     return {"TransactItems": captured[0]["TransactItems"], "comment_id": comment_id}
 

@@ -132,11 +132,10 @@ def bench_inbox(client) -> None:
 
 
 def bench_mark_read(client) -> None:
-    from botocore.client import BaseClient
-
     from actions.comments import comment_create
     from actions.likes import like_add
     from notifications import services as notification_services
+    from project.dynamo import wire
 
     print("== mark read of 50 notifications (BatchGet + 2 TransactWriteItems)")
     author, *likers = make_users("reader", 1 + MARK_READ_REPEAT + 1)
@@ -150,13 +149,13 @@ def bench_mark_read(client) -> None:
     # Warm-up run, recording the calls the service makes: the floor replays them raw.
     like_all(likers[-1])
     recorded = []
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def recording(self, operation_name, api_params):
         recorded.append((operation_name, api_params))
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", recording):
+    with mock.patch.object(wire, "make_api_call", recording):
         assert notification_services.like_notifications_mark_read(user_id=author_id, comment_ids=comment_ids) == 50
     shapes = [
         f"{name}({len(params['TransactItems'])})" if name == "TransactWriteItems" else name for name, params in recorded

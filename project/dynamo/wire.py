@@ -5,8 +5,11 @@ endpoint rules, validates and serialises the parameters against the service mode
 dozen events, signs through a generic request object, sends through urllib3 and parses the
 answer against the output shape. A page makes several calls, so through botocore alone they
 would be most of a web process's CPU. DynamoDB's wire format is plain JSON whose values already carry their types,
-so a call needs little of that. `make_api_call` replaces `BaseClient._make_api_call` for the
-DynamoDB clients and, per call:
+so a call needs little of that. `make_api_call` is the `_make_api_call` of botocore's DynamoDB
+client class (installed through botocore's documented `creating-client-class` event, so other
+services' clients are untouched) and, per data-plane call (`DATA_PLANE`: item reads and writes,
+queries, scans, batches, transactions; the control plane, DescribeTable and the like, keeps
+botocore's parsing and its datetimes):
 
 1. emits `before-parameter-build` as botocore does (its idempotency token of a
    TransactWriteItems, the usage and metrics hooks);
@@ -24,7 +27,12 @@ reported to `response-received` as an exception), throttling, a 5xx, another err
 this project is safe to send twice (the first attempt may have been applied), as it is for
 botocore's own retries. A client with a proxy, no credentials, another signature than SigV4
 or another service never takes this path, nor a call whose botocore request something hooks
-into (a `Stubber`, a `before-send` handler); `DYNAMODB_FAST_CALLS=false` turns it off.
+into (a `Stubber`, a `before-send` handler); `DYNAMODB_FAST_CALLS=false` turns it off. Each
+call handed back to botocore after the fast path was tried counts in `/metrics`
+(`dynamodb_fast_path_fallbacks_total{operation,reason}`).
+
+It relies on private names of botocore and PynamoDB, each listed in
+tests/project/test_private_names.py, which fails when either library's version changes.
 """
 
 from __future__ import annotations
@@ -53,11 +61,27 @@ from botocore.httpsession import get_cert_path
 from django.conf import settings
 from pynamodb.connection import Connection
 
+from project.operations.metrics import fallback_count
+
 logger = logging.getLogger(__name__)
 
 # Error codes that end a call whatever is tried again: answered here. Anything else (throttling,
 # a 5xx, a code botocore may retry) is handed to botocore, which decides.
 FINAL_ERROR_CODES = frozenset({"ConditionalCheckFailedException", "TransactionCanceledException"})
+DATA_PLANE = frozenset(
+    {
+        "GetItem",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "Query",
+        "Scan",
+        "BatchGetItem",
+        "BatchWriteItem",
+        "TransactGetItems",
+        "TransactWriteItems",
+    }
+)
 _BINARY_MARKERS = (b'"B":', b'"BS":')
 _CONTENT_TYPE = "application/x-amz-json-1.0"
 
@@ -74,8 +98,9 @@ def _base64(value: Any) -> str:
 class _Signer:
     """AWS Signature Version 4 of a JSON POST to "/", its key kept per day."""
 
-    def __init__(self, credentials: Any, region: str, service: str, host: str) -> None:
+    def __init__(self, credentials: Any, region: str, service: str, host: str, user_agent: str = "") -> None:
         self.credentials = credentials
+        self.user_agent = f"{user_agent} dynamo-social-fast".strip()
         self.region = region
         self.service = service
         self.host = host
@@ -114,6 +139,7 @@ class _Signer:
         headers["authorization"] = (
             f"AWS4-HMAC-SHA256 Credential={frozen.access_key}/{scope}, SignedHeaders={signed}, Signature={signature}"
         )
+        headers["user-agent"] = self.user_agent  # not signed, as botocore does not sign it
         return headers
 
 
@@ -213,7 +239,8 @@ class _Sender:
         self.connections = _connections(url, config.connect_timeout, config.read_timeout, ca_bundle)
         self.target_prefix = client.meta.service_model.metadata["targetPrefix"]
         credentials = client._request_signer._credentials
-        self.signer = _Signer(credentials, signing_region, signing_name, self.connections.host)
+        user_agent = config.user_agent or ""
+        self.signer = _Signer(credentials, signing_region, signing_name, self.connections.host, user_agent)
 
     def post(self, operation_name: str, body: bytes) -> tuple[int, dict[str, str], bytes]:
         """One attempt: (status, headers with lower-case names, body). Raises on any failure."""
@@ -336,13 +363,24 @@ def _failure_log(operation_name: str, error: Exception) -> None:
         logger.debug("DynamoDB %s: the fast path failed (%r); botocore sends it again", operation_name, error)
 
 
+def _fallback(client: Any, operation_name: str, api_params: dict[str, Any], reason: str) -> Any:
+    """botocore sends the call (again), with its retries; counted in /metrics by `reason`."""
+    fallback_count(operation_name, reason)
+    return _botocore_call(client, operation_name, api_params)
+
+
 def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
-    """`BaseClient._make_api_call` for every botocore client: DynamoDB's usual calls sent here."""
+    """The DynamoDB client's `_make_api_call`: its usual calls sent here, the others botocore's.
+    The one way every DynamoDB call of the process goes (tests wrap it to inject faults)."""
+    if operation_name not in DATA_PLANE:
+        return _botocore_call(client, operation_name, api_params)
     sender = client.__dict__.get("_fast_sender", False)
     if sender is False:
         sender = client.__dict__["_fast_sender"] = _sender_make(client)
-    if sender is None or _hooked(client, operation_name):
+    if sender is None:
         return _botocore_call(client, operation_name, api_params)
+    if _hooked(client, operation_name):
+        return _fallback(client, operation_name, api_params, "hooked")
     operation_model = client._service_model.operation_model(operation_name)
     context: dict[str, Any] = {"client_region": client.meta.region_name, "client_config": client.meta.config}
     api_params = client._emit_api_params(api_params=api_params, operation_model=operation_model, context=context)
@@ -357,7 +395,7 @@ def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) 
     except Exception as error:  # a refused or lost connection, a timeout, a garbled answer: botocore tries again
         _failure_log(operation_name, error)
         client.meta.events.emit(received, response_dict=None, parsed_response=None, context=context, exception=error)
-        return _botocore_call(client, operation_name, api_params)
+        return _fallback(client, operation_name, api_params, "failed")
     response = {"status_code": status, "headers": headers, "body": data}
     client.meta.events.emit(received, response_dict=response, parsed_response=parsed, context=context, exception=None)
     if status == 200:
@@ -365,10 +403,21 @@ def make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) 
     code = parsed.get("Error", {}).get("Code", "")
     if status == 400 and code in FINAL_ERROR_CODES:
         raise client.exceptions.from_code(code)(parsed, operation_name)
-    return _botocore_call(client, operation_name, api_params)
+    return _fallback(client, operation_name, api_params, "error_code" if status < 500 else "server_error")
+
+
+def _dynamodb_make_api_call(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+    return make_api_call(client, operation_name, api_params)  # looked up per call: a test may wrap it
+
+
+def _client_class_made(class_attributes: dict[str, Any], **_: Any) -> None:
+    """`creating-client-class.dynamodb`: the DynamoDB client class calls through `make_api_call`."""
+    class_attributes["_make_api_call"] = _dynamodb_make_api_call
 
 
 def install() -> None:
-    """Route every botocore client's calls through `make_api_call` (ProjectConfig.ready, before any call)."""
-    if BaseClient._make_api_call is _botocore_call:  # type: ignore[attr-defined]
-        BaseClient._make_api_call = make_api_call  # type: ignore[attr-defined]
+    """Every DynamoDB client made from now on calls through `make_api_call` (ProjectConfig.ready,
+    before any DynamoDB client is made)."""
+    from project.dynamo.tables import client_hook_add
+
+    client_hook_add("creating-client-class.dynamodb", _client_class_made)

@@ -18,6 +18,9 @@ mode), and /metrics on any web process sums them:
   {table,operation}`, `dynamodb_throttles_total{table,operation}` and
   `dynamodb_transaction_cancellations_total{table,reason}`: from botocore event hooks on every
   DynamoDB client (project.dynamo.tables.client_hook_add). `table` is the logical table name.
+- `dynamodb_fast_path_fallbacks_total{operation,reason}`: calls project.dynamo.wire tried and
+  handed to botocore (`fallback_count`); a steady rate of `failed` means the fast path cannot
+  reach the endpoint that botocore reaches, and every such call is paid twice.
 - `worker_backlog`, `worker_lag_seconds`, `worker_heartbeat_age_seconds{worker,instance}` and
   `worker_up{worker}`: read from the heartbeats when scraped (five small Queries a scrape);
   `worker_heartbeats_readable` is 0 when they could not be read (DynamoDB unreachable).
@@ -106,6 +109,11 @@ def _metrics_build() -> Any:
         cancellations = Counter(
             "dynamodb_transaction_cancellations", "Transaction actions cancelled, by reason", ["table", "reason"]
         )
+        fallbacks = Counter(
+            "dynamodb_fast_path_fallbacks",
+            "DynamoDB calls the fast path tried and handed to botocore, by reason",
+            ["operation", "reason"],
+        )
         capacity_by_route = Counter(
             "dynamodb_consumed_capacity_by_route",
             "Capacity units billed, by the route (or worker:<name>) that caused them",
@@ -113,6 +121,17 @@ def _metrics_build() -> Any:
         )
 
     return Metrics
+
+
+def fallback_count(operation: str, reason: str) -> None:
+    """A DynamoDB call project.dynamo.wire handed to botocore: `hooked` (a handler of botocore's
+    request is registered), `failed` (no answer, or a garbled one), `error_code` (a 4xx botocore
+    may retry, throttling), `server_error` (a 5xx). Free when metrics are off."""
+    if metrics_enabled():
+        try:
+            _metrics().fallbacks.labels(operation, reason).inc()
+        except Exception:  # a metric must never fail a DynamoDB call
+            logger.exception("recording a DynamoDB fallback failed")
 
 
 # --- requests ---------------------------------------------------------------------

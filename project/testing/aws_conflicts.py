@@ -29,6 +29,8 @@ from unittest import mock
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
+from project.dynamo import wire
+
 SINGLE_WRITES = {"PutItem", "UpdateItem", "DeleteItem"}
 
 
@@ -64,7 +66,7 @@ def _item_id(keys: dict[str, list[str]], table: str, body: dict[str, Any]) -> st
 def aws_conflict_model() -> Iterator[ConflictStats]:
     """Enforce AWS's two conflict rules for the duration of the block; yields the counts."""
     # botocore-stubs leave out this private method, the one every client call goes through.
-    real = BaseClient._make_api_call  # type: ignore[attr-defined]
+    real = wire.make_api_call
     keys = _key_names()
     inflight: set[str] = set()
     lock = threading.Lock()
@@ -124,5 +126,5 @@ def aws_conflict_model() -> Iterator[ConflictStats]:
             with lock:
                 inflight.difference_update(held)
 
-    with mock.patch.object(BaseClient, "_make_api_call", modelled):
+    with mock.patch.object(wire, "make_api_call", modelled):
         yield stats

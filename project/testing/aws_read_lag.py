@@ -59,6 +59,7 @@ from unittest import mock
 
 from botocore.client import BaseClient
 
+from project.dynamo import wire
 from project.testing.dynamo_items import (
     Answer,
     Call,
@@ -406,7 +407,7 @@ def aws_read_lag_model(
     """Serve GSI reads and eventually consistent reads from a view `min_lag`..`max_lag` s behind
     each write (seconds of `now`, a monotonic clock; a test of the model passes its own); yields the counts."""
     # botocore-stubs leave out this private method, the one every client call goes through.
-    real: Call = BaseClient._make_api_call  # type: ignore[attr-defined]
+    real: Call = wire.make_api_call
     model = _LagModel(real, lags=(min_lag, max_lag), seed=seed, now=now)
     handlers: dict[str, Callable[[BaseClient, dict[str, Any]], Answer]] = {
         "PutItem": lambda client, params: model.single_write(client, "PutItem", params),
@@ -426,5 +427,5 @@ def aws_read_lag_model(
             return real(self, operation_name, api_params)
         return handler(self, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", modelled):
+    with mock.patch.object(wire, "make_api_call", modelled):
         yield model.stats

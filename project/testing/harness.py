@@ -91,16 +91,16 @@ def dynamodb_calls() -> Iterator[list[tuple[str, dict[str, Any]]]]:
     monkeypatch undone after that fixture's teardown would not."""
     from unittest import mock
 
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
-    real = BaseClient._make_api_call  # type: ignore[attr-defined]
+    real = wire.make_api_call
     made: list[tuple[str, dict[str, Any]]] = []
 
     def recording(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
         made.append((operation_name, api_params))
         return real(client, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", recording):
+    with mock.patch.object(wire, "make_api_call", recording):
         yield made
 
 

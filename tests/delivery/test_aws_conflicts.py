@@ -9,11 +9,11 @@ import threading
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from delivery import dispatch, leases, preparation
 from delivery.models import Delivery, DeliveryTarget
+from project.dynamo import wire
 from project.testing.aws_conflicts import aws_conflict_model
 from project.testing.harness import in_threads, wait_for
 from tests.delivery.helpers import assert_exactly_once, create
@@ -44,7 +44,7 @@ def test_four_dispatchers_under_aws_conflicts_deliver_exactly_once(audience):
     the threads are scheduled, and still serve every target exactly once."""
     staff, targets = audience
     delivery = create(staff)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     first = threading.Lock()  # taken by the first batch only
 
     def first_batch_held(self, operation, params):
@@ -60,7 +60,7 @@ def test_four_dispatchers_under_aws_conflicts_deliver_exactly_once(audience):
         )
 
     # The model calls the hold while it counts the batch's items in flight.
-    with mock.patch.object(BaseClient, "_make_api_call", first_batch_held), aws_conflict_model() as conflicts:
+    with mock.patch.object(wire, "make_api_call", first_batch_held), aws_conflict_model() as conflicts:
         in_threads(run, 4)
         # A dispatcher that gave a chunk up on conflicts leaves it to the next run: one more
         # pass serves whatever is left, and never twice.
@@ -86,7 +86,7 @@ def test_a_batch_cancelled_with_a_gone_target_and_a_busy_delivery_item_is_not_a_
     assert dispatch.targets_deliver(
         delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=[first], event=event
     ).delivered == [first]
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     injected = []
 
     def reason(action: dict) -> str:
@@ -103,7 +103,7 @@ def test_a_batch_cancelled_with_a_gone_target_and_a_busy_delivery_item_is_not_a_
             raise ClientError({"Error": error, "CancellationReasons": [{"Code": c} for c in injected[0]]}, operation)
         return real(self, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", once_mixed):
+    with mock.patch.object(wire, "make_api_call", once_mixed):
         result = dispatch.targets_deliver(
             delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=lease.user_ids, event=event
         )

@@ -12,11 +12,11 @@ import time
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from delivery import dispatch, preparation
 from project.clock import ManualClock, clock_override
 from project.dynamo import tables as dynamo
+from project.dynamo import wire
 from tests.conftest import truncate_tables
 from tests.delivery.helpers import assert_exactly_once, create
 
@@ -33,7 +33,7 @@ class CallCounter:
         self.after = after
         self.calls = 0
         self.lock = threading.Lock()
-        self.real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
+        self.real = wire.make_api_call
 
     def __call__(self, client, operation_name, api_params):
         with self.lock:
@@ -52,7 +52,7 @@ class CallCounter:
         def fake(client, operation_name, api_params):
             return self(client, operation_name, api_params)
 
-        return mock.patch.object(BaseClient, "_make_api_call", fake)
+        return mock.patch.object(wire, "make_api_call", fake)
 
 
 TOUCHED = {"deliveries", "delivery_chunks", "delivery_targets", "delivery_queue", "feed", "feed_retry", "unread_counts"}

@@ -4,7 +4,6 @@ feeds keep reading, a full feed stays small, and dispatch reads feeds in batches
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from delivery import dispatch as delivery_dispatch
@@ -16,6 +15,7 @@ from notifications.feed import services as feed_services
 from notifications.feed.encoding import FeedEntry, Record, digest
 from notifications.feed.events import FeedEvent
 from notifications.models import Feed, LegacyFeedEntry
+from project.dynamo import wire
 from project.testing.harness import wait_for
 from social import services
 from tests.delivery.helpers import assert_exactly_once, create
@@ -116,14 +116,14 @@ def test_dispatch_reads_a_batch_of_feeds_with_one_batch_get(make_user, settings)
     delivery = create(staff)
     delivery_preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     calls = []
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def spy(self, operation, params):
         tables = params.get("RequestItems", {}).keys() if operation == "BatchGetItem" else [params.get("TableName")]
         calls.extend((operation, table) for table in tables)
         return real(self, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         delivery_dispatch.delivery_dispatch(
             delivery_id=delivery.delivery_id, owner="one", batch_size=10, lease_seconds=60
         )

@@ -6,7 +6,6 @@ import time
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError, ReadTimeoutError
 
 from notifications.feed import events as feed_events
@@ -14,6 +13,7 @@ from notifications.feed import services as feed_services
 from notifications.feed.encoding import digest
 from notifications.feed.events import FeedEvent
 from notifications.models import Feed, FeedRetry, UnreadCount
+from project.dynamo import wire
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -134,7 +134,7 @@ def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
     after the write happened (the ambiguous case that would double an event)."""
     monkeypatch.setattr(feed_services, "FEED_WRITE_ATTEMPTS", 3)
     monkeypatch.setattr("project.dynamo.transactions.TRANSACTION_ATTEMPTS", 2)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     rng = random.Random(7)
     lock = threading.Lock()
     injected = {"conflict": 0, "throttle": 0, "lost_answer": 0, "read_throttle": 0, "queue_throttle": 0}
@@ -167,7 +167,7 @@ def test_injected_throttling_and_conflicts_lose_and_double_nothing(monkeypatch):
             raise _fault("ThrottlingException", operation_name)
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", flaky):
+    with mock.patch.object(wire, "make_api_call", flaky):
         results, errors = run_writers(10)
         # A queue write that was itself throttled surfaces to the producer (it knows the event
         # was not taken); a producer retries it, as the reply hook's outbox does.

@@ -4,7 +4,6 @@ import time
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 from django.core.management import call_command
 
@@ -16,6 +15,7 @@ from notifications.feed import services as feed_services
 from notifications.models import Feed, FeedRetry, UnreadCount
 from notifications.outbox import outbox_send
 from project.clock import ManualClock, clock_override
+from project.dynamo import wire
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -95,7 +95,7 @@ def test_reply_after_read_is_a_new_entry(people):
     assert [(entry.read, entry.actor_ids) for entry in entries] == [(False, [str(cid.pk)]), (True, [str(bob.pk)])]
 
 
-def _throttled(self, operation_name, api_params, real=BaseClient._make_api_call):
+def _throttled(self, operation_name, api_params, real=wire.make_api_call):
     """Reads of the feed table are throttled; everything else goes through."""
     if operation_name == "GetItem" and api_params.get("TableName", "").endswith("_feed"):
         raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "injected"}}, operation_name)
@@ -105,7 +105,7 @@ def _throttled(self, operation_name, api_params, real=BaseClient._make_api_call)
 def test_feed_failure_does_not_fail_the_reply_and_the_command_applies_it_later(people):
     ann, bob, _ = people
     comment = post(ann)
-    with mock.patch.object(BaseClient, "_make_api_call", _throttled):
+    with mock.patch.object(wire, "make_api_call", _throttled):
         reply = post(bob, "answer", parent=comment)
     assert reply.parent_id == comment.comment_id
     assert feed_of(ann) is None

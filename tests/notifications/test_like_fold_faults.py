@@ -10,12 +10,12 @@ from io import StringIO
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from django.core.management import call_command
 
 from actions.likes import like_add, like_remove
 from notifications import like_fold, selectors
 from notifications.models import LikeEvent, LikeNotified, LikeUnread
+from project.dynamo import wire
 from social.models import Like
 from tests.notifications.helpers import post, table_badge, uid
 
@@ -27,7 +27,7 @@ class Killed(BaseException):
 
 
 def _killed_after(calls: int, *, after_sending: bool):
-    real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
+    real = wire.make_api_call
     state = {"left": calls, "killed": False}
 
     def dying(self, operation_name, api_params):
@@ -39,7 +39,7 @@ def _killed_after(calls: int, *, after_sending: bool):
         state["left"] -= 1
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", dying), state
+    return mock.patch.object(wire, "make_api_call", dying), state
 
 
 def _storm(rng, likers, comment_id):
@@ -97,7 +97,7 @@ def test_the_command_folds_what_is_pending_and_says_how_much(people):
 
 def _killed_once_after(calls: int):
     """Like `_killed_after`, counted under a lock: the fold's batches make calls from several threads."""
-    real = BaseClient._make_api_call  # type: ignore[attr-defined]  # private, left out of botocore-stubs
+    real = wire.make_api_call
     lock = threading.Lock()
     state = {"left": calls, "killed": False}
 
@@ -110,7 +110,7 @@ def _killed_once_after(calls: int):
             raise Killed(operation_name)
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", dying), state
+    return mock.patch.object(wire, "make_api_call", dying), state
 
 
 @pytest.mark.parametrize("seed", [4, 5, 6])

@@ -6,11 +6,11 @@ from datetime import UTC, datetime, timedelta
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from notifications import like_fold, selectors
 from notifications import services as notification_services
 from notifications.models import LikeEvent, LikeRead, LikeUnread
+from project.dynamo import wire
 from social.models import Like
 from tests.notifications.helpers import (
     count_items,
@@ -215,7 +215,7 @@ def test_read_item_keeps_expiry_after_the_retention_period(people, settings):
 
 
 def _count_transactions():
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     calls = []
 
     def counting(self, operation_name, api_params):
@@ -223,7 +223,7 @@ def _count_transactions():
             calls.append(len(api_params["TransactItems"]))
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", counting), calls
+    return mock.patch.object(wire, "make_api_call", counting), calls
 
 
 def test_many_comments_are_marked_in_as_few_transactions_as_the_action_limit_allows(people):

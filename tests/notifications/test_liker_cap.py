@@ -7,12 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.likes import like_add
 from notifications import selectors
 from notifications import services as notification_services
 from notifications.models import LikeEvent, LikeUnread
+from project.dynamo import wire
 from social.models import CounterShard, Like
 from tests.notifications.helpers import count_items, fold, like, post, read_items, table_badge, uid, unlike, unread_item
 
@@ -168,7 +168,7 @@ def test_the_setting_keeps_two_names_at_least(settings, crowd):
 
 
 def _spy_transactions():
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     sent = []
 
     def spy(self, operation_name, api_params):
@@ -176,12 +176,12 @@ def _spy_transactions():
             sent.append([next(iter(action.values()))["TableName"] for action in api_params["TransactItems"]])
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", spy), sent
+    return mock.patch.object(wire, "make_api_call", spy), sent
 
 
 def _spy_writes():
     """(operation, table) of every single-item write (UpdateItem, PutItem, DeleteItem)."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     sent = []
 
     def spy(self, operation_name, api_params):
@@ -189,7 +189,7 @@ def _spy_writes():
             sent.append((operation_name, api_params["TableName"]))
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", spy), sent
+    return mock.patch.object(wire, "make_api_call", spy), sent
 
 
 def test_a_like_is_one_transaction_of_items_no_other_liker_touches(cap, crowd):

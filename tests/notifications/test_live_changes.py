@@ -6,11 +6,11 @@ from contextlib import contextmanager
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from notifications.models import LikeEvent
 from project.clock import ManualClock, clock_override
+from project.dynamo import wire
 from project.testing.harness import wait_for
 from social import live
 from social.models import LiveChange
@@ -25,7 +25,7 @@ READS = {"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"}
 def dynamodb_reads():
     """The read calls made meanwhile, as (operation, table, strongly consistent) triples."""
     calls = []
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def counting(self, operation, params):
         if operation in READS:
@@ -33,7 +33,7 @@ def dynamodb_reads():
             calls.append((operation, table, bool(params.get("ConsistentRead"))))
         return real(self, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", counting):
+    with mock.patch.object(wire, "make_api_call", counting):
         yield calls
 
 
@@ -231,7 +231,7 @@ def test_a_fold_whose_signal_and_delete_request_fails_is_completed_by_the_next(a
     the events, and the next fold finds the notification done, signals and deletes them."""
     author = people["author"]
     comment = post(author)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     failed = []
 
     def fail_the_first_signal_write(client, operation_name, api_params):
@@ -241,7 +241,7 @@ def test_a_fold_whose_signal_and_delete_request_fails_is_completed_by_the_next(a
                 raise RuntimeError("injected")
         return real(client, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", fail_the_first_signal_write):
+    with mock.patch.object(wire, "make_api_call", fail_the_first_signal_write):
         like(people["alice"], comment)  # the folder's second pass completes the fold
 
     assert failed and not list(LikeEvent.query(comment, consistent_read=True))

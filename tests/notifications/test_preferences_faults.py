@@ -7,7 +7,6 @@ import threading
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from notifications.models import Preferences, ThreadSubscription
@@ -19,11 +18,12 @@ from notifications.preferences.services import (
     thread_watch,
     thread_watch_if_unset,
 )
+from project.dynamo import wire
 from tests.notifications.helpers import post, uid
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-REAL_CALL = BaseClient._make_api_call  # type: ignore[attr-defined]
+REAL_CALL = wire.make_api_call
 
 
 def _on_preferences_update(fault):
@@ -37,7 +37,7 @@ def _on_preferences_update(fault):
             return fault(real)
         return real()
 
-    return mock.patch.object(BaseClient, "_make_api_call", call)
+    return mock.patch.object(wire, "make_api_call", call)
 
 
 def test_a_patch_refused_by_dynamodb_is_a_429_and_changes_nothing(api, make_user):

@@ -4,7 +4,6 @@ import threading
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from actions import comments
@@ -18,6 +17,7 @@ from notifications.mail.queue import MAIL_QUEUE_SHARDS
 from notifications.models import FeedRetry, MailQueue
 from notifications.preferences.selectors import thread_state
 from notifications.preferences.services import preferences_update, thread_mute, thread_watch
+from project.dynamo import wire
 from social.selectors import comment_find
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
@@ -169,7 +169,7 @@ def test_many_watchers_the_request_does_some_and_the_drainer_the_rest(people, mo
 
 
 def _feed_reads_throttled(user_id):
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def call(self, operation_name, api_params):
         key = api_params.get("Key", {}).get("user_id", {}).get("S")
@@ -192,7 +192,7 @@ def test_email_wanted_is_scheduled_with_the_entry_also_through_feed_retry(people
     assert mail.source.startswith("reply:")
 
     # Bob's feed is throttled: his event waits in feed_retry, its e-mail flag with it.
-    with mock.patch.object(BaseClient, "_make_api_call", _feed_reads_throttled(uid(bob))):
+    with mock.patch.object(wire, "make_api_call", _feed_reads_throttled(uid(bob))):
         reply = post(cid, "answer", parent=root)
     [queued] = retries()
     event = FeedEvent.from_json(queued.event)

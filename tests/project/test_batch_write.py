@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from botocore.client import BaseClient
 
 from notifications.models import LikeEvent
-from project.dynamo import batch_write
+from project.dynamo import batch_write, wire
 from project.dynamo.batch_write import UnprocessedItemsError, batch_write_many
 from project.testing.harness import dynamodb_calls
 from social.models import LiveChange
@@ -68,7 +67,7 @@ def test_twice_is_the_same_as_once():
 
 def test_writes_left_unprocessed_are_sent_again(monkeypatch):
     """DynamoDB Local never throttles: the first answer leaves the delete unprocessed (injected)."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     answers = []
     monkeypatch.setattr(batch_write.time, "sleep", lambda seconds: None)
 
@@ -81,20 +80,20 @@ def test_writes_left_unprocessed_are_sent_again(monkeypatch):
         return real(client, operation_name, api_params)
 
     event(0).save()
-    monkeypatch.setattr(BaseClient, "_make_api_call", throttle_the_delete_once)
+    monkeypatch.setattr(wire, "make_api_call", throttle_the_delete_once)
     batch_write_many(puts=[change(1)], deletes=[event(0)])
     assert stored_events() == [] and stored_changes() == [change(1).at]
 
 
 def test_writes_left_unprocessed_every_time_raise_and_say_how_many(monkeypatch):
     monkeypatch.setattr(batch_write.time, "sleep", lambda seconds: None)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def always_throttled(client, operation_name, api_params):
         if operation_name == "BatchWriteItem":
             return {"UnprocessedItems": api_params["RequestItems"]}
         return real(client, operation_name, api_params)
 
-    monkeypatch.setattr(BaseClient, "_make_api_call", always_throttled)
+    monkeypatch.setattr(wire, "make_api_call", always_throttled)
     with pytest.raises(UnprocessedItemsError, match="2 writes left unprocessed"):
         batch_write_many(puts=[change(1), event(1)])

@@ -31,6 +31,7 @@ from project.deploy import cloudformation, table_protection
 from project.deploy import iam as cloudformation_iam
 from project.deploy.iam import ACTIVITY_MONTHS
 from project.dynamo import tables as dynamo
+from project.dynamo import wire
 from social.activity.models import ACTIVITY_TABLE_STEM
 
 TEMPLATE = cloudformation.TEMPLATE_PATH
@@ -399,14 +400,14 @@ def _recording(who: dict[str, str]) -> Iterator[set[tuple[str, str, str, str]]]:
     """
     calls: set[tuple[str, str, str, str]] = set()
     # Private in botocore's type stubs, yet the one call PynamoDB itself makes on a client.
-    sending = BaseClient._make_api_call  # type: ignore[attr-defined]
+    sending = wire.make_api_call
 
     def recorded(client: BaseClient, operation: str, params: dict) -> Any:
         if client.meta.service_model.service_name == "dynamodb":
             calls.update((who["now"], *request) for request in _authorized_requests(operation, params))
         return sending(client, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", recorded):
+    with mock.patch.object(wire, "make_api_call", recorded):
         yield calls
 
 

@@ -112,6 +112,21 @@ def test_throttled_attempts_are_counted_per_table():
     assert sample("dynamodb_requests_total", table="comments", operation="GetItem", outcome=outcome) >= attempts
 
 
+def test_calls_the_fast_path_hands_to_botocore_are_counted_by_reason():
+    """A throttled GetItem is tried by the fast path and handed to botocore once (its own retries
+    are botocore's); an ordinary call is not counted."""
+    comment = comment_create(author_id="1", body="busy")
+    throttled = dynamodb_error("ProvisionedThroughputExceededException", "slow")
+
+    before = sample("dynamodb_fast_path_fallbacks_total", operation="GetItem", reason="error_code")
+    Comment.get(comment.comment_id)
+    assert sample("dynamodb_fast_path_fallbacks_total", operation="GetItem", reason="error_code") == before
+    with dynamodb_wire(lambda operation, body: throttled if operation == "GetItem" else None):
+        with pytest.raises(GetError):
+            Comment.get(comment.comment_id)
+    assert sample("dynamodb_fast_path_fallbacks_total", operation="GetItem", reason="error_code") == before + 1
+
+
 def test_workers_backlog_lag_and_up_from_their_heartbeats(client):
     now = clock.now()
     heartbeat_write(

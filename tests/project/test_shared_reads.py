@@ -8,13 +8,12 @@ from collections import Counter
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add
 from notifications import like_fold
 from project.clock import ManualClock, clock_override
-from project.dynamo import shared_reads
+from project.dynamo import shared_reads, wire
 from project.dynamo.shared_reads import SharedReads
 from project.testing.harness import WAIT_SECONDS, wait_for
 from social import counters, selectors
@@ -26,7 +25,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def calls():
     """DynamoDB calls made, by (operation, table suffix)."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     seen: Counter = Counter()
 
     def spy(self, operation_name, api_params):
@@ -34,7 +33,7 @@ def calls():
         seen[(operation_name, table.split("_", 2)[-1])] += 1
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         yield seen
 
 

@@ -315,6 +315,39 @@ def test_other_errors_are_botocores(client):
         client.get_item(TableName=CounterShard.Meta.table_name, Key={"counter_key": {"S": "no shard"}})
 
 
+def test_the_control_plane_keeps_botocores_parsing(client, monkeypatch):
+    """DescribeTable answers datetimes through botocore, as its callers expect; the fast path
+    never sends it."""
+    sent = []
+    real_post = wire._Sender.post
+    monkeypatch.setattr(wire._Sender, "post", lambda self, name, body: sent.append(name) or real_post(self, name, body))
+
+    table = client.describe_table(TableName=CounterShard.Meta.table_name)["Table"]
+    client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))
+
+    assert isinstance(table["CreationDateTime"], datetime.datetime)
+    assert sent == ["GetItem"]
+
+
+def test_the_fast_path_says_who_calls(client, monkeypatch):
+    """Its requests carry botocore's User-Agent and its own mark (AWS's logs tell them apart)."""
+    sent = []
+    real_headers = wire._Signer.headers
+    monkeypatch.setattr(wire._Signer, "headers", lambda self, *args: sent.append(real_headers(self, *args)) or sent[-1])
+    client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))
+    [headers] = sent
+    assert headers["user-agent"].startswith("Botocore/") and headers["user-agent"].endswith(" dynamo-social-fast")
+    assert "user-agent" not in headers["authorization"]  # not signed, as botocore does not sign it
+
+
+def test_only_dynamodb_clients_take_the_fast_path(client):
+    from botocore.session import get_session
+
+    sts = get_session().create_client("sts", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
+    assert type(client)._make_api_call is wire._dynamodb_make_api_call
+    assert type(sts)._make_api_call is wire._botocore_call
+
+
 def test_turned_off_every_call_is_botocores(client, settings):
     settings.DYNAMODB_FAST_CALLS = False
     client.get_item(TableName=CounterShard.Meta.table_name, Key=shard_key("x"))

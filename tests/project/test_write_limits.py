@@ -11,7 +11,6 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
@@ -20,6 +19,7 @@ from actions.comments import comment_create
 from actions.likes import LikeState, like_add
 from notifications import services as notification_services
 from project.clock import ManualClock, clock_override
+from project.dynamo import wire
 from project.errors import RateLimited
 from project.limits.store import limits_forget_memory
 from social.models import Comment, Like
@@ -138,7 +138,7 @@ def test_a_likes_budget_is_counted_while_its_comment_is_read(old_user, limit):
     comment = comment_create(author_id=str(ann.pk), body="Likeable")
     barrier = threading.Barrier(2, timeout=30)
     met = []
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def spy(self, operation_name, api_params):
         table = api_params.get("TableName", "")
@@ -147,7 +147,7 @@ def test_a_likes_budget_is_counted_while_its_comment_is_read(old_user, limit):
             met.append(operation_name)
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         assert like_add(comment_id=comment.comment_id, user_id=str(bob.pk)) == LikeState(1, True)
     assert sorted(met) == ["GetItem", "UpdateItem"]
 

@@ -6,11 +6,11 @@ from unittest import mock
 from zoneinfo import ZoneInfo
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.clock import ManualClock, clock_override
+from project.dynamo import wire
 from project.models import LimitCounter
 from social.activity import services as activity
 from social.activity.models import activity_model
@@ -110,14 +110,14 @@ def test_logging_never_fails_the_action(comment, caplog, fold_likes, settings):
 
 
 def test_crash_inside_a_transaction_loses_both_the_action_and_its_line(comment, fold_likes):
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def dying(self, operation, params):
         if operation == "TransactWriteItems":
             raise Crash
         return real(self, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
+    with mock.patch.object(wire, "make_api_call", dying), pytest.raises(Crash):
         like_add(comment_id=comment.comment_id, user_id="7")
     assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1  # not liked before
     fold_likes()
@@ -128,14 +128,14 @@ def test_crash_between_a_non_transactional_action_and_its_line_loses_the_line(cl
     """At most once: a view counted, then the process dies before its log line."""
     viewer = make_user("viewer")
     client.force_login(viewer)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def dying(self, operation, params):
         if operation == "PutItem" and params["TableName"].endswith("activity_202611"):
             raise Crash
         return real(self, operation, params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", dying), pytest.raises(Crash):
+    with mock.patch.object(wire, "make_api_call", dying), pytest.raises(Crash):
         client.get(f"/c/{comment.comment_id}/")
     assert counter_value(key=counter_key(kind=VIEWS, object_id=comment.comment_id)) == 1
     assert [item.action for item in log_of(str(viewer.pk))] == ["signup", "login"]  # the view's line is lost
@@ -242,7 +242,7 @@ def test_retried_transactions_log_once(comment, fold_likes):
     when a response is lost), each leave exactly one line."""
     from botocore.exceptions import ClientError
 
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     state = {"conflicts": 1, "resent": 0}
 
     def flaky(self, operation, params):
@@ -262,7 +262,7 @@ def test_retried_transactions_log_once(comment, fold_likes):
         state["resent"] += 1
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", flaky):
+    with mock.patch.object(wire, "make_api_call", flaky):
         assert like_add(comment_id=comment.comment_id, user_id="7").like_count == 1
     assert state == {"conflicts": 0, "resent": 1}
     fold_likes()

@@ -235,8 +235,9 @@ def test_liking_a_hidden_comment_is_404(api, alice, bob):
 
 
 def test_throttled_dynamodb_is_a_429_not_a_500(api, alice):
-    from botocore.client import BaseClient
     from botocore.exceptions import ClientError
+
+    from project.dynamo import wire
 
     def throttled(self, operation_name, api_params):
         raise ClientError(
@@ -244,7 +245,7 @@ def test_throttled_dynamodb_is_a_429_not_a_500(api, alice):
         )
 
     api.as_user(alice)
-    with mock.patch.object(BaseClient, "_make_api_call", throttled):
+    with mock.patch.object(wire, "make_api_call", throttled):
         answer = api.get("/api/comments/")
     assert answer.status_code == 429
     assert answer["Retry-After"]
@@ -315,10 +316,10 @@ def test_first_comments_of_a_day_from_concurrent_processes_all_show(alice, bob):
 def test_a_crash_after_recording_the_day_leaves_the_timeline_intact(api, alice):
     """comment_create records the day before it writes the comment: dying in between
     leaves an empty day, which the timeline walks past."""
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
     kept = post_comment(api, alice, "yesterday's").json()
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
 
     def crash_on_transaction(self, operation_name, api_params):
         if operation_name == "TransactWriteItems":
@@ -327,7 +328,7 @@ def test_a_crash_after_recording_the_day_leaves_the_timeline_intact(api, alice):
 
     with (
         clock_override(ManualClock.at("2099-01-01T00:00:00.000000Z")),
-        mock.patch.object(BaseClient, "_make_api_call", crash_on_transaction),
+        mock.patch.object(wire, "make_api_call", crash_on_transaction),
         pytest.raises(ConnectionError),
     ):
         comment_create(author_id=str(alice.pk), body="lost")

@@ -5,11 +5,11 @@ import time
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from project.clock import ManualClock, clock_override
+from project.dynamo import wire
 from project.testing.harness import in_threads, wait_for
 from social import aggregation, counters, ranking
 from social.counters import LIKES, VIEWS, counter_key
@@ -119,7 +119,7 @@ def test_burst_of_concurrent_increments_across_shards_keeps_one_flag_and_exact_t
 def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(comment, settings):
     settings.COUNTER_AGGREGATION_DELAY = 5.0  # a reuse window of 7.5 s; the clock stands still meanwhile
     key = counter_key(kind=VIEWS, object_id=comment.comment_id)
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     flag_writes = []
 
     def counting(self, operation_name, api_params):
@@ -127,7 +127,7 @@ def test_view_writers_reuse_a_fresh_flag_instead_of_writing_it_every_time(commen
             flag_writes.append(api_params)
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", counting):
+    with mock.patch.object(wire, "make_api_call", counting):
         for _ in range(20):
             counters.counter_increment(key=key)
     assert counters.counter_value(key=key) == 20
@@ -176,7 +176,7 @@ def test_views_landing_while_aggregators_run_are_never_left_out(comment, setting
 
 def _kill_after_shards_are_read():
     """Make the first counter_totals write after a shard Query die, as a crashed aggregator would."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     state = {"read": False, "killed": 0}
 
     def fake(self, operation_name, api_params):
@@ -193,7 +193,7 @@ def _kill_after_shards_are_read():
             raise SystemExit("aggregator killed")
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", fake), state
+    return mock.patch.object(wire, "make_api_call", fake), state
 
 
 def test_aggregator_killed_between_reading_shards_and_writing_total_is_repaired(comment, settings):

@@ -5,9 +5,9 @@ sees their own like in the count on the page they land on."""
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
+from project.dynamo import wire
 from project.http.fresh import FRESH_LIKES
 from social.counters import LIKES, REACTIONS, counter_key
 
@@ -19,7 +19,7 @@ COOKIE, FRESH_MAX = FRESH_LIKES.name, FRESH_LIKES.most
 @pytest.fixture
 def counts_read():
     """{counter key: whether its Query was strongly consistent}, for every count a page read."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     seen: dict[str, bool] = {}
 
     def spy(self, operation_name, api_params):
@@ -28,7 +28,7 @@ def counts_read():
             seen[key] = bool(api_params.get("ConsistentRead"))
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         yield seen
 
 
@@ -81,7 +81,7 @@ def test_without_the_cookie_every_count_of_a_list_is_read_eventually(client, mak
 @pytest.fixture
 def like_rows_read():
     """{comment id: whether it was read strongly consistently}, for every like row a page read."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     seen: dict[str, bool] = {}
 
     def spy(self, operation_name, api_params):
@@ -93,7 +93,7 @@ def like_rows_read():
                     )
         return real(self, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         yield seen
 
 

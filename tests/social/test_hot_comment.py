@@ -6,7 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 from django.core.management import CommandError, call_command
 from rest_framework.authtoken.models import Token
@@ -16,6 +15,7 @@ from actions.comments import comment_create
 from actions.likes import like_add, like_remove
 from notifications import selectors as notification_selectors
 from notifications.models import LikeEvent, LikeUnread
+from project.dynamo import wire
 from project.errors import NotFound
 from social import counter_compaction, counters
 from social.counters import LIKES, counter_key
@@ -119,13 +119,13 @@ class DynamoCalls:
         self.calls = []
 
     def __enter__(self):
-        real = BaseClient._make_api_call
+        real = wire.make_api_call
 
         def spy(client, operation_name, api_params):
             self.calls.append((operation_name, api_params.get("TableName"), api_params))
             return real(client, operation_name, api_params)
 
-        self._patch = mock.patch.object(BaseClient, "_make_api_call", spy)
+        self._patch = mock.patch.object(wire, "make_api_call", spy)
         self._patch.start()
         return self
 
@@ -174,7 +174,7 @@ def test_a_like_cancelled_on_its_shard_grows_the_counter_onto_the_comment(settin
     settings.LIKE_COUNTER_SHARDS = 1
     settings.LIKE_FOLD_AFTER_RESPONSE = False
     comment_id, key = hot
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     cancelled = []
 
     def cancel_the_first_transaction(client, operation_name, api_params):
@@ -185,7 +185,7 @@ def test_a_like_cancelled_on_its_shard_grows_the_counter_onto_the_comment(settin
             raise ClientError({"Error": error, "CancellationReasons": reasons}, operation_name)
         return real(client, operation_name, api_params)
 
-    with mock.patch.object(BaseClient, "_make_api_call", cancel_the_first_transaction):
+    with mock.patch.object(wire, "make_api_call", cancel_the_first_transaction):
         assert like_add(comment_id=comment_id, user_id="first").like_count == 1
     assert cancelled and carried(comment_id) == 4
     shards_used = {like_in_a_fresh_process(comment_id, f"fan{n}")[1] for n in range(24)}

@@ -4,12 +4,12 @@ import random
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from actions.comments import comment_create
 from actions.likes import LikeState, like_add, like_remove
 from notifications.models import LikeEvent
+from project.dynamo import wire
 from project.errors import Conflict
 from project.testing.harness import in_threads
 from social import selectors, services
@@ -106,7 +106,7 @@ def _cancelled(reason="TransactionConflict"):
 
 def _inject_transaction_failures(times, reason="TransactionConflict"):
     """Fail the next `times` TransactWriteItems calls before they reach DynamoDB."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     state = {"left": times, "failed": 0}
 
     def fake(self, operation_name, api_params):
@@ -116,7 +116,7 @@ def _inject_transaction_failures(times, reason="TransactionConflict"):
             raise _cancelled(reason)
         return real(self, operation_name, api_params)
 
-    return mock.patch.object(BaseClient, "_make_api_call", fake), state
+    return mock.patch.object(wire, "make_api_call", fake), state
 
 
 def test_transaction_conflict_is_retried(comment):

@@ -128,10 +128,10 @@ def _dynamodb_reads():
     """Every DynamoDB request made while the context is open, as (operation, items read)."""
     from unittest import mock
 
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
     reads: list[tuple[str, int]] = []
-    sending = BaseClient._make_api_call
+    sending = wire.make_api_call
 
     def recorded(client, operation, params):
         answer = sending(client, operation, params)
@@ -143,7 +143,7 @@ def _dynamodb_reads():
             reads.append((operation, items))
         return answer
 
-    return reads, mock.patch.object(BaseClient, "_make_api_call", recorded)
+    return reads, mock.patch.object(wire, "make_api_call", recorded)
 
 
 def test_a_profile_reads_a_bounded_number_of_items_however_many_tombstones(alice, client, api):

@@ -172,11 +172,11 @@ def test_a_list_reads_the_reactions_of_comments_that_have_some_only(comment, ali
     counters of those comments alone: a page of comments nobody reacted to reads none."""
     from unittest import mock
 
-    from botocore.client import BaseClient
+    from project.dynamo import wire
 
     quiet = comment_create(author_id=str(alice.pk), body="Nobody reacts").comment_id
     reaction_add(comment_id=comment.comment_id, user_id=str(bob.pk), name="laugh")
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     read: set[str] = set()
 
     def spy(self, operation_name, api_params):
@@ -192,7 +192,7 @@ def test_a_list_reads_the_reactions_of_comments_that_have_some_only(comment, ali
             quiet: {},
         }
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         wait_for(listed, what="the list showing the reaction")  # the timeline index trails the flag
     assert counter_key(kind=REACTIONS, object_id=comment.comment_id) in read
     assert counter_key(kind=REACTIONS, object_id=quiet) not in read

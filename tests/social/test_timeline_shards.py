@@ -5,9 +5,9 @@ a page of comments, not a page from every shard (on AWS a Query costs what it re
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 
 from actions.comments import comment_create
+from project.dynamo import wire
 from social import selectors, services
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +27,7 @@ def _walk(limit: int) -> list[str]:
 @pytest.fixture
 def comments_read():
     """How many comments the timeline index's Queries returned."""
-    real = BaseClient._make_api_call
+    real = wire.make_api_call
     read = {"items": 0}
 
     def spy(self, operation_name, api_params):
@@ -36,7 +36,7 @@ def comments_read():
             read["items"] += answer["Count"]
         return answer
 
-    with mock.patch.object(BaseClient, "_make_api_call", spy):
+    with mock.patch.object(wire, "make_api_call", spy):
         yield read
 
 
