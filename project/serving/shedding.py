@@ -42,6 +42,9 @@ hundreds of sockets holds 8 threads, not all of them. A buffering proxy in front
 (docs/how-to/run-in-production.md, production checklist) keeps such clients away from the
 process altogether.
 
+A request that queued work for after its answer (project/serving/after_response.py: the like
+fold, a mail) keeps its slot until that work has run: the work counts in the process's load.
+
 The counts are this process's own load, not shared state: each process protects itself.
 /healthz and /readyz are answered before this middleware (project.operations.health).
 """
@@ -65,6 +68,7 @@ from project.errors import error_response, retry_after_set
 from project.http.guard import is_api
 from project.http.security import client_ip
 from project.limits.store import address_subject
+from project.serving.after_response import after_response_hold
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -324,6 +328,10 @@ class LoadSheddingMiddleware:
         if not started:
             return overloaded(request)
         try:
-            return self.get_response(request)
-        finally:
+            response = self.get_response(request)
+        except BaseException:
             in_flight.leave()
+            raise
+        if not after_response_hold(in_flight.leave):  # else the slot is left once that work has run
+            in_flight.leave()
+        return response

@@ -312,3 +312,29 @@ def test_one_address_reads_only_its_share_of_bodies_at_once(settings):
     assert json.loads(refused[0].content)["code"] == "too_many_bodies"
     assert seen[:2] == [b"{}", b'{"body": "' + b"x" * 88 + b'"}'] and seen[2] == b"{}"
     assert [answer.status_code for answer in answers] == [200, 200, 200, 400]
+
+
+def test_work_after_the_answer_keeps_the_slot_and_logs_under_the_request_s_id(slots, settings, make_user, monkeypatch):
+    """A like's fold runs once its answer is sent (project/serving/after_response.py): its request
+    keeps its slot until the fold is done, and the fold's log lines carry the request's id."""
+    from actions.comments import comment_create
+    from notifications import like_fold
+    from project.operations import logs
+
+    settings.LIKE_FOLD_AFTER_RESPONSE = True
+    author, liker = make_user("author"), make_user("liker")
+    comment = comment_create(author_id=str(author.pk), body="like me")
+    seen = []
+    real_fold_batch = like_fold.fold_batch
+
+    def fold_batch(**kwargs):
+        seen.append((shedding.in_flight.count, logs._request_id.get()))
+        return real_fold_batch(**kwargs)
+
+    monkeypatch.setattr(like_fold, "fold_batch", fold_batch)
+    client = Client()
+    client.force_login(liker)
+    answer = client.put(f"/api/comments/{comment.comment_id}/like/")
+    assert answer.status_code in (200, 201)
+    assert seen == [(1, answer["X-Request-ID"])]  # folded inside the request's slot, under its id
+    assert shedding.in_flight.count == 0  # and the slot given back after
