@@ -1,5 +1,5 @@
 # `make run`  : install, start DynamoDB Local (persistent, var/dynamodb), create tables, then supervisord
-#               (deploy/supervisord.conf): gunicorn on 127.0.0.1:8000 (DEBUG=False), the five workers and
+#               (deploy/supervisord.conf): gunicorn on 127.0.0.1:8000 (DEBUG=False), the workers and
 #               the session clean-up, each started again when it dies
 # `make dev`  : the same with Django's development server (autoreload, DEBUG=True)
 # `make test` : install (Chromium and PostgreSQL from Debian too), lint, run the whole suite (browser
@@ -26,8 +26,10 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
+# Java runs DynamoDB Local: not needed when `make run` talks to another DynamoDB (DYNAMODB_HOST
+# set, empty for AWS) or the suite to a running one (TEST_DYNAMODB_HOST).
 check-java:
-	@command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless) or set DYNAMODB_HOST to a running DynamoDB."; exit 1; }
+	@test -n "$${DYNAMODB_HOST+set}$${TEST_DYNAMODB_HOST}" || command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless), or set DYNAMODB_HOST (make run) or TEST_DYNAMODB_HOST (make test) to a running DynamoDB."; exit 1; }
 
 # The browser tests drive Debian's Chromium (Playwright never downloads a browser here).
 chromium:

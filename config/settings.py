@@ -316,7 +316,8 @@ CURSOR_MAX_AGE = env.int("CURSOR_MAX_AGE", default=7 * 24 * 3600)
 DYNAMODB_PORT = env.int("DYNAMODB_PORT", default=8765)  # DynamoDB Local's, when DYNAMODB_HOST is not set
 DYNAMODB_HOST = env.str("DYNAMODB_HOST", default=f"http://127.0.0.1:{DYNAMODB_PORT}") or None
 # A dead endpoint fails fast: connect timeout, read timeout (seconds) and the SDK's retries
-# (throttling and connection errors; full-jitter backoff) per call.
+# (throttling and connection errors; botocore's legacy mode waits 50, 100, 200 ms... between
+# attempts, DynamoDB's own schedule) per call.
 DYNAMODB_CONNECT_TIMEOUT = env.float("DYNAMODB_CONNECT_TIMEOUT", default=1.0)
 DYNAMODB_READ_TIMEOUT = env.float("DYNAMODB_READ_TIMEOUT", default=5.0)
 DYNAMODB_MAX_RETRY_ATTEMPTS = env.int("DYNAMODB_MAX_RETRY_ATTEMPTS", default=3)

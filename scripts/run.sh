@@ -121,7 +121,26 @@ if [ "$MODE" = dev ]; then
 else
   python manage.py collectstatic --no-input --verbosity 0
 fi
-echo "Serving on http://$HOST:$PORT (Ctrl-C to stop; RUN_DIR=$RUN_DIR supervisorctl -c $config status)"
+# Said once the site answers, not before: gunicorn takes a few seconds to listen.
+announce() {
+  if python - "http://$HOST:$PORT/healthz" <<'PY'
+import sys, time, urllib.request
+for _ in range(600):
+    try:
+        urllib.request.urlopen(sys.argv[1], timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.5)
+else:
+    sys.exit(1)
+PY
+  then
+    echo "Serving on http://$HOST:$PORT (Ctrl-C to stop; RUN_DIR=$RUN_DIR supervisorctl -c $config status)"
+  else
+    echo "Nothing answers on http://$HOST:$PORT/healthz after 5 minutes: see the web program's lines above" >&2
+  fi
+}
+announce &
 delay=1
 while :; do
   started=$SECONDS

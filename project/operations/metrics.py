@@ -22,7 +22,8 @@ mode), and /metrics on any web process sums them:
   handed to botocore (`fallback_count`); a steady rate of `failed` means the fast path cannot
   reach the endpoint that botocore reaches, and every such call is paid twice.
 - `worker_backlog`, `worker_lag_seconds`, `worker_heartbeat_age_seconds{worker,instance}` and
-  `worker_up{worker}`: read from the heartbeats when scraped (five small Queries a scrape);
+  `worker_up{worker}`: read from the heartbeats when scraped (one small Query per worker of
+  project.operations.health_selectors.WORKERS a scrape);
   `worker_heartbeats_readable` is 0 when they could not be read (DynamoDB unreachable).
 
 Per request the cost is two label lookups and three increments of a memory-mapped file.

@@ -11,8 +11,11 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from pynamodb.exceptions import TableError
+
 from project.deploy.table_protection import table_protect, table_unprotect
 from project.dynamo.tables import client, endpoint, table_describe, table_name, table_wait_active
+from project.errors import error_code
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
 
 if TYPE_CHECKING:
@@ -49,8 +52,8 @@ def activity_table_ensure(*, month: str) -> bool:
         try:
             model.create_table(wait=False, billing_mode="PAY_PER_REQUEST")
             created = True
-        except Exception as error:
-            if "ResourceInUseException" not in str(error):
+        except TableError as error:  # another creator won the race
+            if error_code(error) != "ResourceInUseException":
                 raise
     table_wait_active(model.Meta.table_name)
     if created:
