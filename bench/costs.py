@@ -54,6 +54,7 @@ def main() -> None:
 
         from actions.comments import comment_create
         from actions.likes import like_add, like_remove
+        from actions.reactions import reaction_add, reaction_remove
         from delivery import dispatch as delivery_dispatch
         from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
@@ -72,7 +73,6 @@ def main() -> None:
         from social.aggregation import counter_aggregate, counters_aggregate_pending, counters_pending
         from social.counters import flag_reuse_seconds
         from social.live import change_log
-        from social.reactions.services import reaction_add, reaction_remove
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()

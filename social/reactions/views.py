@@ -11,11 +11,11 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
+from actions.reactions import reaction_add, reaction_remove
 from project.errors import ApplicationError, NotFound
 from project.http.fresh import FRESH_LIKES
 from social import drafts, selectors
 from social.reactions.names import REACTIONS
-from social.reactions.services import reaction_add, reaction_remove
 
 REACTION_MISSING = (
     "The reaction form named no reaction (its reaction field: add:<name> or remove:<name>), so nothing was changed."
