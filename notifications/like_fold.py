@@ -402,7 +402,8 @@ def like_events_fold(
         _settled(previous)
         _settled(batch)
         raise
-    if folded:
+    # Reactions are never compacted: their shard numbers name the reaction (social/reactions/names.py).
+    if folded and subject_kind(comment_id) != REACTION:
         try:  # keep the comment's count one small read (social/counters.py)
             counter_compact(key=_counter(comment_id))
         except Exception as error:  # a like on a shard meanwhile: the next fold compacts

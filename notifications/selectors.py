@@ -172,13 +172,13 @@ def like_text(names: list[str], count: int, *, verb: str = "liked") -> str:
 
 def _reaction_emoji(items: list[LikeUnread | LikeRead]) -> dict[str, str]:
     """The emoji of each reacted-to comment's reactions counted now, in the buttons' order
-    (`❤️ 🎉`): one Query of its reaction counter per comment, concurrently (eventually
-    consistent, half a unit), only for reaction notifications."""
+    (`❤️ 🎉`): one strongly consistent Query of its reaction counter per comment (a reaction
+    folded a moment ago is in it), concurrently, only for reaction notifications."""
     subjects = {item.comment_id for item in items}
     comment_ids = sorted(subject_comment(subject) for subject in subjects if subject_kind(subject) == REACTION)
     if not comment_ids:
         return {}
-    counted = reactions_of([Comment(c, has_reactions=True) for c in comment_ids], viewer_id=None, fresh=())
+    counted = reactions_of([Comment(c, has_reactions=True) for c in comment_ids], viewer_id=None)
     return {c: " ".join(REACTIONS[name] for name in counted[c].counts) for c in comment_ids}
 
 
@@ -205,7 +205,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
         kind, comment_id = subject_kind(item.comment_id), subject_comment(item.comment_id)
         names = [actor.display_name for actor in actors]
         text = like_text(names, count) if kind == LIKE else like_text(names, count, verb="reacted to")
-        if emoji.get(comment_id):
+        if kind == REACTION and emoji.get(comment_id):
             text = f"{text} {emoji[comment_id]}"
         if unread:
             notification_id = f"like:{item.comment_id}"
