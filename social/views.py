@@ -1,6 +1,7 @@
 """Server-rendered pages: timeline, comment with replies, like buttons, sign-up."""
 
 import uuid
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from django import forms
@@ -425,18 +426,34 @@ def _comment_like_after_log_in(request, comment_id):
 
 
 def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_done: bool = False):
-    try:
+    user_id = str(request.user.pk)
+
+    def change() -> object:
         if action == "unlike":
-            like_remove(comment_id=comment_id, user_id=str(request.user.pk))
-        else:
-            like_add(comment_id=comment_id, user_id=str(request.user.pk))
-        if say_done:
-            messages.success(request, "You liked the comment." if action == "like" else "You unliked the comment.")
+            return like_remove(comment_id=comment_id, user_id=user_id)
+        return like_add(comment_id=comment_id, user_id=user_id)
+
+    done = "You liked the comment." if action == "like" else "You unliked the comment."
+    return comment_change_and_go_back(
+        request, comment_id=comment_id, back=back, change=change, done=done if say_done else None
+    )
+
+
+def comment_change_and_go_back(
+    request, *, comment_id: str, back: str, change: Callable[[], object], done: str | None = None
+) -> HttpResponseRedirect:
+    """A like's or reaction's plain form: run `change`, then back to the comment on `back`, saying
+    `done` when given. The comment hidden or deleted while the page was open: back to a page that
+    still lists it, saying why (404 for a comment that never was); any other refusal: its message.
+    The page it lands on shows this comment's counts exactly (`FRESH_LIKES`)."""
+    try:
+        change()
+        if done:
+            messages.success(request, done)
     except NotFound:
         found = selectors.comment_find(comment_id=comment_id)
         if found is None:
             raise Http404("No such comment.") from None
-        # Hidden or deleted while the page was open: back to the page, saying why.
         messages.error(request, COMMENT_DELETED if found.deleted_at else COMMENT_GONE)
         if not found.deleted_at and urlsplit(back).path == reverse("comment", args=[comment_id]):
             back = reverse("timeline")
@@ -444,7 +461,7 @@ def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_d
     except ApplicationError as error:
         messages.error(request, error.message)
     response = HttpResponseRedirect(f"{back}#c-{comment_id}")
-    FRESH_LIKES.remember(request, response, value=comment_id)  # the page it lands on shows this count exactly
+    FRESH_LIKES.remember(request, response, value=comment_id)
     return response
 
 
