@@ -208,11 +208,12 @@ def main() -> None:
         # its item's size in KB, twice, once in its life), each answered with the exact reactions.
         for other in others:
             reaction_add(comment_id=other.comment_id, user_id=str(people[repeat].pk), name="eyes")
-        run(
+        like_events_fold_until_idle()  # those reactions' events: their author is told
+        with_fold(
             "reaction", lambda n: reaction_add(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart")
         )
         aggregation("aggregation of a reacted-to comment's count")
-        run(
+        with_fold(
             "reaction taken back",
             lambda n: reaction_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart"),
         )

@@ -50,6 +50,11 @@ by one: the next is read and committed while the one before finishes, and its co
 waits for that one's markers. A like on a hidden or deleted comment is dropped here: never listed,
 never counted in the badge. Self-likes notify nobody. Every fold raises the counter's due
 flag (ranking).
+
+Reactions are folded the same way, under the subject `reaction#<comment id>`
+(notifications/subjects.py) in place of the comment id: a reactor "likes" while any of their
+six reaction rows exists, the author's `reaction` preferences decide, the reaction counter's
+due flag is raised, and the notification and badge items are the reaction subject's own.
 """
 
 from __future__ import annotations
