@@ -14,19 +14,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from project.dynamo.transactions import transact
 from project.errors import NotFound
 from project.serving.pools import READS, pool
 from social.account.limits import account_limit_prepare
-from social.counters import REACTIONS, ShardPick, counter_add, counter_key, counter_shard_count
-from social.models import Comment, CounterShard, Reaction
+from social.counter_writes import counter_transact
+from social.counters import REACTIONS, counter_add, counter_key, counter_shard_count
+from social.models import Comment, Reaction
 from social.reactions.names import NAMES, reaction_name_check, reaction_shard, reactor_key
 from social.reactions.selectors import Reactions, reaction_state
 from social.selectors import comment_find
 from social.services import comment_flag_mark, comment_get_visible
 
 if TYPE_CHECKING:
-    from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome
+    from project.dynamo.transactions import LabelledTransactWrite
 
 
 # Adds the reaction's event to its transaction: (transaction, comment, contended) where
@@ -95,36 +95,28 @@ def reaction_write(
             if budget is not None:
                 budget.result()
     key = counter_key(kind=REACTIONS, object_id=comment_id)
-    shards_table = CounterShard.Meta.table_name
-    contention: list[TransactOutcome] = []
-    with ShardPick(key, shards=counter_shard_count(key=key)) as pick:
-
-        def grow_on_contention(outcome: TransactOutcome) -> None:
-            contention.append(outcome)
-            if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):
-                pick.contended()
-
-        outcome = transact(
-            lambda transaction: _reaction_transaction(
-                transaction,
-                comment=comment,
-                user_id=user_id,
-                name=name,
-                adding=adding,
-                shard=reaction_shard(name=name, shard=pick.next()),
-                event=event,
-                contended=bool(contention),
-            ),
-            what=f"reaction_{'add' if adding else 'remove'}",
-            on_retry=grow_on_contention,
-        )
-    if outcome.ok and adding and not erasing and not comment.has_reactions:
+    written = counter_transact(
+        key=key,
+        shards=counter_shard_count(key=key),
+        build=lambda transaction, shard, contended: _reaction_transaction(
+            transaction,
+            comment=comment,
+            user_id=user_id,
+            name=name,
+            adding=adding,
+            shard=reaction_shard(name=name, shard=shard),
+            event=event,
+            contended=contended,
+        ),
+        what=f"reaction_{'add' if adding else 'remove'}",
+    )
+    if written.outcome.ok and adding and not erasing and not comment.has_reactions:
         # After its first reaction committed and before the answer, so list pages read the
         # reaction counts of such comments only. Once per comment ever reacted to; a failed
         # (or never made) write is made by its next reaction, and until then its counts show
         # where every count is read exactly (`GET /api/comments/<id>/`, a reaction's answer).
         comment_flag_mark(comment, Comment.has_reactions, what="comment_reacted_mark")
-    return ReactionWritten(ok=outcome.ok, contended=bool(contention))
+    return ReactionWritten(ok=written.outcome.ok, contended=written.contended)
 
 
 def reactions_after_add(*, comment_id: str, user_id: str, name: str) -> Reactions:
