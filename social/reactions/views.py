@@ -6,13 +6,12 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
 from actions.reactions import reaction_add, reaction_remove
 from social import drafts
+from social.comment_forms import back_url, comment_change_and_go_back
 from social.reactions.names import REACTIONS
-from social.views import comment_change_and_go_back
 
 REACTION_MISSING = (
     "The reaction form named no reaction (its reaction field: add:<name> or remove:<name>), so nothing was changed."
@@ -54,10 +53,7 @@ def comment_react(request: HttpRequest, comment_id: str) -> HttpResponse:
         else:
             messages.info(request, "Log in, then press the reaction again.")
         return redirect(drafts.login_url(request.path))
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = reverse("timeline")
-    return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back)
+    return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back_url(request))
 
 
 def _react_and_go_back(
