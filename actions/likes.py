@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold, like_fold_requests
 from notifications.models import LikeEvent
-from project.dynamo.transactions import transact
 from project.errors import NotFound
 from project.serving.after_response import after_response
 from project.serving.pools import READS, pool
 from social.account.limits import account_limit_prepare
+from social.counter_writes import counter_transact
 from social.counters import (
     LIKES,
-    ShardPick,
     counter_add,
     counter_key,
     counter_value,
     like_counter_shard_count,
 )
-from social.models import Comment, CounterShard, Like
+from social.models import Comment, Like
 from social.selectors import comment_find, comment_thread_id
 from social.services import comment_get_visible
-
-if TYPE_CHECKING:
-    from project.dynamo.transactions import TransactOutcome
 
 
 @dataclass(frozen=True)
@@ -90,7 +85,6 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
         finally:
             if budget is not None:
                 budget.result()  # RateLimited over the budget, before the comment's own answer
-    shards_table = CounterShard.Meta.table_name
     # Folded here once answered (outside a request, a command or a shell: right away), and
     # only where that is cheap: not on a hot comment, where concurrent folds would only
     # cancel each other, and not after contention (below). What is not folded here, the
@@ -99,38 +93,30 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
         settings.LIKE_FOLD_AFTER_RESPONSE and like_fold_requests.request_folds_claim(comment_id=comment_id)
     )
 
-    contention: list[TransactOutcome] = []
     events: list[LikeEvent] = []  # each attempt's; the last one's was written if the transaction was
-    with ShardPick(key, shards=like_counter_shard_count(comment=comment)) as pick:
-
-        def grow_on_contention(outcome: TransactOutcome) -> None:
-            contention.append(outcome)
-            # Throttled as a whole (no per-action reasons), or the shard collided.
-            if not outcome.codes or any(action.table == shards_table for action in outcome.cancelled_actions):
-                pick.contended()
-
-        outcome = transact(
-            lambda transaction: events.append(
-                _like_transaction(
-                    transaction,
-                    comment=comment,
-                    user_id=user_id,
-                    key=key,
-                    kind=kind,
-                    shard=pick.next(),
-                    request_folds=folds_here and not contention,
-                )
-            ),
-            what=f"like_{'add' if kind == like_fold.LIKE else 'remove'}",
-            on_retry=grow_on_contention,
-        )
+    written = counter_transact(
+        key=key,
+        shards=like_counter_shard_count(comment=comment),
+        build=lambda transaction, shard, contended: events.append(
+            _like_transaction(
+                transaction,
+                comment=comment,
+                user_id=user_id,
+                key=key,
+                kind=kind,
+                shard=shard,
+                request_folds=folds_here and not contended,
+            )
+        ),
+        what=f"like_{'add' if kind == like_fold.LIKE else 'remove'}",
+    )
     # Not ok: the like row's condition failed (already liked / not liked): nothing written.
     count = counter_value(key=key)
     if erasing:
         # The eraser folds at once and in full, so the unlike's notification change (and its
         # activity line, which a later step removes) is written before it moves on.
         like_fold.like_events_fold(comment_id=comment_id)
-    elif outcome.ok and folds_here and not contention:
+    elif written.outcome.ok and folds_here and not written.contended:
 
         def fold() -> None:
             like_fold_requests.like_events_fold_after_response(event=events[-1])

@@ -54,6 +54,7 @@ def main() -> None:
 
         from actions.comments import comment_create
         from actions.likes import like_add, like_remove
+        from actions.reactions import reaction_add, reaction_remove
         from delivery import dispatch as delivery_dispatch
         from delivery import preparation as delivery_preparation
         from delivery import services as delivery_services
@@ -72,7 +73,6 @@ def main() -> None:
         from social.aggregation import counter_aggregate, counters_aggregate_pending, counters_pending
         from social.counters import flag_reuse_seconds
         from social.live import change_log
-        from social.reactions.services import reaction_add, reaction_remove
         from social.services import comment_delete, comment_edit
 
         User = get_user_model()
@@ -208,11 +208,12 @@ def main() -> None:
         # its item's size in KB, twice, once in its life), each answered with the exact reactions.
         for other in others:
             reaction_add(comment_id=other.comment_id, user_id=str(people[repeat].pk), name="eyes")
-        run(
+        like_events_fold_until_idle()  # those reactions' events: their author is told
+        with_fold(
             "reaction", lambda n: reaction_add(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart")
         )
         aggregation("aggregation of a reacted-to comment's count")
-        run(
+        with_fold(
             "reaction taken back",
             lambda n: reaction_remove(comment_id=others[n].comment_id, user_id=str(people[n].pk), name="heart"),
         )

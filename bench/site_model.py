@@ -46,14 +46,18 @@ FLOORS: dict[str, tuple[float, float]] = {
     "aggregation of a liked comment's count": (1, 7),
     "aggregation of a viewed comment's count": (1, 7),
     "unlike, synchronous": (2, 8),
-    # A reaction commits two items atomically: its row (one of each reaction per person) and
-    # one shard of the comment's reaction counter (2 x 2), + the row's keys-only `by_user`
-    # index entry (2); after it, the counter's due flag (1) and its `due` index entry (1) unless
-    # this process raised it within 1.5 x COUNTER_AGGREGATION_DELAY (here: it did). Reads: the
-    # comment (1), the answer's counts (1) and the reactor's rows of the names counted (1); the
-    # counter's shard count (1) once per 30 s per process.
-    "reaction": (3, 6),
-    "reaction taken back": (3, 6),
+    # A reaction commits three items atomically, as a like: its row (one of each reaction per
+    # person), one shard of the comment's reaction counter and its event (3 x 2), + the row's
+    # keys-only `by_user` index entry (2): 8, a like's 8. Reads: the comment (1), the answer's
+    # counts (1) and the reactor's rows of the names counted (1); the counter's shard count (1)
+    # once per 30 s per process.
+    "reaction, synchronous": (3, 8),
+    "reaction taken back, synchronous": (3, 8),
+    # + the fold: as a like's, but it reads the reactor's six rows (6, a like's 1) and writes no
+    # activity line (2 less); the due flag's `due` entry (1) only on a counter not due yet
+    # (here it was: the set-up's reactions raised it).
+    "reaction, all-in (+ its fold)": (19.5, 18),
+    "reaction taken back, all-in (+ its fold)": (16.5, 18),
     # As a like count's; its first total writes 1 ranking entry, not a moved one (2).
     "aggregation of a reacted-to comment's count": (1, 6),
     # + the fold: as a like's, without the marker (kept through the unlike), and with the

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -10,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from notifications.subjects import REACTION_SUBJECT_PREFIX
 from project.clock import clock
 from project.http.fresh import FRESH_BADGE, FRESH_LIKES
 from project.http.schema import page_parameters
@@ -19,6 +22,19 @@ from social import selectors as social_selectors
 from social.live import cursor_after_read, cursor_parse, live_comment, live_user, live_verdict, shared_counts
 
 
+class NotifiedCommentField(serializers.CharField):
+    """A comment id (its like notification) or `reaction#<comment id>` (its reaction notification),
+    the id as a UUID in its usual form (else a 400 naming the field)."""
+
+    def to_internal_value(self, data: str) -> str:
+        text = super().to_internal_value(data)
+        prefix = REACTION_SUBJECT_PREFIX if text.startswith(REACTION_SUBJECT_PREFIX) else ""
+        try:
+            return f"{prefix}{uuid.UUID(text.removeprefix(prefix))}"
+        except ValueError:
+            raise serializers.ValidationError("Must be a comment id (a UUID), or reaction#<comment id>.") from None
+
+
 class ActorSerializer(serializers.Serializer):
     id = serializers.CharField()
     display_name = serializers.CharField()
@@ -26,6 +42,7 @@ class ActorSerializer(serializers.Serializer):
 
 class NotificationSerializer(serializers.Serializer):
     """A like notification `{id, kind: "like", comment_id, actors, actor_count, text, unread, updated_at}`
+    (a reaction one: `kind: "reaction"`, marked read by `comment_ids: ["reaction#<comment_id>"]`)
     or a feed entry (`kind` "reply", "message", ...; `entry_id` set, `comment_id` null)."""
 
     id = serializers.CharField()
@@ -126,10 +143,13 @@ class NotificationReadApi(APIView):
 
     class InputSerializer(StrictSerializer):
         comment_ids = serializers.ListField(
-            child=serializers.UUIDField(format="hex_verbose"),
+            child=NotifiedCommentField(max_length=60),
             required=False,
             max_length=services.MARK_READ_IDS_MAX,
-            help_text=f"Comments whose like notification was shown (at most {services.MARK_READ_IDS_MAX}).",
+            help_text=(
+                "Comments whose like notification was shown, `reaction#<comment id>` for a reaction"
+                f" notification (at most {services.MARK_READ_IDS_MAX})."
+            ),
         )
         entry_ids = serializers.ListField(
             child=serializers.CharField(max_length=200),

@@ -50,6 +50,11 @@ by one: the next is read and committed while the one before finishes, and its co
 waits for that one's markers. A like on a hidden or deleted comment is dropped here: never listed,
 never counted in the badge. Self-likes notify nobody. Every fold raises the counter's due
 flag (ranking).
+
+Reactions are folded the same way, under the subject `reaction#<comment id>`
+(notifications/subjects.py) in place of the comment id: a reactor "likes" while any of their
+six reaction rows exists, the author's `reaction` preferences decide, the reaction counter's
+due flag is raised, and the notification and badge items are the reaction subject's own.
 """
 
 from __future__ import annotations
@@ -85,10 +90,11 @@ from notifications.like_fold_steps import (
 from notifications.models import LikeEvent
 from notifications.preferences.selectors import thread_state
 from notifications.services import likers_max
+from notifications.subjects import REACTION, subject_comment, subject_kind
 from project.clock import clock
 from project.serving.pools import FINISH, READS, WRITES, pool
 from social.counter_compaction import counter_compact
-from social.counters import LIKES, counter_due_flag_raise, counter_key
+from social.counters import LIKES, REACTIONS, counter_due_flag_raise, counter_key
 from social.live import live_comment, live_signal_items, live_user
 from social.models import Comment
 from social.relations.selectors import silenced_ids
@@ -189,23 +195,24 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
         notified_at={liker: notified_at(marker) for liker, marker in markers.items()},
         visible=found is not None and not found.hidden and not found.deleted_at,
         hears=True,
-        mail_wanted=reads.preferences.wants(LIKE, "email"),
+        mail_wanted=reads.preferences.wants(subject_kind(comment_id), "email"),
         now=clock.now(),
         window=renotify_window(),
         most=likers_max(),
     )
     decided = fold_decide(fold, facts)
     # Whether the author takes them is read only when someone is to be notified (the thread's mute).
-    if decided.notify and found is not None and not _author_hears(reads, author_id=author_id, comment=found):
+    kind = subject_kind(comment_id)
+    if decided.notify and found is not None and not _author_hears(reads, author_id=author_id, comment=found, kind=kind):
         decided = fold_decide(fold, replace(facts, hears=False))
     return decided
 
 
-def _author_hears(reads: FoldReads, *, author_id: str, comment: Comment) -> bool:
-    """Whether the author takes like notifications of this comment: likes on in their inbox, and
+def _author_hears(reads: FoldReads, *, author_id: str, comment: Comment, kind: str) -> bool:
+    """Whether the author takes `kind`'s notifications (like, reaction) of this comment: on in their inbox, and
     its thread not muted (read with the fold's other reads when the events named the thread,
     else one consistent GetItem; either way only when someone is to be notified)."""
-    if not reads.preferences.wants(LIKE, "inbox"):
+    if not reads.preferences.wants(kind, "inbox"):
         return False
     thread_id = comment_thread_id(comment)
     if reads.thread is not None and reads.thread[0] == thread_id:
@@ -283,7 +290,7 @@ def _fold_commit(
     markers = markers_put_async(comment_id, fold.notify, now) if fold.changes else None
     steps = [
         *(markers or []),
-        pool(WRITES).submit(counter_due_flag_raise, key=counter_key(kind=LIKES, object_id=comment_id)),
+        pool(WRITES).submit(counter_due_flag_raise, key=_counter(comment_id)),
         *[pool(WRITES).submit(activity_lines, chunk) for chunk in chunks(fold.events)],
     ]
     if fold.notify:
@@ -300,6 +307,12 @@ def _fold_commit(
         count=len(fold.events),
         finish=pool(FINISH).submit(_fold_finish, fold, steps),
     )
+
+
+def _counter(subject: str) -> str:
+    """The counter whose due flag a fold raises: the comment's like counter, or its reaction counter."""
+    kind = REACTIONS if subject_kind(subject) == REACTION else LIKES
+    return counter_key(kind=kind, object_id=subject_comment(subject))
 
 
 def _silenced_since_read(fold: Fold) -> None:
@@ -327,7 +340,8 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
         raise failures[0]
     # Open pages follow: the count moved (the events' likes and unlikes), the badge if it did.
     # The signal goes in the events' delete request: one round trip.
-    signals = live_signal_items([live_comment(fold.comment_id), live_user(fold.author_id) if fold.changes else ""])
+    comment_signal = live_comment(subject_comment(fold.comment_id))
+    signals = live_signal_items([comment_signal, live_user(fold.author_id) if fold.changes else ""])
     events_delete(fold.events, signals=signals)
     if fold.changes:
         logger.info(
@@ -393,9 +407,10 @@ def like_events_fold(
         _settled(previous)
         _settled(batch)
         raise
-    if folded:
+    # Reactions are never compacted: their shard numbers name the reaction (social/reactions/names.py).
+    if folded and subject_kind(comment_id) != REACTION:
         try:  # keep the comment's count one small read (social/counters.py)
-            counter_compact(key=counter_key(kind=LIKES, object_id=comment_id))
+            counter_compact(key=_counter(comment_id))
         except Exception as error:  # a like on a shard meanwhile: the next fold compacts
             logger.info("like counter of %s not compacted (%s)", comment_id, type(error).__name__)
     return folded

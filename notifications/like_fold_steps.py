@@ -33,6 +33,7 @@ from notifications.models import (
 )
 from notifications.preferences.selectors import NotifyPreferences, preferences_from_item
 from notifications.services import like_seq_condition, like_source
+from notifications.subjects import REACTION, subject_comment, subject_kind
 from project.clock import clock
 from project.dynamo.batch_get import batch_get_many
 from project.dynamo.batch_write import batch_write_many
@@ -40,7 +41,8 @@ from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
 from project.serving.pools import WRITES, pool
 from social.activity.services import ActivityLine, activity_record_keyed
-from social.models import Comment, Like, LiveChange
+from social.models import Comment, Like, LiveChange, Reaction
+from social.reactions.names import NAMES, reactor_key
 
 logger = logging.getLogger("notifications.like_fold")
 T = TypeVar("T")
@@ -148,16 +150,24 @@ def fold_reads(*, comment_id: str, author_id: str, likers: list[str], thread_id:
     """One strongly consistent BatchGetItem across six tables (project/dynamo/batch_get.py): the
     comment, the notification, its badge item, the likers' rows and markers, the author's
     preferences, and with `thread_id` the author's state in that thread (seven). Each key is
-    billed as its own GetItem would be; one call instead of six or seven."""
+    billed as its own GetItem would be; one call instead of six or seven.
+
+    A reaction subject (`reaction#<comment id>`) reads the reactors' reaction rows instead of
+    like rows: the six names of each (six keys), a reactor who still has any of them reacts."""
+    target = subject_comment(comment_id)
     pairs = [(comment_id, liker) for liker in likers]
     wanted: dict[type[Model], list[Any]] = {
-        Comment: [comment_id],
+        Comment: [target],
         LikeUnread: [(author_id, comment_id)],
         UnreadCount: [(author_id, like_source(comment_id))],
-        Like: pairs,
         LikeNotified: pairs,
         Preferences: [author_id],
     }
+    reacting = subject_kind(comment_id) == REACTION
+    if reacting:
+        wanted[Reaction] = [(target, reactor_key(user_id=liker, name=name)) for liker in likers for name in NAMES]
+    else:
+        wanted[Like] = [(target, liker) for liker in likers]
     if thread_id is not None:
         wanted[ThreadSubscription] = [(thread_id, author_id)]
     found = batch_get_many(wanted, consistent=True)
@@ -169,7 +179,7 @@ def fold_reads(*, comment_id: str, author_id: str, likers: list[str], thread_id:
         comment=one(Comment),
         unread=one(LikeUnread),
         badge=one(UnreadCount),
-        liked={row.user_id for row in found[Like]},
+        liked={row.user_id for row in found[Reaction if reacting else Like]},
         markers={row.user_id: row for row in found[LikeNotified]},
         preferences=preferences_from_item(one(Preferences)),
         thread=(thread_id, one(ThreadSubscription).state if found[ThreadSubscription] else None)
@@ -280,16 +290,17 @@ def notification_write(fold: Fold, now: float) -> bool:
 def like_mail_schedule(fold: Fold) -> None:
     """Put the mail about the notification this fold makes unread into the mail queue (one plain put).
 
-    Keyed by the notification's next `seq` (`like:<comment>:<seq>`): a fold repeated after a
-    crash, or retried after losing its commit, puts the same item again (or one whose
-    notification the sender finds read or changed, and skips); the sender checks at send
-    time whether it is still unread and whether likes by e-mail are still on.
+    Keyed by the notification's next `seq` (`like:<comment>:<seq>`, `reaction:<comment>:<seq>`):
+    a fold repeated after a crash, or retried after losing its commit, puts the same item again
+    (or one whose notification the sender finds read or changed, and skips); the sender checks
+    at send time whether it is still unread and whether likes (reactions) by e-mail are still on.
     """
+    kind, target = subject_kind(fold.comment_id), subject_comment(fold.comment_id)
     mail_queue_item(
         user_id=fold.author_id,
-        kind="like",
-        source=f"like:{fold.comment_id}:{fold.old_seq + 1}",
-        entry_id=fold.comment_id,
+        kind=kind,
+        source=f"{kind}:{target}:{fold.old_seq + 1}",
+        entry_id=target,
         due_ms=clock.now_ms() + notify_email_delay_ms(),
     ).save()
 

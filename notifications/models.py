@@ -371,6 +371,8 @@ class Preferences(Model):
     user_id = UnicodeAttribute(hash_key=True)
     like_inbox = BooleanAttribute(null=True)
     like_email = BooleanAttribute(null=True)
+    reaction_inbox = BooleanAttribute(null=True)
+    reaction_email = BooleanAttribute(null=True)
     reply_inbox = BooleanAttribute(null=True)
     reply_email = BooleanAttribute(null=True)
     mention_inbox = BooleanAttribute(null=True)

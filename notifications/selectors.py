@@ -22,12 +22,15 @@ from django.urls import reverse
 
 from notifications.feed.selectors import batch_get_by_key, feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
+from notifications.subjects import LIKE, REACTION, reaction_subject, subject_comment, subject_kind
 from project.clock import clock, parse_iso
 from project.dynamo.cursors import InvalidCursor, cursor_decode, cursor_encode
 from project.operations.backlog import BACKLOG_CAP, Backlog
 from project.serving.pools import READS, pool
 from social.formatting import markdown_text
 from social.models import Comment
+from social.reactions.names import REACTIONS
+from social.reactions.selectors import reactions_of
 from social.relations.selectors import silenced_ids
 from social.selectors import authors_by_id
 
@@ -83,13 +86,16 @@ class Notification:
         """The field of `POST /api/notifications/read/` that marks this item read."""
         if self.entry_id:
             return "entry_ids"
-        return "comment_ids" if self.kind == "like" else None
+        return "comment_ids" if self.kind in (LIKE, REACTION) else None
 
     @property
     def read_id(self) -> str | None:
+        """The id `read_field` takes: the entry, the comment (likes), `reaction#<comment id>` (reactions)."""
         if self.entry_id:
             return self.entry_id
-        return self.comment_id if self.kind == "like" else None
+        if self.kind == REACTION and self.comment_id:
+            return reaction_subject(self.comment_id)
+        return self.comment_id if self.kind == LIKE else None
 
 
 @dataclass(frozen=True)
@@ -144,23 +150,36 @@ def unread_count(*, user_id: str, consistent: bool = True) -> int:
 # --- like notifications ----------------------------------------------------
 
 
-def like_text(names: list[str], count: int) -> str:
-    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..."
+def like_text(names: list[str], count: int, *, verb: str = "liked") -> str:
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (`verb`
+    "reacted to": "Alice and 3 others reacted to your comment").
 
     `count` is every unread like (`num_likes`), `names` the first likers still listed:
     the list keeps at most LIKE_NOTIFICATION_LIKERS_MAX, and when every listed liker
     undid their like while overflow likes remain counted, no name is left.
     """
     if count <= 0:
-        return "Nobody liked your comment yet"
+        return f"Nobody {verb} your comment yet"
     if not names:
-        return "Someone liked your comment" if count == 1 else f"{count} people liked your comment"
+        return f"Someone {verb} your comment" if count == 1 else f"{count} people {verb} your comment"
     if count == 1:
-        return f"{names[0]} liked your comment"
+        return f"{names[0]} {verb} your comment"
     if count == 2 and len(names) >= 2:
-        return f"{names[0]} and {names[1]} liked your comment"
+        return f"{names[0]} and {names[1]} {verb} your comment"
     others = count - 1
-    return f"{names[0]} and {others} {'other' if others == 1 else 'others'} liked your comment"
+    return f"{names[0]} and {others} {'other' if others == 1 else 'others'} {verb} your comment"
+
+
+def _reaction_emoji(items: list[LikeUnread | LikeRead]) -> dict[str, str]:
+    """The emoji of each reacted-to comment's reactions counted now, in the buttons' order
+    (`❤️ 🎉`): one strongly consistent Query of its reaction counter per comment (a reaction
+    folded a moment ago is in it), concurrently, only for reaction notifications."""
+    subjects = {item.comment_id for item in items}
+    comment_ids = sorted(subject_comment(subject) for subject in subjects if subject_kind(subject) == REACTION)
+    if not comment_ids:
+        return {}
+    counted = reactions_of([Comment(c, has_reactions=True) for c in comment_ids], viewer_id=None)
+    return {c: " ".join(REACTIONS[name] for name in counted[c].counts) for c in comment_ids}
 
 
 def like_count(item: LikeUnread | LikeRead) -> int:
@@ -176,12 +195,18 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
     """Notifications for like items; the text names at most the first two likers."""
     named = {liker for item in items for liker in list(item.liker_ids or [])[:2]}
     authors = authors_by_id(sorted(named))
+    emoji = _reaction_emoji(items)
     results = []
     for item in items:
         liker_ids = list(item.liker_ids or [])
         count = like_count(item)
         actors = tuple(Actor(liker, authors[liker].display_name) for liker in liker_ids[:2])
         updated_at = parse_iso(item.updated_at)
+        kind, comment_id = subject_kind(item.comment_id), subject_comment(item.comment_id)
+        names = [actor.display_name for actor in actors]
+        text = like_text(names, count) if kind == LIKE else like_text(names, count, verb="reacted to")
+        if kind == REACTION and emoji.get(comment_id):
+            text = f"{text} {emoji[comment_id]}"
         if unread:
             notification_id = f"like:{item.comment_id}"
             position = (1, _ns(updated_at), notification_id)
@@ -195,13 +220,13 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
         results.append(
             Notification(
                 id=notification_id,
-                kind="like",
-                text=like_text([actor.display_name for actor in actors], count),
+                kind=kind,
+                text=text,
                 unread=unread,
                 updated_at=updated_at,
                 position=position,
-                url=reverse("comment", args=[item.comment_id]),
-                comment_id=item.comment_id,
+                url=reverse("comment", args=[comment_id]),
+                comment_id=comment_id,
                 actors=actors,
                 actor_count=count,
                 listed_count=len(liker_ids),
@@ -381,7 +406,7 @@ def _only_silenced(notification: Notification, silenced: frozenset[str]) -> bool
     or an unread one whose fold has not taken them out yet): the inbox leaves it out."""
     actors = notification.actors
     return (
-        notification.kind == "like"
+        notification.kind in (LIKE, REACTION)
         and bool(actors)
         and notification.actor_count <= len(actors)
         and all(actor.id in silenced for actor in actors)

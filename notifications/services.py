@@ -60,7 +60,8 @@ LIKE_SOURCE_PREFIX = "like#"
 
 
 def like_source(comment_id: str) -> str:
-    """The `unread_counts` source key of a comment's like notification."""
+    """The `unread_counts` source key of a comment's like notification (or reaction one: `comment_id`
+    is then its subject, `reaction#<comment id>`)."""
     return f"{LIKE_SOURCE_PREFIX}{comment_id}"
 
 

@@ -24,7 +24,6 @@ from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_months
 from social.edit_history import comment_versions_erase
 from social.models import Comment, Like, Reaction, Relation, Report
-from social.reactions.services import reaction_erase
 
 PAGE = 25
 EXPORT_PAGE = 100
@@ -56,28 +55,6 @@ def comment_anonymise(*, comment_id: str) -> None:
             actions.append(Comment.reply_to.remove())
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     comment_versions_erase(comment_id=comment_id)
-
-
-REACTIONS_PAGE = 25
-
-
-@erasure_step(name="reactions", order=15)
-def reactions_erase(*, user_id: str, cursor: str | None) -> str | None:
-    """Up to REACTIONS_PAGE of the person's reactions, in comment id order from `cursor` (the
-    `by_user` index), each undone by `reaction_erase` (its count -1). Returns the last comment
-    id, or None once the index lists no more. From `cursor` itself, not past it: a page may end
-    inside one comment's reactions (up to six), whose rest the next page takes; those already
-    undone, listed again (on AWS the index may trail a delete by a second), fail their row's
-    condition and change nothing, as after a crash.
-    """
-    condition = Reaction.comment_id >= cursor if cursor else None
-    page = list(Reaction.by_user.query(user_id, range_key_condition=condition, limit=REACTIONS_PAGE))
-    for row in page:
-        reaction_erase(comment_id=row.comment_id, user_id=user_id, name=row.reactor_key.rpartition("#")[2])
-    if len(page) < REACTIONS_PAGE:
-        return None
-    last: str = page[-1].comment_id
-    return last
 
 
 @erasure_step(name="comments", order=20)

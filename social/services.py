@@ -38,6 +38,7 @@ from social.models import Comment, ErasedUsername, TimelineDay, User
 from social.selectors import TIMELINE_BUCKET, comment_find
 
 if TYPE_CHECKING:
+    from pynamodb.attributes import BooleanAttribute
     from pynamodb.expressions.condition import Condition
     from pynamodb.expressions.update import Action
 
@@ -259,21 +260,29 @@ def comment_replied_mark(*, parent: Comment) -> None:
     `comment_delete`). Cost: the parent's size in KB in write units, twice (its `timeline`
     or `replies` index entry carries every attribute), once per comment ever replied to.
     """
-    if parent.has_replies:
-        return
+    if not parent.has_replies:
+        comment_flag_mark(parent, Comment.has_replies, what="comment_replied_mark")
+
+
+def comment_flag_mark(comment: Comment, flag: BooleanAttribute, *, what: str) -> None:
+    """Set a once-in-its-life flag on a comment (`has_replies`, `has_reactions`): one UpdateItem on
+    condition the comment exists and the flag is absent. Best effort, never raising: a concurrent
+    first setter finds it set (condition failed), and a write that fails is logged, for the next
+    reply (reaction) to make. Cost: the comment's size in KB in write units, twice (its `timeline`
+    or `replies` index entry carries every attribute)."""
     try:
         write_retrying(
-            lambda: parent.update(
-                actions=[Comment.has_replies.set(True)],
-                condition=Comment.comment_id.exists() & Comment.has_replies.does_not_exist(),
+            lambda: comment.update(
+                actions=[flag.set(True)],
+                condition=Comment.comment_id.exists() & flag.does_not_exist(),
             ),
-            what="comment_replied_mark",
+            what=what,
         )
     except UpdateError as error:
         if not condition_failed(error):
-            logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.cause_response_code)
+            logger.warning("comment %s: %s not recorded (%s)", comment.comment_id, flag.attr_name, error)
     except ApplicationError as error:  # Conflict: refusals persisted
-        logger.warning("comment %s: has_replies not recorded (%s)", parent.comment_id, error.message)
+        logger.warning("comment %s: %s not recorded (%s)", comment.comment_id, flag.attr_name, error.message)
 
 
 def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment:

@@ -2,7 +2,6 @@
 delete, the popular ranking, like buttons, sign-up, and password change and reset."""
 
 import uuid
-from urllib.parse import urlsplit
 
 from django import forms
 from django.conf import settings
@@ -16,7 +15,6 @@ from django.core.validators import MaxLengthValidator
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
@@ -36,13 +34,12 @@ from project.limits.store import address_subject
 from project.serving.after_response import after_response
 from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
+from social.comment_forms import back_url, comment_change_and_go_back
 from social.models import User
 from social.preview import comment_preview, preview_asked
 from social.relations.selectors import blocked_by
 
-COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
-COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
 class CommentBodyField(forms.CharField):
@@ -413,7 +410,7 @@ def comment_like(request, comment_id):
         else:
             messages.info(request, f"Log in, then press the heart again to {action} that comment.")
         return redirect(drafts.login_url(request.path))
-    return _like_and_go_back(request, comment_id=comment_id, action=action, back=_back_url(request))
+    return _like_and_go_back(request, comment_id=comment_id, action=action, back=back_url(request))
 
 
 def _comment_like_after_log_in(request, comment_id):
@@ -426,35 +423,17 @@ def _comment_like_after_log_in(request, comment_id):
 
 
 def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_done: bool = False):
-    try:
+    user_id = str(request.user.pk)
+
+    def change() -> object:
         if action == "unlike":
-            like_remove(comment_id=comment_id, user_id=str(request.user.pk))
-        else:
-            like_add(comment_id=comment_id, user_id=str(request.user.pk))
-        if say_done:
-            messages.success(request, "You liked the comment." if action == "like" else "You unliked the comment.")
-    except NotFound:
-        found = selectors.comment_find(comment_id=comment_id)
-        if found is None:
-            raise Http404("No such comment.") from None
-        # Hidden or deleted while the page was open: back to the page, saying why.
-        messages.error(request, COMMENT_DELETED if found.deleted_at else COMMENT_GONE)
-        if not found.deleted_at and urlsplit(back).path == reverse("comment", args=[comment_id]):
-            back = reverse("timeline")
-        return HttpResponseRedirect(back)
-    except ApplicationError as error:
-        messages.error(request, error.message)
-    response = HttpResponseRedirect(f"{back}#c-{comment_id}")
-    FRESH_LIKES.remember(request, response, value=comment_id)  # the page it lands on shows this count exactly
-    return response
+            return like_remove(comment_id=comment_id, user_id=user_id)
+        return like_add(comment_id=comment_id, user_id=user_id)
 
-
-def _back_url(request) -> str:
-    """The page the like form was on (its `next`), or the timeline for anything off-site."""
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = reverse("timeline")
-    return back
+    done = "You liked the comment." if action == "like" else "You unliked the comment."
+    return comment_change_and_go_back(
+        request, comment_id=comment_id, back=back, change=change, done=done if say_done else None
+    )
 
 
 def signup(request):

@@ -19,6 +19,7 @@ from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
 from notifications.selectors import _excerpt, _like_notifications
+from notifications.subjects import LIKE, REACTION, reaction_subject
 from social.formatting import markdown_html
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
@@ -69,16 +70,17 @@ def recipient_get(*, user_id: str) -> Recipient | Verdict:
 
 
 def like_comment_id(entry_id: str) -> str:
-    """A like mail's `entry_id` is the liked comment's id (`like:<comment_id>` accepted too)."""
+    """A like (reaction) mail's `entry_id` is the comment's id (`like:<comment_id>` accepted too)."""
     return entry_id.removeprefix("like:")
 
 
 def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     """What the unread entry (or like notification) says; None when it is read or gone by now."""
-    if kind == "like":
+    if kind in (LIKE, REACTION):
         comment_id = like_comment_id(entry_id)
+        subject = reaction_subject(comment_id) if kind == REACTION else comment_id
         try:
-            item = LikeUnread.get(user_id, comment_id, consistent_read=True)
+            item = LikeUnread.get(user_id, subject, consistent_read=True)
         except DoesNotExist:
             return None
         if not int(item.num_likes or 0):

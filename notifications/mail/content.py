@@ -15,6 +15,7 @@ from social.display_names import display_name_clean, names_quoted
 
 KIND_NAMES = {
     "like": "likes of your comments",
+    "reaction": "reactions to your comments",
     "reply": "replies",
     "mention": "mentions",
     "message": "messages from the site's staff",

@@ -22,6 +22,7 @@ class ChannelsSerializer(StrictSerializer):
 
 class KindsSerializer(StrictSerializer):
     like = ChannelsSerializer()
+    reaction = ChannelsSerializer(help_text="Reactions (👍 ❤️ 😄 🎉 😕 👀) to your comments.")
     reply = ChannelsSerializer(help_text="Replies to your comments, and replies in threads you watch.")
     mention = ChannelsSerializer()
     message = ChannelsSerializer(help_text="Staff messages: `inbox` is always true (false is a 400).")
@@ -39,6 +40,7 @@ class ChannelsPatchSerializer(ChannelsSerializer):
 
 class KindsPatchSerializer(StrictSerializer):
     like = ChannelsPatchSerializer(required=False)
+    reaction = ChannelsPatchSerializer(required=False)
     reply = ChannelsPatchSerializer(required=False)
     mention = ChannelsPatchSerializer(required=False)
     message = ChannelsPatchSerializer(required=False)

@@ -27,7 +27,7 @@ from social.selectors import authors_by_id, comment_find, comment_thread_id
 
 EXCERPT_LENGTH = 80
 
-KINDS = ("like", "reply", "mention", "message")
+KINDS = ("like", "reaction", "reply", "mention", "message")
 CHANNELS = ("inbox", "email")
 DIGESTS = ("off", "daily", "weekly")
 THREAD_STATES = ("watch", "mute")

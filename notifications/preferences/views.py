@@ -20,6 +20,7 @@ FRESH_THREADS = FreshCookie("fresh_threads", selectors.is_thread_id)
 
 KIND_LABELS = {
     "like": "Likes of your comments",
+    "reaction": "Reactions to your comments",
     "reply": "Replies to your comments, and in threads you watch",
     "mention": "Mentions of you (@name)",
     "message": "Messages from the staff",

@@ -7,10 +7,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from actions.reactions import reaction_add, reaction_remove
 from project.http.fresh import FRESH_LIKES
 from social.reactions.names import NAMES
 from social.reactions.selectors import Reactions
-from social.reactions.services import reaction_add, reaction_remove
 
 NAME_PARAMETER = OpenApiParameter("name", str, OpenApiParameter.PATH, enum=list(NAMES), description="The reaction.")
 

@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_http_methods
 
-from project.errors import ApplicationError, NotFound
-from project.http.fresh import FRESH_LIKES
-from social import drafts, selectors
+from actions.reactions import reaction_add, reaction_remove
+from social import drafts
+from social.comment_forms import back_url, comment_change_and_go_back
 from social.reactions.names import REACTIONS
-from social.reactions.services import reaction_add, reaction_remove
 
 REACTION_MISSING = (
     "The reaction form named no reaction (its reaction field: add:<name> or remove:<name>), so nothing was changed."
 )
-COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
-COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
 
 
 def reaction_pressed(value: object) -> tuple[bool, str] | None:
@@ -59,34 +53,22 @@ def comment_react(request: HttpRequest, comment_id: str) -> HttpResponse:
         else:
             messages.info(request, "Log in, then press the reaction again.")
         return redirect(drafts.login_url(request.path))
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
-        back = reverse("timeline")
-    return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back)
+    return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back_url(request))
 
 
 def _react_and_go_back(
     request: HttpRequest, *, comment_id: str, pressed: tuple[bool, str], back: str, say_done: bool = False
 ) -> HttpResponse:
     adding, name = pressed
-    try:
+    user_id = str(request.user.pk)
+
+    def change() -> object:
         if adding:
-            reaction_add(comment_id=comment_id, user_id=str(request.user.pk), name=name)
-        else:
-            reaction_remove(comment_id=comment_id, user_id=str(request.user.pk), name=name)
-        if say_done:
-            emoji = REACTIONS[name]
-            messages.success(request, f"You reacted {emoji}." if adding else f"You took back your {emoji}.")
-    except NotFound:
-        found = selectors.comment_find(comment_id=comment_id)
-        if found is None:
-            raise Http404("No such comment.") from None
-        messages.error(request, COMMENT_DELETED if found.deleted_at else COMMENT_GONE)
-        if not found.deleted_at and urlsplit(back).path == reverse("comment", args=[comment_id]):
-            back = reverse("timeline")
-        return HttpResponseRedirect(back)
-    except ApplicationError as error:
-        messages.error(request, error.message)
-    response = HttpResponseRedirect(f"{back}#c-{comment_id}")
-    FRESH_LIKES.remember(request, response, value=comment_id)  # the page it lands on shows these counts exactly
-    return response
+            return reaction_add(comment_id=comment_id, user_id=user_id, name=name)
+        return reaction_remove(comment_id=comment_id, user_id=user_id, name=name)
+
+    emoji = REACTIONS[name]
+    done = f"You reacted {emoji}." if adding else f"You took back your {emoji}."
+    return comment_change_and_go_back(
+        request, comment_id=comment_id, back=back, change=change, done=done if say_done else None
+    )

@@ -1,5 +1,5 @@
 """Reactions in Chromium: a person reacts and takes it back, with JavaScript (in place, no page
-load) and without (the forms), and someone else sees the counts."""
+load) and without (the forms), someone else sees the counts, and the author is told in their inbox."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def reaction_button(page, comment_id: str, name: str):
     return page.locator(f"#c-{comment_id} button.reaction[data-reaction={name}]")
 
 
-def test_react_and_take_back_with_javascript_in_place(pages, make_user):
+def test_react_and_take_back_with_javascript_in_place(pages, make_user, fold_likes):
     alice, bob = make_user("alice", display_name="Alice"), make_user("bob", display_name="Bob")
     comment_id = comment_create(author_id=str(alice.pk), body="Party at mine").comment_id
     page = pages.open("/", user=bob)
@@ -45,6 +45,17 @@ def test_react_and_take_back_with_javascript_in_place(pages, make_user):
     visitor = pages.open(f"/c/{comment_id}/")
     expect(visitor.locator(f"#c-{comment_id} .reaction-static[data-reaction=eyes]")).to_contain_text("1")
     expect(visitor.locator(f"#c-{comment_id} button.reaction")).to_have_count(0)
+
+    # The author is told once, with what is left: Bob's 👀 (his 🎉 was taken back).
+    fold_likes()  # what the folder does within its poll, whatever the requests folded
+    inbox = pages.open("/notifications/", user=alice)
+    told = inbox.locator("article.notification")
+    expect(told).to_have_count(1)
+    expect(told.first).to_contain_text("Bob reacted to your comment 👀")
+    expect(told.first).to_contain_text("Party at mine")
+    told.first.get_by_role("link").click()
+    expect(inbox).to_have_url(re.compile(rf"/c/{comment_id}/$"))
+    assert pages.console_errors == []
 
 
 def test_react_and_take_back_without_javascript(pages, make_user):

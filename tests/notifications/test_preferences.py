@@ -19,6 +19,7 @@ from project.errors import ApplicationError
 DEFAULTS = {
     "kinds": {
         "like": {"inbox": True, "email": False},
+        "reaction": {"inbox": True, "email": False},
         "reply": {"inbox": True, "email": False},
         "mention": {"inbox": True, "email": False},
         "message": {"inbox": True, "email": False},

@@ -16,6 +16,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 DEFAULTS = {
     "kinds": {
         "like": {"inbox": True, "email": False},
+        "reaction": {"inbox": True, "email": False},
         "reply": {"inbox": True, "email": False},
         "mention": {"inbox": True, "email": False},
         "message": {"inbox": True, "email": False},

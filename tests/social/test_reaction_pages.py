@@ -6,8 +6,8 @@ import re
 import pytest
 
 from actions.comments import comment_create
+from actions.reactions import reaction_add
 from social.reactions.selectors import reaction_state
-from social.reactions.services import reaction_add
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

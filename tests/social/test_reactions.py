@@ -9,13 +9,13 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from actions.comments import comment_create
+from actions.reactions import reaction_add, reaction_remove
 from project.errors import Conflict
 from project.testing.harness import in_threads, wait_for
 from social import selectors
 from social.counters import REACTIONS, counter_key, counter_value
 from social.models import CounterShard, Reaction
 from social.reactions.names import NAMES, reaction_of_shard
-from social.reactions.services import reaction_add, reaction_remove
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 

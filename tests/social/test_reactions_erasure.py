@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from actions.comments import comment_create
+from actions.reactions import reaction_add
 from project.accounts.erasure import erasure_steps, export_sections
 from social.models import Reaction
 from social.reactions.selectors import reaction_state
-from social.reactions.services import reaction_add
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 

@@ -5,10 +5,10 @@ import pytest
 
 from actions.comments import comment_create
 from actions.likes import like_add
+from actions.reactions import reaction_add, reaction_remove
 from project.testing.harness import wait_for
 from social import counters, ranking
 from social.counters import REACTIONS
-from social.reactions.services import reaction_add, reaction_remove
 from tests.social.helpers import aggregate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]

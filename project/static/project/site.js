@@ -97,20 +97,22 @@
     form.submit();
   }
 
-  function like(form, button) {
-    if (button.getAttribute("aria-busy") === "true") return;
-    var action = button.value === "unlike" ? "unlike" : "like";
-    // Busy, not disabled: a disabled button would drop the keyboard focus to the page.
+  // One button's change in place (a like, a reaction): `change.method` to `change.url`, the
+  // answer's state to `change.show`; the plain form when the server could not do it here
+  // (`fallBack` with `change.value`, in the field `change.field`), a note when the request
+  // never arrived. Busy meanwhile, not disabled: a disabled button would drop the keyboard
+  // focus to the page. `change.done` runs last, whatever happened.
+  function changeInPlace(form, button, change) {
     button.setAttribute("aria-busy", "true");
-    fetchRetrying("/api/comments/" + form.dataset.commentId + "/like/", {
-      method: action === "like" ? "PUT" : "DELETE",
+    fetchRetrying(change.url, {
+      method: change.method,
       headers: { "X-CSRFToken": csrfToken(form), Accept: "application/json" },
       credentials: "same-origin",
     })
       .then(
         function (response) {
           if (!response.ok) {
-            fallBack(form, action);
+            fallBack(form, change.value, change.field);
             return null;
           }
           return response.json();
@@ -123,18 +125,34 @@
       .then(function (state) {
         if (!state) return;
         note(form, "");
-        render(button, state);
-        document.dispatchEvent(new CustomEvent("social:changed"));
+        change.show(state);
       })
       .catch(function () {
         note(form, "Not saved: something went wrong. Try again.");
       })
       .finally(function () {
+        if (change.done) change.done();
+        button.removeAttribute("aria-busy");
+      });
+  }
+
+  function like(form, button) {
+    if (button.getAttribute("aria-busy") === "true") return;
+    var action = button.value === "unlike" ? "unlike" : "like";
+    changeInPlace(form, button, {
+      url: "/api/comments/" + form.dataset.commentId + "/like/",
+      method: action === "like" ? "PUT" : "DELETE",
+      value: action,
+      show: function (state) {
+        render(button, state);
+        document.dispatchEvent(new CustomEvent("social:changed"));
+      },
+      done: function () {
         // The live poll drops answers it asked for before this moment (project/live.js):
         // they were read before this like or unlike had committed.
         button.dataset.likedAt = String(Date.now());
-        button.removeAttribute("aria-busy");
-      });
+      },
+    });
   }
 
   // The reaction buttons of one comment show {reactions: {name: count}, my_reactions: [name]}.
@@ -155,38 +173,16 @@
   function react(form, button) {
     if (!button || button.getAttribute("aria-busy") === "true") return;
     var value = button.value;
-    var adding = value.indexOf("add:") === 0;
     var name = value.slice(value.indexOf(":") + 1);
-    button.setAttribute("aria-busy", "true");
-    fetchRetrying("/api/comments/" + form.dataset.commentId + "/reactions/" + encodeURIComponent(name) + "/", {
-      method: adding ? "PUT" : "DELETE",
-      headers: { "X-CSRFToken": csrfToken(form), Accept: "application/json" },
-      credentials: "same-origin",
-    })
-      .then(
-        function (response) {
-          if (!response.ok) {
-            fallBack(form, value, "reaction");
-            return null;
-          }
-          return response.json();
-        },
-        function () {
-          note(form, "Not saved: no connection. Nothing changed; try again when you are online.");
-          return null;
-        }
-      )
-      .then(function (state) {
-        if (!state) return;
-        note(form, "");
+    changeInPlace(form, button, {
+      url: "/api/comments/" + form.dataset.commentId + "/reactions/" + encodeURIComponent(name) + "/",
+      method: value.indexOf("add:") === 0 ? "PUT" : "DELETE",
+      value: value,
+      field: "reaction",
+      show: function (state) {
         renderReactions(form, state);
-      })
-      .catch(function () {
-        note(form, "Not saved: something went wrong. Try again.");
-      })
-      .finally(function () {
-        button.removeAttribute("aria-busy");
-      });
+      },
+    });
   }
 
   // Characters as the server counts them (social/services.py comment_body_clean): the text
