@@ -290,6 +290,16 @@ REPORT_STANDING_DAYS = env.float("REPORT_STANDING_DAYS", default=14.0)
 REPORT_STANDING_COMMENTS = env.int("REPORT_STANDING_COMMENTS", default=3)
 REPORT_THRESHOLD_STEP_DAYS = env.float("REPORT_THRESHOLD_STEP_DAYS", default=30.0)
 REPORT_PROTECTED_AUTHOR_DAYS = env.float("REPORT_PROTECTED_AUTHOR_DAYS", default=365.0)
+# Spam defence (social/spam/, docs/how-to/moderate.md "Spam"): a comment the screen holds is stored
+# but seen by nobody but its author and staff until staff approve it. Not a rate limit:
+# RATE_LIMITS_ENABLED=False leaves it on; HOLD_FOR_REVIEW_ENABLED=False publishes what it would hold.
+HOLD_FOR_REVIEW_ENABLED = env.bool("HOLD_FOR_REVIEW_ENABLED", default=True)
+# The spam check run before a comment is published: a dotted path to a callable given the comment
+# and its author's record, answering publish, hold or block (social.spam.checks.SpamVerdict).
+SPAM_CHECK = env.str("SPAM_CHECK", default="social.spam.checks.local_check")
+# The default check's budgets: the same text this often (anyone), a lowest-level account's comments.
+SPAM_DUPLICATE_LIMIT = env.str("SPAM_DUPLICATE_LIMIT", default="2/hour")
+SPAM_BURST_LIMIT = env.str("SPAM_BURST_LIMIT", default="3/10min")
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)

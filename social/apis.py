@@ -59,6 +59,9 @@ class CommentOutputSerializer(serializers.Serializer):
     deleted = serializers.BooleanField(
         help_text="Its author deleted it: `body` is empty and `author` null; listed only where replies hang under it."
     )
+    held = serializers.BooleanField(
+        help_text="Waiting for review: only its author (and staff) can see it until staff approve it."
+    )
 
     def get_html(self, comment: selectors.CommentView) -> str:
         return "" if comment.deleted else markdown_html(comment.body, comment.mention_usernames)

@@ -98,6 +98,19 @@ def _post_once(request, form: CommentForm, *, parent_id: str | None = None) -> t
 
 
 ALREADY_POSTED = "That text was already posted from this page, so it was not posted again."
+WAITING_FOR_REVIEW = "Your comment is waiting for review: only you and the moderators can see it until they approve it."
+
+
+def _held(comment_id: str) -> bool:
+    """Whether the comment just posted was held for review (one consistent GetItem)."""
+    comment = selectors.comment_find(comment_id=comment_id)
+    return comment is not None and bool(comment.hidden) and comment.hidden_by == "held"
+
+
+def _held_answer(request, comment_id: str):
+    """After posting a held comment: its page, which shows its author it waits for review."""
+    messages.info(request, WAITING_FOR_REVIEW, extra_tags="posted")
+    return redirect("comment", comment_id=comment_id)
 
 
 def _keep_draft_and_log_in(request):
@@ -157,6 +170,8 @@ def timeline(request):
         elif form.is_valid():
             try:
                 posted_id, replayed = _post_once(request, form)
+                if _held(posted_id):
+                    return _held_answer(request, posted_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
                 response = redirect("timeline")
                 FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
@@ -326,7 +341,7 @@ def comment_detail(request, comment_id):
         # Its author learns why it is gone; to everyone else a hidden comment does not exist.
         if viewer_id is None or comment.author.id != viewer_id:
             raise Http404("No such comment.")
-        return render(request, "social/comment_hidden.html", {"comment": comment})
+        return render(request, "social/comment_hidden.html", {"comment": comment, "held": comment.held})
     form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
     refused = preview = None
     if request.method == "POST":
@@ -338,6 +353,8 @@ def comment_detail(request, comment_id):
         elif form.is_valid():
             try:
                 reply_id, replayed = _post_once(request, form, parent_id=comment_id)
+                if _held(reply_id):
+                    return _held_answer(request, reply_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
                 response = redirect("comment", comment_id=comment_id)
                 FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on

@@ -237,3 +237,7 @@ def user_unsuspend(
         get_user_model().objects.filter(pk=user.pk).update(is_active=True)
         user.is_active = True
     return user
+
+
+# The audit line of other staff decisions on comments (actions.held: approve and reject held comments).
+staff_audited = _audited
