@@ -67,7 +67,7 @@ def links_in(body: str) -> list[str]:
 
 
 def _text_digest(body: str) -> str:
-    words = " ".join(token for token, _s, _e in tokens_of(strip_invisible(body)))
+    words = " ".join(token.text for token in tokens_of(strip_invisible(body)))
     return hashlib.sha256(words.encode()).hexdigest()[:32] if len(words) >= DUPLICATE_MIN_CHARS else ""
 
 

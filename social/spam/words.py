@@ -56,20 +56,31 @@ def fold(word: str) -> str:
 
 def word_key(phrase: str) -> str:
     """A watched word's (or phrase's) folded form, its words joined by one space: what it is stored and matched as."""
-    return " ".join(token for token, _start, _end in tokens_of(strip_invisible(phrase)))
+    return " ".join(token.text for token in tokens_of(strip_invisible(phrase)))
 
 
-def tokens_of(text: str) -> list[tuple[str, int, int]]:
+@dataclass(frozen=True)
+class Token:
+    text: str  # folded
+    start: int
+    end: int
+    # A word spelled out one character at a time: each character's span (its folded form one letter)
+    letters: tuple[tuple[int, int], ...] = ()
+
+
+def tokens_of(text: str) -> list[Token]:
     """The folded words of `text` with their spans; runs of single characters joined into one word."""
     found = [(match.group(), match.start(), match.end()) for match in WORD.finditer(text)]
-    tokens: list[tuple[str, int, int]] = []
+    tokens: list[Token] = []
     run: list[tuple[str, int, int]] = []
 
     def close_run() -> None:
         if len(run) >= 3:
-            tokens.append(("".join(part for part, _s, _e in run), run[0][1], run[-1][2]))
+            folded = [fold(part) for part, _s, _e in run]
+            letters = tuple((start, end) for _p, start, end in run) if all(len(f) == 1 for f in folded) else ()
+            tokens.append(Token("".join(folded), run[0][1], run[-1][2], letters))
         else:
-            tokens.extend(run)
+            tokens.extend(Token(fold(part), start, end) for part, start, end in run)
         run.clear()
 
     for raw, start, end in found:
@@ -80,9 +91,9 @@ def tokens_of(text: str) -> list[tuple[str, int, int]]:
         if len(raw) == 1:
             run.append((raw, start, end))
             continue
-        tokens.append((raw, start, end))
+        tokens.append(Token(fold(raw), start, end))
     close_run()
-    return [(fold(raw), start, end) for raw, start, end in tokens if fold(raw)]
+    return [token for token in tokens if token.text]
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,7 @@ def words_find(body: str, words: Iterable[tuple[str, str, str]]) -> list[WordHit
     """Every occurrence in `body` (invisible characters already taken out) of the watched
     `words`, each `(word, key, action)`: whole words, in sequence for a phrase."""
     tokens = tokens_of(body)
-    folded = [token for token, _s, _e in tokens]
+    folded = [token.text for token in tokens]
     hits: list[WordHit] = []
     for word, key, action in words:
         wanted = key.split(" ")
@@ -106,7 +117,12 @@ def words_find(body: str, words: Iterable[tuple[str, str, str]]) -> list[WordHit
         size = len(wanted)
         for index in range(len(folded) - size + 1):
             if folded[index : index + size] == wanted:
-                hits.append(WordHit(word, action, tokens[index][1], tokens[index + size - 1][2]))
+                hits.append(WordHit(word, action, tokens[index].start, tokens[index + size - 1].end))
+        if size == 1:  # a word spelled out among other single letters ("is this a p y r a m i d")
+            for token in tokens:
+                at = token.text.find(key) if token.letters and token.text != key else -1
+                if at >= 0:
+                    hits.append(WordHit(word, action, token.letters[at][0], token.letters[at + len(key) - 1][1]))
     return hits
 
 
