@@ -33,3 +33,4 @@ class ModerationActionAdmin(admin.ModelAdmin):
 
 
 from social.spam import admin as spam_admin  # noqa: E402, F401  (registers Held comments and Watched words)
+from social.spam import admin_levels  # noqa: E402, F401  (registers Trust records)

@@ -28,6 +28,7 @@ from social import ranking, selectors, services
 from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
 from social.profiles.selectors import profile_get
+from social.spam.levels import trust_view
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -366,6 +367,34 @@ class ProfileSerializer(serializers.Serializer):
     date_joined = serializers.DateTimeField()
 
 
+class TrustNeedsSerializer(serializers.Serializer):
+    comments = serializers.IntegerField(help_text="Visible comments.")
+    likes = serializers.IntegerField(help_text="Likes received on them.")
+    days = serializers.IntegerField(help_text="Days visited (logged in or wrote).")
+
+
+class TrustSerializer(serializers.Serializer):
+    level = serializers.IntegerField(help_text="0 new, 1 member, 2 regular.")
+    name = serializers.CharField()
+    why = serializers.CharField(help_text="Why the account has this level.")
+    manual = serializers.BooleanField(help_text="Set by staff by hand.")
+    comments = serializers.IntegerField()
+    likes_received = serializers.IntegerField()
+    days_visited = serializers.IntegerField()
+    upheld_reports = serializers.IntegerField(help_text="Comments of yours staff hid or deleted.")
+    next_level = serializers.IntegerField(allow_null=True, help_text="Null at the top level.")
+    next_needs = TrustNeedsSerializer(allow_null=True, help_text="What the next level takes in all.")
+
+
+class MeSerializer(ProfileSerializer):
+    trust = TrustSerializer(help_text="Your trust level, and what the next one needs.")
+
+
+def _me(user) -> dict:
+    profile = profile_get(username=user.username)
+    return {**ProfileSerializer(profile).data, "trust": TrustSerializer(trust_view(user_id=str(user.pk))).data}
+
+
 class ProfileApi(APIView):
     """A person's public profile."""
 
@@ -401,13 +430,13 @@ class MeApi(APIView):
             max_length=services.DISPLAY_NAME_MAX_LENGTH, allow_blank=True, help_text="Empty: show the username."
         )
 
-    @extend_schema(responses={200: ProfileSerializer})
+    @extend_schema(responses={200: MeSerializer})
     def get(self, request):
-        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)
+        return Response(_me(request.user))
 
-    @extend_schema(request=InputSerializer, responses={200: ProfileSerializer})
+    @extend_schema(request=InputSerializer, responses={200: MeSerializer})
     def patch(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.user_display_name_set(user=request.user, **serializer.validated_data)
-        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)
+        return Response(_me(request.user))

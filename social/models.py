@@ -464,4 +464,4 @@ class LiveChange(Model):
 from social.activity.models import ActivityDaily, ActivityDay  # noqa: E402, F401
 
 # The spam defence's relational tables: watched words and the held-for-review queue.
-from social.spam.models import HeldComment, WatchedWord  # noqa: E402, F401
+from social.spam.models import HeldComment, TrustRecord, WatchedWord  # noqa: E402, F401

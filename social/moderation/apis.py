@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from actions.held import held_approve, held_reject
+from actions.spam import account_remove_as_spam
 from project.errors import ApplicationError
 from project.http.schema import page_parameters
 from project.http.serializers import NoBlankSerializer, StrictSerializer
@@ -179,3 +180,20 @@ class ModerationHeldDecideApi(APIView):
                 done, error = False, failure.message
             results.append({"comment_id": comment_id, "done": done, "error": error})
         return Response({"results": results})
+
+
+class ModerationSpamApi(APIView):
+    """Delete an account as spam (staff only): suspended at once, every comment taken down, its
+    reports dismissed, and every trace retracted by the account eraser's next pass. Again: the
+    same request, nothing done twice. 403 for a staff account, 404 for an unknown one."""
+
+    permission_classes = [IsAdminUser]
+
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        comments_taken_down = serializers.IntegerField(help_text="Hidden or deleted by this call.")
+
+    @extend_schema(request=None, responses={200: OutputSerializer})
+    def post(self, request, user_id: str):
+        removed = account_remove_as_spam(user_id=user_id, staff=request.user, source="api")
+        return Response({"user_id": user_id, "comments_taken_down": removed})

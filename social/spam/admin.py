@@ -9,6 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from actions.held import held_approve, held_reject
+from actions.spam import account_remove_as_spam
 from project.errors import ApplicationError
 from social.models import HeldComment, WatchedWord
 from social.selectors import authors_by_id, comment_find
@@ -31,7 +32,7 @@ class HeldCommentAdmin(admin.ModelAdmin):
     list_display = ("held_at", "author", "text", "rule", "reason", "decide")
     list_filter = ("rule",)
     search_fields = ("comment_id", "author_id", "reason")
-    actions = ["approve_selected", "reject_selected"]
+    actions = ["approve_selected", "reject_selected", "spam_selected"]
     list_per_page = 50
 
     def has_add_permission(self, request):
@@ -55,12 +56,18 @@ class HeldCommentAdmin(admin.ModelAdmin):
         # Buttons of the change list's own form (it carries the CSRF token), posted to this row's URLs.
         approve = reverse("admin:social_heldcomment_decide", args=[row.comment_id, "approve"])
         reject = reverse("admin:social_heldcomment_decide", args=[row.comment_id, "reject"])
+        spam = reverse("admin:social_heldcomment_decide", args=[row.comment_id, "spam"])
         return format_html(
             '<button type="submit" class="button" formaction="{}" formmethod="post" data-approve="{}">Approve</button> '
-            '<button type="submit" class="button" formaction="{}" formmethod="post" data-reject="{}">Reject</button>',
+            '<button type="submit" class="button" formaction="{}" formmethod="post" data-reject="{}">Reject</button> '
+            '<button type="submit" class="button" formaction="{}" formmethod="post" data-spam="{}"'
+            " onclick=\"return confirm('Delete this author as spam? Every comment and trace of theirs goes.')\">"
+            "Delete author as spam</button>",
             approve,
             row.comment_id,
             reject,
+            row.comment_id,
+            spam,
             row.comment_id,
         )
 
@@ -73,12 +80,15 @@ class HeldCommentAdmin(admin.ModelAdmin):
 
     def decide_view(self, request, comment_id: str, decision: str):
         back = HttpResponseRedirect(reverse("admin:social_heldcomment_changelist"))
-        if request.method != "POST" or decision not in ("approve", "reject"):
+        if request.method != "POST" or decision not in ("approve", "reject", "spam"):
             return back
         self._decide(request, [comment_id], decision)
         return back
 
     def _decide(self, request, comment_ids: list[str], decision: str) -> None:
+        if decision == "spam":
+            self._spam(request, comment_ids)
+            return
         act = held_approve if decision == "approve" else held_reject
         done = 0
         for comment_id in comment_ids:
@@ -96,3 +106,17 @@ class HeldCommentAdmin(admin.ModelAdmin):
     @admin.action(description="Reject the selected comments (delete them)")
     def reject_selected(self, request, queryset):
         self._decide(request, list(queryset.values_list("comment_id", flat=True)), "reject")
+
+    def _spam(self, request, comment_ids: list[str]) -> None:
+        authors = set(HeldComment.objects.filter(comment_id__in=comment_ids).values_list("author_id", flat=True))
+        for author_id in sorted(authors):
+            try:
+                account_remove_as_spam(user_id=author_id, staff=request.user)
+            except ApplicationError as error:
+                messages.error(request, f"user {author_id}: {error.message}")
+            else:
+                self.message_user(request, f"User {author_id} deleted as spam: every trace is being removed.")
+
+    @admin.action(description="Delete the selected comments' authors as spam")
+    def spam_selected(self, request, queryset):
+        self._spam(request, list(queryset.values_list("comment_id", flat=True)))

@@ -52,3 +52,27 @@ class HeldComment(models.Model):
 
     def __str__(self) -> str:
         return f"comment {self.comment_id} held ({self.rule})"
+
+
+class TrustRecord(models.Model):
+    """An account's trust level and the conduct it was earned by (social.spam.levels): refreshed
+    from the account's doings at most every TRUST_REFRESH_SECONDS, or set by hand by staff
+    (`manual_level`, which wins until cleared). Deleted with the account."""
+
+    user = models.OneToOneField("social.User", primary_key=True, on_delete=models.CASCADE, related_name="trust")
+    level = models.PositiveSmallIntegerField(default=0)  # as last computed (or set by hand)
+    manual_level = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Set by staff: wins until cleared."
+    )
+    manual_note = models.CharField(max_length=300, blank=True)
+    manual_by = models.CharField(max_length=150, blank=True)
+    why = models.CharField(max_length=300, blank=True)  # the reason for `level`, as staff read it
+    comments = models.PositiveIntegerField(default=0)  # visible comments, counted up to what the top level needs
+    likes_received = models.PositiveIntegerField(default=0)  # on those comments
+    days_visited = models.PositiveIntegerField(default=0)  # distinct days the account logged in or wrote
+    last_visit_day = models.DateField(null=True, blank=True)
+    upheld_reports = models.PositiveIntegerField(default=0)  # its comments staff hid or deleted
+    evaluated_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"user {self.user_id}: level {self.level}"

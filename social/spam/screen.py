@@ -1,6 +1,7 @@
 """The screen every new comment passes before anyone sees it: watched words, then the spam check
-(SPAM_CHECK), then the author's allowances (an account younger than LIMIT_NEW_ACCOUNT_DAYS, the
-lowest level, may post no link without review). Staff are never screened.
+(SPAM_CHECK), then the author's trust level's allowances (social.spam.levels: links per comment,
+TRUST_LINKS, none at the lowest level; levels all of whose comments are held, TRUST_HOLD_LEVELS).
+Staff are never screened.
 
 The answer (`Verdict`) is one of publish, hold (stored for its author and staff only, until staff
 approve: social.spam.held) or block (a 400 naming what refused it, nothing stored), with the body
@@ -20,8 +21,8 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from social.account.limits import account_is_new
 from social.spam.checks import BLOCK, DECISIONS, HOLD, PUBLISH, AuthorRecord, SpamVerdict, links_in, spam_check
+from social.spam.levels import allowances, trust_level, trust_visit
 from social.spam.models import WatchedWord
 from social.spam.words import censored, strip_invisible, words_find
 
@@ -42,12 +43,14 @@ class Verdict:
 
 
 def author_record(user_id: str) -> AuthorRecord:
-    """The author as the screen and the spam check see them (one query of the user row)."""
+    """The author as the screen and the spam check see them: their trust level (social.spam.levels;
+    writing counts today as a day visited) and whether they are staff."""
     try:
         staff = get_user_model().objects.only("is_staff").get(pk=int(user_id)).is_staff
     except (ValueError, get_user_model().DoesNotExist):
         staff = False
-    return AuthorRecord(user_id=user_id, level=0 if account_is_new(user_id=user_id) else 1, staff=bool(staff))
+    trust_visit(user_id=user_id)
+    return AuthorRecord(user_id=user_id, level=trust_level(user_id=user_id), staff=bool(staff))
 
 
 def watched_words() -> list[tuple[str, str, str]]:
@@ -81,8 +84,17 @@ def comment_screen(*, comment: Comment, author: AuthorRecord) -> Verdict:
         checked = _checked(comment, author)
         if checked.decision != PUBLISH:
             return _decided(comment, author, verdict(checked.decision, checked.rule, checked.reason))
-        if author.level == 0 and links_in(comment.body):
-            return _decided(comment, author, verdict(HOLD, "new_account_link", "a link from a new account"))
+        allowed = allowances(author.level)
+        if allowed.hold_all:
+            return _decided(comment, author, verdict(HOLD, "level_held", f"every comment of level {author.level}"))
+        links = len(links_in(comment.body))
+        if links > allowed.links:
+            rule, reason = (
+                ("new_account_link", "a link from a new account")
+                if allowed.links == 0
+                else ("too_many_links", f"{links} links, level {author.level} may post {allowed.links}")
+            )
+            return _decided(comment, author, verdict(HOLD, rule, reason))
     rule = "watched_word" if flagged or masked else "none"
     return _decided(comment, author, verdict(PUBLISH, rule, ", ".join((*flagged, *masked))))
 
