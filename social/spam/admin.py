@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
@@ -32,7 +33,7 @@ class HeldCommentAdmin(admin.ModelAdmin):
     list_display = ("held_at", "author", "text", "rule", "reason", "decide")
     list_filter = ("rule",)
     search_fields = ("comment_id", "author_id", "reason")
-    actions = ["approve_selected", "reject_selected", "spam_selected"]
+    actions = ["approve_selected", "reject_selected"]
     list_per_page = 50
 
     def has_add_permission(self, request):
@@ -60,9 +61,8 @@ class HeldCommentAdmin(admin.ModelAdmin):
         return format_html(
             '<button type="submit" class="button" formaction="{}" formmethod="post" data-approve="{}">Approve</button> '
             '<button type="submit" class="button" formaction="{}" formmethod="post" data-reject="{}">Reject</button> '
-            '<button type="submit" class="button" formaction="{}" formmethod="post" data-spam="{}"'
-            " onclick=\"return confirm('Delete this author as spam? Every comment and trace of theirs goes.')\">"
-            "Delete author as spam</button>",
+            '<button type="submit" class="button" formaction="{}" formmethod="post" data-spam="{}">'
+            "Delete author as spam…</button>",
             approve,
             row.comment_id,
             reject,
@@ -82,6 +82,19 @@ class HeldCommentAdmin(admin.ModelAdmin):
         back = HttpResponseRedirect(reverse("admin:social_heldcomment_changelist"))
         if request.method != "POST" or decision not in ("approve", "reject", "spam"):
             return back
+        if decision == "spam" and request.POST.get("confirmed") != "yes":
+            # Deleting an account asks once more, on a page of its own (no script needed).
+            row = HeldComment.objects.filter(comment_id=comment_id).first()
+            if row is None:
+                return back
+            comment = comment_find(comment_id=comment_id)
+            context = {
+                **self.admin_site.each_context(request),
+                "comment_id": comment_id,
+                "author": authors_by_id([row.author_id])[row.author_id],
+                "body": comment.body if comment is not None else "",
+            }
+            return TemplateResponse(request, "admin/social/held_spam_confirm.html", context)
         self._decide(request, [comment_id], decision)
         return back
 
@@ -116,7 +129,3 @@ class HeldCommentAdmin(admin.ModelAdmin):
                 messages.error(request, f"user {author_id}: {error.message}")
             else:
                 self.message_user(request, f"User {author_id} deleted as spam: every trace is being removed.")
-
-    @admin.action(description="Delete the selected comments' authors as spam")
-    def spam_selected(self, request, queryset):
-        self._spam(request, list(queryset.values_list("comment_id", flat=True)))

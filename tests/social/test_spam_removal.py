@@ -84,3 +84,22 @@ def test_staff_are_not_deleted_as_spam(people):
 
     with pytest.raises(PermissionDenied):
         account_remove_as_spam(user_id=uid(people["mod"]), staff=people["mod"])
+
+
+def test_the_admin_button_asks_once_more_then_deletes_as_spam(people, client, settings):
+    settings.LIMIT_NEW_ACCOUNT_DAYS = 7
+    spammer = people["spammer"]
+    held = comment_create(author_id=uid(spammer), body="deals at https://spam.example/x today")
+    staff = people["mod"]
+    staff.is_superuser = True
+    staff.save(update_fields=["is_superuser"])
+    client.force_login(staff)
+    url = f"/admin/social/heldcomment/{held.comment_id}/spam/"
+    asked = client.post(url)
+    assert asked.status_code == 200 and "Delete spammer as spam?" in asked.content.decode()
+    spammer.refresh_from_db()
+    assert spammer.is_active  # nothing done yet
+    done = client.post(url, {"confirmed": "yes"})
+    assert done.status_code == 302
+    spammer.refresh_from_db()
+    assert not spammer.is_active and comment_find(comment_id=held.comment_id) is None
