@@ -38,6 +38,7 @@ from social.activity.services import activity_record
 from social.models import User
 from social.preview import comment_preview, preview_asked
 from social.relations.selectors import blocked_by
+from social.spam.views import held_answer, posted_held
 
 COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
@@ -98,19 +99,6 @@ def _post_once(request, form: CommentForm, *, parent_id: str | None = None) -> t
 
 
 ALREADY_POSTED = "That text was already posted from this page, so it was not posted again."
-WAITING_FOR_REVIEW = "Your comment is waiting for review: only you and the moderators can see it until they approve it."
-
-
-def _held(comment_id: str) -> bool:
-    """Whether the comment just posted was held for review (one consistent GetItem)."""
-    comment = selectors.comment_find(comment_id=comment_id)
-    return comment is not None and bool(comment.hidden) and comment.hidden_by == "held"
-
-
-def _held_answer(request, comment_id: str):
-    """After posting a held comment: its page, which shows its author it waits for review."""
-    messages.info(request, WAITING_FOR_REVIEW, extra_tags="posted")
-    return redirect("comment", comment_id=comment_id)
 
 
 def _keep_draft_and_log_in(request):
@@ -170,8 +158,8 @@ def timeline(request):
         elif form.is_valid():
             try:
                 posted_id, replayed = _post_once(request, form)
-                if _held(posted_id):
-                    return _held_answer(request, posted_id)
+                if posted_held(posted_id):
+                    return held_answer(request, posted_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
                 response = redirect("timeline")
                 FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
@@ -353,8 +341,8 @@ def comment_detail(request, comment_id):
         elif form.is_valid():
             try:
                 reply_id, replayed = _post_once(request, form, parent_id=comment_id)
-                if _held(reply_id):
-                    return _held_answer(request, reply_id)
+                if posted_held(reply_id):
+                    return held_answer(request, reply_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
                 response = redirect("comment", comment_id=comment_id)
                 FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on

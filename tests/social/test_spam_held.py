@@ -196,3 +196,18 @@ def test_the_admin_queue_approves_and_rejects_with_one_click(people, client):
     client.post(f"/admin/social/heldcomment/{drop.comment_id}/reject/")
     assert not comment_find(comment_id=keep.comment_id).hidden
     assert comment_find(comment_id=drop.comment_id) is None
+
+
+def test_an_approval_whose_process_dies_after_the_commit_still_notifies(people, monkeypatch):
+    """The approval's fan-out is an outbox item of its own transaction: the drainer delivers it."""
+    from notifications.feed.services import feed_retries_process
+    from project.clock import clock
+
+    parent = comment_create(author_id=uid(people["old"]), body="What do you think?")
+    reply = comment_create(author_id=uid(people["new"]), body=SPAM, parent_id=parent.comment_id)
+    monkeypatch.setattr("actions.held.fanout_after_response", lambda fanout: None)  # dies before sending
+    assert held_approve(comment_id=reply.comment_id, staff=people["mod"])
+    assert texts(people["old"]) == [] and texts(people["bob"]) == []
+    feed_retries_process(now_ms=clock.now_ms() + 3_600_000)  # `process_feed_retries`, later
+    assert texts(people["old"]) == ["Newbie replied to your comment"]
+    assert texts(people["bob"]) == ["Newbie mentioned you"]
