@@ -17,7 +17,7 @@ from actions.accounts import account_sign_up
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
 from project.accounts.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
-from project.errors import PermissionDenied
+from project.errors import NotFound, PermissionDenied
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.http.schema import page_parameters
@@ -247,7 +247,11 @@ class CommentDetailApi(APIView):
 
     @extend_schema(responses={200: CommentOutputSerializer})
     def get(self, request, comment_id: str):
-        view = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+        viewer_id = _viewer_id(request)
+        view = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
+        # A hidden comment does not exist, but for its author while it waits for review (`held`).
+        if view.hidden and not (view.held and viewer_id is not None and view.author.id == viewer_id):
+            raise NotFound("No such comment.")
         return Response(CommentOutputSerializer(view).data)
 
     @extend_schema(request=EditInputSerializer, responses={200: CommentOutputSerializer})

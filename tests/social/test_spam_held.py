@@ -84,7 +84,9 @@ def test_a_new_accounts_link_is_held_seen_by_its_author_only_and_notifies_nobody
     page = client.get(f"/c/{comment.comment_id}/").content.decode()
     assert "waiting for review" in page and "spam.example" in page
     assert "Waiting for review" in client.get("/u/newbie/").content.decode()
-    assert api.as_user(people["new"]).get(f"/api/comments/{comment.comment_id}/").status_code == 404
+    own = api.as_user(people["new"]).get(f"/api/comments/{comment.comment_id}/")
+    assert own.status_code == 200 and own.json()["held"] is True
+    assert api.as_user(people["bob"]).get(f"/api/comments/{comment.comment_id}/").status_code == 404
 
     # Nobody can like, react to, reply to or report it.
     bob_api = api.as_user(people["bob"])
@@ -184,6 +186,15 @@ def test_posting_a_held_comment_on_the_page_says_it_waits_for_review(people, cli
     assert "waiting for review" in page and "spam.example" in page
     [row] = HeldComment.objects.all()
     assert response.redirect_chain[-1][0] == f"/c/{row.comment_id}/"
+
+
+def test_staff_cannot_show_a_held_comment_without_approving_it(people):
+    from social.moderation import staff_services
+
+    comment = comment_create(author_id=uid(people["new"]), body=SPAM)
+    with pytest.raises(Exception, match="waiting for review"):
+        staff_services.comment_unhide_by_staff(comment_id=comment.comment_id, staff=people["mod"])
+    assert comment_find(comment_id=comment.comment_id).hidden_by == "held"
 
 
 def test_the_admin_queue_approves_and_rejects_with_one_click(people, client):
