@@ -15,6 +15,7 @@ from project.http.schema import page_parameters
 from project.http.serializers import NoBlankSerializer, StrictSerializer
 from social.moderation import selectors, services
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.spam.held import held_rows_drop
 from social.spam.held_selectors import HELD_PAGE_MAX, held_count, held_queue
 
 
@@ -143,6 +144,7 @@ class ModerationHeldApi(APIView):
         query = self.InputSerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         page = held_queue(limit=query.validated_data["limit"])
+        held_rows_drop(page.stale)  # decided, or never written: out of the queue (idempotent)
         return Response(self.OutputSerializer({"count": held_count(), "results": page.results}).data)
 
 
