@@ -149,3 +149,11 @@ def test_a_new_accounts_burst_is_held(people, settings):
     shown = [not comment_find(comment_id=post(people["new"], f"note {n}").comment_id).hidden for n in range(3)]
     assert shown == [True, True, False]
     assert HeldComment.objects.get().rule == "burst"
+
+
+def test_a_spam_budget_the_limit_store_cannot_read_fails_the_system_check(settings):
+    from project.limits.checks import limit_settings_errors
+
+    assert limit_settings_errors() == []
+    settings.SPAM_BURST_LIMIT = "lots"
+    assert [error for error in limit_settings_errors() if error.startswith("SPAM_BURST_LIMIT='lots'")]
