@@ -17,16 +17,19 @@ from notifications.fanout import FanOut
 from notifications.outbox import outbox_add, outbox_send
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, transact
-from project.errors import PermissionDenied
+from project.errors import ApplicationError, PermissionDenied
 from project.serving.after_response import after_response
 from social import services as social_services
 from social.account.limits import account_limit_enforce
 from social.edit_history import EditExtras
 from social.mentions import mention_names, mentions_to_notify
 from social.models import Comment
+from social.moderation.services import comment_flag
 from social.relations.selectors import blocked_by
 from social.selectors import comment_thread_id
 from social.services import comment_new, comment_put, comment_replied_mark
+from social.spam.held import comment_hold_prepare, screen_audit
+from social.spam.screen import BLOCK, HOLD, author_record, comment_screen
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,13 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     makes `process_feed_retries` notify whoever the request did not (notifications.fanout).
     Over the author's `comment` (or `reply`) limit: RateLimited, nothing written. A reply to a
     comment whose author blocked the replier: PermissionDenied (403), nothing written.
+
+    Before it is stored the comment passes the spam screen (social.spam.screen): blocked, a 400
+    on `body` naming why and nothing stored but the audit line; held, it is stored for its author
+    and staff only (its queue row first), with no mention, fan-out, reply mark or feed entry,
+    until staff approve it (actions.held, which then does all of that); flagged, it is published
+    and then reported by the system (a report that never counts toward a hide). Dies between the
+    held comment's row and its item: a row the staff queue drops.
     """
     comment, parent = comment_new(author_id=author_id, body=body, parent_id=parent_id)
     if (
@@ -68,10 +78,20 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     account_limit_enforce(name="reply" if parent is not None else "comment", user_id=author_id)
     if parent is not None:
         comment.thread_id = comment_thread_id(parent)
-    mention_ids = mentions_to_notify(author_id=author_id, body=comment.body)
-    if mention_ids:
-        comment.mentioned_ids = set(mention_ids)
-    fanout = comment_fanout(comment=comment, parent=parent, mention_ids=mention_ids)
+    verdict = comment_screen(comment=comment, author=author_record(author_id))
+    screen_audit(comment_id=comment.comment_id, author_id=author_id, verdict=verdict)
+    if verdict.decision == BLOCK:
+        raise ApplicationError(f"This comment can't be posted: it {verdict.reason}.", field="body")
+    comment.body = verdict.body
+    fanout = None
+    if verdict.decision == HOLD:
+        # Seen by its author and staff only; it notifies nobody until staff approve it (actions.held).
+        comment_hold_prepare(comment=comment, verdict=verdict)
+    else:
+        mention_ids = mentions_to_notify(author_id=author_id, body=comment.body)
+        if mention_ids:
+            comment.mentioned_ids = set(mention_ids)
+        fanout = comment_fanout(comment=comment, parent=parent, mention_ids=mention_ids)
 
     def build(transaction: LabelledTransactWrite) -> None:
         comment_put(transaction, comment=comment)
@@ -79,15 +99,19 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
             outbox_add(transaction, job=fanout)
 
     transact(build, what="comment_create")
-    logger.info("comment %s posted by user %s", comment.comment_id, author_id)
+    logger.info("comment %s %s by user %s", comment.comment_id, verdict.decision, author_id)
+    if verdict.decision == HOLD:
+        return comment
     if parent is not None:
         comment_replied_mark(parent=parent)  # never raises: a delete then asks the replies index
     if fanout is not None:
-        _fanout_after_response(fanout)
+        fanout_after_response(fanout)
+    for word in verdict.flagged[:1]:  # one system report per comment, naming the first word
+        comment_flag(comment_id=comment.comment_id, note=f"watched word “{word}”")
     return comment
 
 
-def _fanout_after_response(fanout: FanOut) -> None:
+def fanout_after_response(fanout: FanOut) -> None:
     """Tell the people a comment concerns once its answer is sent (outside a request, at
     once): the person who posted is not kept waiting for other people's feed writes.
     `outbox_send` never raises; what it does not do (a process that dies first, people past
@@ -136,5 +160,5 @@ def comment_edit(*, comment_id: str, author_id: str, body: str) -> Comment:
 
     edited = social_services.comment_edit(comment_id=comment_id, author_id=author_id, body=body, extras=extras)
     for fanout in planned:  # the one the committed attempt carried
-        _fanout_after_response(fanout)
+        fanout_after_response(fanout)
     return edited

@@ -290,6 +290,35 @@ REPORT_STANDING_DAYS = env.float("REPORT_STANDING_DAYS", default=14.0)
 REPORT_STANDING_COMMENTS = env.int("REPORT_STANDING_COMMENTS", default=3)
 REPORT_THRESHOLD_STEP_DAYS = env.float("REPORT_THRESHOLD_STEP_DAYS", default=30.0)
 REPORT_PROTECTED_AUTHOR_DAYS = env.float("REPORT_PROTECTED_AUTHOR_DAYS", default=365.0)
+# Spam defence (social/spam/, docs/how-to/moderate.md "Spam"): a comment the screen holds is stored
+# but seen by nobody but its author and staff until staff approve it. Not a rate limit:
+# RATE_LIMITS_ENABLED=False leaves it on; HOLD_FOR_REVIEW_ENABLED=False publishes what it would hold.
+HOLD_FOR_REVIEW_ENABLED = env.bool("HOLD_FOR_REVIEW_ENABLED", default=True)
+# The spam check run before a comment is published: a dotted path to a callable given the comment
+# and its author's record, answering publish, hold or block (social.spam.checks.SpamVerdict).
+SPAM_CHECK = env.str("SPAM_CHECK", default="social.spam.checks.local_check")
+# The default check's budgets: the same text this often (anyone), a lowest-level account's comments.
+SPAM_DUPLICATE_LIMIT = env.str("SPAM_DUPLICATE_LIMIT", default="2/hour")
+SPAM_BURST_LIMIT = env.str("SPAM_BURST_LIMIT", default="3/10min")
+# Trust levels (social/spam/levels.py): 0 new, 1 member, 2 regular, earned by visible comments,
+# likes received on them and days visited; TRUST_DEMOTE_REPORTS upheld reports bring an account to 0.
+TRUST_MEMBER_COMMENTS = env.int("TRUST_MEMBER_COMMENTS", default=3)
+TRUST_MEMBER_LIKES = env.int("TRUST_MEMBER_LIKES", default=1)
+TRUST_MEMBER_DAYS = env.int("TRUST_MEMBER_DAYS", default=2)
+TRUST_REGULAR_COMMENTS = env.int("TRUST_REGULAR_COMMENTS", default=20)
+TRUST_REGULAR_LIKES = env.int("TRUST_REGULAR_LIKES", default=20)
+TRUST_REGULAR_DAYS = env.int("TRUST_REGULAR_DAYS", default=15)
+TRUST_DEMOTE_REPORTS = env.int("TRUST_DEMOTE_REPORTS", default=2)
+TRUST_REFRESH_SECONDS = env.float("TRUST_REFRESH_SECONDS", default=3600.0)
+# Each level's allowances, one value per level (0,1,2): links a comment may carry before it is
+# held, people its @mentions notify; the levels all of whose comments are held (empty: none).
+TRUST_LINKS = env.str("TRUST_LINKS", default="0,5,20")
+TRUST_MENTIONS = env.str("TRUST_MENTIONS", default="3,10,10")
+TRUST_HOLD_LEVELS = env.str("TRUST_HOLD_LEVELS", default="")
+# A report's weight from a reporter with standing at level 2 (hundredths of a person; level 1: 100),
+# and the extra reporters it takes to hide a level-2 author's comment.
+TRUST_REGULAR_REPORT_WEIGHT = env.int("TRUST_REGULAR_REPORT_WEIGHT", default=150)
+TRUST_REGULAR_PROTECTION = env.int("TRUST_REGULAR_PROTECTION", default=2)
 # The live poll (/api/live/, every 2 s per open page) leases this many units of its
 # throttle per DynamoDB write: one write per LIMIT_LIVE_BLOCK polls.
 LIMIT_LIVE_BLOCK = env.int("LIMIT_LIVE_BLOCK", default=10)

@@ -30,3 +30,7 @@ class ModerationActionAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+from social.spam import admin as spam_admin  # noqa: E402, F401  (registers Held comments and Watched words)
+from social.spam import admin_levels  # noqa: E402, F401  (registers Trust records)

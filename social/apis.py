@@ -17,7 +17,7 @@ from actions.accounts import account_sign_up
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
 from project.accounts.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
-from project.errors import PermissionDenied
+from project.errors import NotFound, PermissionDenied
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.http.schema import page_parameters
@@ -29,6 +29,7 @@ from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
 from social.mentions import USERNAME_MAX_LENGTH
 from social.profiles.selectors import profile_get
+from social.spam.levels import trust_view
 
 
 class AuthorSerializer(serializers.Serializer):
@@ -59,6 +60,9 @@ class CommentOutputSerializer(serializers.Serializer):
     edited_at = serializers.DateTimeField(allow_null=True, help_text="When its author last edited it, or null.")
     deleted = serializers.BooleanField(
         help_text="Its author deleted it: `body` is empty and `author` null; listed only where replies hang under it."
+    )
+    held = serializers.BooleanField(
+        help_text="Waiting for review: only its author (and staff) can see it until staff approve it."
     )
 
     def get_html(self, comment: selectors.CommentView) -> str:
@@ -249,7 +253,11 @@ class CommentDetailApi(APIView):
 
     @extend_schema(responses={200: CommentOutputSerializer})
     def get(self, request, comment_id: str):
-        view = selectors.comment_get(comment_id=comment_id, viewer_id=_viewer_id(request))
+        viewer_id = _viewer_id(request)
+        view = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
+        # A hidden comment does not exist, but for its author while it waits for review (`held`).
+        if view.hidden and not (view.held and viewer_id is not None and view.author.id == viewer_id):
+            raise NotFound("No such comment.")
         return Response(CommentOutputSerializer(view).data)
 
     @extend_schema(request=EditInputSerializer, responses={200: CommentOutputSerializer})
@@ -369,6 +377,34 @@ class ProfileSerializer(serializers.Serializer):
     date_joined = serializers.DateTimeField()
 
 
+class TrustNeedsSerializer(serializers.Serializer):
+    comments = serializers.IntegerField(help_text="Visible comments.")
+    likes = serializers.IntegerField(help_text="Likes received on them.")
+    days = serializers.IntegerField(help_text="Days visited (logged in or wrote).")
+
+
+class TrustSerializer(serializers.Serializer):
+    level = serializers.IntegerField(help_text="0 new, 1 member, 2 regular.")
+    name = serializers.CharField()
+    why = serializers.CharField(help_text="Why the account has this level.")
+    manual = serializers.BooleanField(help_text="Set by staff by hand.")
+    comments = serializers.IntegerField()
+    likes_received = serializers.IntegerField()
+    days_visited = serializers.IntegerField()
+    upheld_reports = serializers.IntegerField(help_text="Comments of yours staff hid or deleted.")
+    next_level = serializers.IntegerField(allow_null=True, help_text="Null at the top level.")
+    next_needs = TrustNeedsSerializer(allow_null=True, help_text="What the next level takes in all.")
+
+
+class MeSerializer(ProfileSerializer):
+    trust = TrustSerializer(help_text="Your trust level, and what the next one needs.")
+
+
+def _me(user) -> dict:
+    profile = profile_get(username=user.username)
+    return {**ProfileSerializer(profile).data, "trust": TrustSerializer(trust_view(user_id=str(user.pk))).data}
+
+
 class ProfileApi(APIView):
     """A person's public profile."""
 
@@ -404,13 +440,13 @@ class MeApi(APIView):
             max_length=services.DISPLAY_NAME_MAX_LENGTH, allow_blank=True, help_text="Empty: show the username."
         )
 
-    @extend_schema(responses={200: ProfileSerializer})
+    @extend_schema(responses={200: MeSerializer})
     def get(self, request):
-        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)
+        return Response(_me(request.user))
 
-    @extend_schema(request=InputSerializer, responses={200: ProfileSerializer})
+    @extend_schema(request=InputSerializer, responses={200: MeSerializer})
     def patch(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         services.user_display_name_set(user=request.user, **serializer.validated_data)
-        return Response(ProfileSerializer(profile_get(username=request.user.username)).data)
+        return Response(_me(request.user))

@@ -10,6 +10,10 @@ class SocialConfig(AppConfig):
 
         from social.activity import signals
         from social.drafts import like_kept_hand_over
+        from social.moderation.signals import moderation_decided
+        from social.spam.levels import trust_on_decision, trust_on_login
 
         signals.connect()
         user_logged_in.connect(like_kept_hand_over, dispatch_uid="like_kept_hand_over")
+        user_logged_in.connect(trust_on_login, dispatch_uid="trust_on_login")
+        moderation_decided.connect(trust_on_decision, dispatch_uid="trust_on_decision")

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
 
-from social.account.limits import account_is_new
-
 # Username characters (social.services.USERNAME_PATTERN) after an "@" that follows no word
 # character and no "@" (so an e-mail address mentions nobody).
 MENTION_PATTERN = re.compile(r"(?<![\w@])@([A-Za-z0-9@.+_-]+)")
@@ -97,10 +95,17 @@ def mention_usernames(bodies: Iterable[str]) -> dict[str, str]:
 
 
 # At most this many people are notified by one comment's @mentions, over all its edits
-# (fewer from an account younger than LIMIT_NEW_ACCOUNT_DAYS): a mention costs its reader's
+# (fewer from an account at a lower trust level: TRUST_MENTIONS): a mention costs its reader's
 # attention and the site a feed write, and a list of names must not become a broadcast.
 MENTIONS_PER_COMMENT_MAX = 10
-MENTIONS_PER_COMMENT_MAX_NEW_ACCOUNT = 3
+
+
+def mentions_allowed(*, author_id: str) -> int:
+    """How many people one comment of the author may notify: their trust level's allowance
+    (TRUST_MENTIONS), never above MENTIONS_PER_COMMENT_MAX."""
+    from social.spam.levels import allowances, trust_level
+
+    return min(MENTIONS_PER_COMMENT_MAX, allowances(trust_level(user_id=author_id)).mentions)
 
 
 def mentions_to_notify(*, author_id: str, body: str, already: Collection[str] = ()) -> list[str]:
@@ -115,5 +120,5 @@ def mentions_to_notify(*, author_id: str, body: str, already: Collection[str] = 
     ]
     if not people:
         return []
-    limit = MENTIONS_PER_COMMENT_MAX_NEW_ACCOUNT if account_is_new(user_id=author_id) else MENTIONS_PER_COMMENT_MAX
+    limit = mentions_allowed(author_id=author_id)
     return people[: max(0, limit - len(already))]

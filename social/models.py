@@ -384,6 +384,14 @@ class ModerationAction(models.Model):
         ("delete", "delete"),
         ("suspend", "suspend"),
         ("unsuspend", "unsuspend"),
+        # The spam defence: staff's decisions on held comments, and the screen's own decisions.
+        ("approve", "approve"),
+        ("reject", "reject"),
+        ("spam", "delete as spam"),
+        ("hold", "hold"),
+        ("block", "block"),
+        ("flag", "flag"),
+        ("censor", "censor"),
     ]
     TARGETS = [("comment", "comment"), ("user", "user")]
     OUTCOMES = [("pending", "pending"), ("done", "done"), ("failed", "failed")]
@@ -454,3 +462,6 @@ class LiveChange(Model):
 
 # The activity log's daily rollup (relational); its DynamoDB tables are per month.
 from social.activity.models import ActivityDaily, ActivityDay  # noqa: E402, F401
+
+# The spam defence's relational tables: watched words and the held-for-review queue.
+from social.spam.models import HeldComment, TrustRecord, WatchedWord  # noqa: E402, F401

@@ -46,6 +46,7 @@ class CommentView:
     like_count: int
     liked: bool
     hidden: bool = False
+    held: bool = False  # hidden because it waits for review (social.spam): shown to its author as such
     edited_at: datetime | None = None
     deleted: bool = False  # its author deleted it: a tombstone, body ""
     # Lower-case name -> username of the people its body @mentions (pages link them; social.mentions).
@@ -132,6 +133,7 @@ def comment_views(
             like_count=counted[comment.comment_id],
             liked=comment.comment_id in liked,
             hidden=bool(comment.hidden),
+            held=bool(comment.hidden) and comment.hidden_by == "held",
             edited_at=parse_iso(comment.edited_at) if comment.edited_at else None,
             deleted=bool(comment.deleted_at),
             mention_usernames=mentions,

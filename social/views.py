@@ -38,6 +38,7 @@ from social.comment_forms import back_url, comment_change_and_go_back
 from social.models import User
 from social.preview import comment_preview, preview_asked
 from social.relations.selectors import blocked_by
+from social.spam.views import held_answer, posted_held
 
 LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
 
@@ -155,6 +156,8 @@ def timeline(request):
         elif form.is_valid():
             try:
                 posted_id, replayed = _post_once(request, form)
+                if posted_held(posted_id):
+                    return held_answer(request, posted_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
                 response = redirect("timeline")
                 FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
@@ -324,7 +327,7 @@ def comment_detail(request, comment_id):
         # Its author learns why it is gone; to everyone else a hidden comment does not exist.
         if viewer_id is None or comment.author.id != viewer_id:
             raise Http404("No such comment.")
-        return render(request, "social/comment_hidden.html", {"comment": comment})
+        return render(request, "social/comment_hidden.html", {"comment": comment, "held": comment.held})
     form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
     refused = preview = None
     if request.method == "POST":
@@ -336,6 +339,8 @@ def comment_detail(request, comment_id):
         elif form.is_valid():
             try:
                 reply_id, replayed = _post_once(request, form, parent_id=comment_id)
+                if posted_held(reply_id):
+                    return held_answer(request, reply_id)
                 messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
                 response = redirect("comment", comment_id=comment_id)
                 FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on

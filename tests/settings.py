@@ -15,6 +15,9 @@ if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 # Write limits and API throttles lifted: tests that are about them turn them on (settings fixture).
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")
+# Holding comments for review off too (a fresh test account posting a link would wait for staff):
+# the spam defence's tests turn it on.
+os.environ.setdefault("HOLD_FOR_REVIEW_ENABLED", "False")
 
 from config.settings import *  # noqa: F403
 

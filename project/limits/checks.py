@@ -25,6 +25,9 @@ def limit_settings_errors() -> list[str]:
         named[f"LIMIT_{name.upper()}"] = rules
         if new_rules:
             named[f"LIMIT_{name.upper()}_NEW"] = new_rules
+    # The spam check's budgets (social/spam/checks.py) are limits of the same store.
+    named["SPAM_DUPLICATE_LIMIT"] = settings.SPAM_DUPLICATE_LIMIT
+    named["SPAM_BURST_LIMIT"] = settings.SPAM_BURST_LIMIT
     errors = []
     for setting, rules in named.items():
         try:

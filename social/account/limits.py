@@ -1,5 +1,6 @@
 """Write limits of an account: its own budget per named limit (settings.RATE_LIMITS), the
-stricter `_NEW` rules while it is younger than LIMIT_NEW_ACCOUNT_DAYS.
+stricter `_NEW` rules while it is at the lowest trust level (social.spam.levels: new accounts,
+until they earn more by their conduct or are LIMIT_NEW_ACCOUNT_DAYS old, and demoted ones).
 
 Counted in the shared limit store (project/limits/store.py), so the budget holds across every
 process and machine.
@@ -12,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from project.clock import clock
 from project.limits.store import limit_enforce, limit_rules
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 def account_limit_enforce(*, name: str, user_id: str) -> None:
-    """The write limit `name` for an account: its `_NEW` rules while younger than LIMIT_NEW_ACCOUNT_DAYS."""
+    """The write limit `name` for an account: its `_NEW` rules while at the lowest trust level."""
     count = account_limit_prepare(name=name, user_id=user_id)
     if count is not None:
         count()
@@ -28,7 +28,7 @@ def account_limit_enforce(*, name: str, user_id: str) -> None:
 
 def account_limit_prepare(*, name: str, user_id: str) -> Callable[[], None] | None:
     """`account_limit_enforce` in two halves: the account's rules are chosen here (its age, one
-    database read in this thread), and the count itself (one conditional DynamoDB write,
+    trust level, database reads in this thread), and the count itself (one conditional DynamoDB write,
     RateLimited when over) is returned to run where the caller likes, such as beside its own
     read. None when limits are off."""
     if not settings.RATE_LIMITS_ENABLED:
@@ -39,12 +39,8 @@ def account_limit_prepare(*, name: str, user_id: str) -> Callable[[], None] | No
 
 
 def account_is_new(*, user_id: str) -> bool:
-    """Whether the account is younger than LIMIT_NEW_ACCOUNT_DAYS (an unknown one counts as new)."""
-    from django.contrib.auth import get_user_model
+    """Whether the account is at the lowest trust level (social.spam.levels), whose allowances are
+    the `_NEW` write limits; an unknown account counts as new."""
+    from social.spam.levels import NEW, trust_level
 
-    try:
-        joined = get_user_model().objects.only("date_joined").get(pk=int(user_id)).date_joined
-    except (ValueError, get_user_model().DoesNotExist):
-        return True
-    new_for: float = settings.LIMIT_NEW_ACCOUNT_DAYS * 86400
-    return clock.now() - joined.timestamp() < new_for
+    return trust_level(user_id=user_id) == NEW

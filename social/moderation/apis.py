@@ -8,10 +8,15 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from actions.held import held_approve, held_reject
+from actions.spam import account_remove_as_spam
+from project.errors import ApplicationError
 from project.http.schema import page_parameters
 from project.http.serializers import NoBlankSerializer, StrictSerializer
 from social.moderation import selectors, services
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.spam.held import held_rows_drop
+from social.spam.held_selectors import HELD_PAGE_MAX, held_count, held_queue
 
 
 class CommentReportApi(APIView):
@@ -103,3 +108,94 @@ class ModerationReportsApi(APIView):
             cursor=query.validated_data.get("cursor") or None,
         )
         return Response(self.OutputSerializer(page).data)
+
+
+class HeldCommentSerializer(serializers.Serializer):
+    id = serializers.CharField(source="comment_id")
+    author = serializers.SerializerMethodField()
+    body = serializers.CharField()
+    parent_id = serializers.CharField(allow_null=True)
+    rule = serializers.CharField(help_text="What held it: new_account_link, watched_word, link_only, duplicate, burst.")
+    reason = serializers.CharField()
+    held_at = serializers.DateTimeField()
+
+    def get_author(self, held) -> dict[str, str]:
+        author = held.author
+        return {"id": author.id, "username": author.username, "display_name": author.display_name}
+
+
+class ModerationHeldApi(APIView):
+    """The comments held for review (staff only), the oldest waiting first."""
+
+    permission_classes = [IsAdminUser]
+
+    class InputSerializer(NoBlankSerializer):
+        limit = serializers.IntegerField(required=False, min_value=1, max_value=HELD_PAGE_MAX, default=50)
+
+    class OutputSerializer(serializers.Serializer):
+        count = serializers.IntegerField(help_text="Rows in the queue (a few may be decided already).")
+        results = HeldCommentSerializer(many=True)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("limit", int, description=f"At most {HELD_PAGE_MAX} (default 50).")],
+        responses={200: OutputSerializer},
+    )
+    def get(self, request):
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        page = held_queue(limit=query.validated_data["limit"])
+        held_rows_drop(page.stale)  # decided, or never written: out of the queue (idempotent)
+        return Response(self.OutputSerializer({"count": held_count(), "results": page.results}).data)
+
+
+class ModerationHeldDecideApi(APIView):
+    """Approve (publish, with its notifications, as if posted now) or reject (delete) held comments,
+    one or several at once (staff only). Each id answers on its own: `done` false when it was no
+    longer held (decided already), `error` when it is unknown. Again: nothing more happens."""
+
+    permission_classes = [IsAdminUser]
+
+    class InputSerializer(StrictSerializer):
+        comment_ids = serializers.ListField(
+            child=serializers.UUIDField(), min_length=1, max_length=HELD_PAGE_MAX, help_text="The held comments."
+        )
+        decision = serializers.ChoiceField(choices=["approve", "reject"])
+
+    class ResultSerializer(serializers.Serializer):
+        comment_id = serializers.CharField()
+        done = serializers.BooleanField(help_text="This call decided it (false: decided already).")
+        error = serializers.CharField(allow_null=True)
+
+    class OutputSerializer(serializers.Serializer):
+        results = serializers.ListField(child=serializers.DictField())
+
+    @extend_schema(request=InputSerializer, responses={200: OutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        decide = held_approve if serializer.validated_data["decision"] == "approve" else held_reject
+        results = []
+        for comment_id in dict.fromkeys(str(value) for value in serializer.validated_data["comment_ids"]):
+            try:
+                done, error = decide(comment_id=comment_id, staff=request.user, source="api"), None
+            except ApplicationError as failure:
+                done, error = False, failure.message
+            results.append({"comment_id": comment_id, "done": done, "error": error})
+        return Response({"results": results})
+
+
+class ModerationSpamApi(APIView):
+    """Delete an account as spam (staff only): suspended at once, every comment taken down, its
+    reports dismissed, and every trace retracted by the account eraser's next pass. Again: the
+    same request, nothing done twice. 403 for a staff account, 404 for an unknown one."""
+
+    permission_classes = [IsAdminUser]
+
+    class OutputSerializer(serializers.Serializer):
+        user_id = serializers.CharField()
+        comments_taken_down = serializers.IntegerField(help_text="Hidden or deleted by this call.")
+
+    @extend_schema(request=None, responses={200: OutputSerializer})
+    def post(self, request, user_id: str):
+        removed = account_remove_as_spam(user_id=user_id, staff=request.user, source="api")
+        return Response({"user_id": user_id, "comments_taken_down": removed})

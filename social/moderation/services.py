@@ -110,13 +110,19 @@ def _plain(weight: int, threshold: int) -> Condition:
     return plain
 
 
-def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str = "") -> ReportState:
+SYSTEM_REPORTER = "system"  # the reporter id of the spam screen's flags (social.spam.screen)
+
+
+def report_create(
+    *, comment_id: str, reporter_id: str, reason: str, note: str = "", system: bool = False
+) -> ReportState:
     """Report a comment (see the module's docstring for the transaction and its guarantees).
 
     Again by the same person: a no-op answering the first report, whatever the comment's state
     now (a client retrying after the report that hid it gets its answer, not a 404). Unknown,
     hidden or deleted for the reporter: NotFound; one's own comment: 400. Over LIMIT_REPORT:
-    RateLimited, nothing written (a repeat costs no unit).
+    RateLimited, nothing written (a repeat costs no unit). `system` (the spam screen's flag): no
+    limit is counted, and the report weighs nothing (SYSTEM_REPORTER has no account).
     """
     reason, note = report_clean(reason=reason, note=note)
     existing = report_find(comment_id=comment_id, reporter_id=reporter_id)
@@ -127,8 +133,9 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
         raise NotFound("No such comment.")
     if comment.author_id == reporter_id:
         raise ApplicationError("You can't report your own comment.")
-    account_limit_enforce(name="report", user_id=reporter_id)
-    weight = report_weight(reporter_id=reporter_id)
+    if not system:
+        account_limit_enforce(name="report", user_id=reporter_id)
+    weight = 0 if system else report_weight(reporter_id=reporter_id)
     threshold = hide_threshold(author_id=comment.author_id)
     can_hide = weight > 0 and threshold is not None
     now = clock.now_iso()
@@ -195,6 +202,16 @@ def report_create(*, comment_id: str, reporter_id: str, reason: str, note: str =
         _audit_hide_by_reports(comment_id=comment_id, threshold=threshold)
         _tell_author(comment=comment)
     return _state(report, created=True, hid=path["crossing"])
+
+
+def comment_flag(*, comment_id: str, note: str) -> None:
+    """The spam screen's flag of a published comment: a "spam" report from SYSTEM_REPORTER, which
+    puts it in staff's queue and never counts toward a hide. Never raises (a flag that fails is
+    logged; the comment stays published). Twice: one report."""
+    try:
+        report_create(comment_id=comment_id, reporter_id=SYSTEM_REPORTER, reason="spam", note=note, system=True)
+    except ApplicationError as error:
+        logger.error("flag of comment %s not recorded: %s", comment_id, error.message)
 
 
 def _tell_author(*, comment: Comment) -> None:

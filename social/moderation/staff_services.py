@@ -24,7 +24,7 @@ from rest_framework.authtoken.models import Token
 
 from project.clock import clock
 from project.dynamo.transactions import write_retrying
-from project.errors import NotFound, PermissionDenied, condition_failed
+from project.errors import ApplicationError, NotFound, PermissionDenied, condition_failed
 from social.edit_history import comment_versions_erase
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
@@ -147,7 +147,11 @@ def comment_unhide_by_staff(
     with _audited(
         staff=staff, action="unhide", target_type="comment", target_id=comment_id, detail=note, source=source
     ) as line:
-        was_hidden = _comment_or_404(comment_id).hidden
+        found = _comment_or_404(comment_id)
+        if found.hidden_by == "held":
+            # Shown this way it would notify nobody it mentions or replies to: approval does.
+            raise ApplicationError("This comment is waiting for review: approve it in Held comments.")
+        was_hidden = found.hidden
         comment = comment_set_hidden(comment_id=comment_id, hidden=False)
         case_close(comment_id=comment_id, decision="unhide", staff_username=_username(staff), keep_visible=True)
         earlier = unhides_before(comment_id=comment_id, exclude_id=line.pk)
@@ -237,3 +241,7 @@ def user_unsuspend(
         get_user_model().objects.filter(pk=user.pk).update(is_active=True)
         user.is_active = True
     return user
+
+
+# The audit line of other staff decisions on comments (actions.held: approve and reject held comments).
+staff_audited = _audited

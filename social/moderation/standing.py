@@ -5,8 +5,11 @@ REPORT_STANDING_DAYS old and they have at least REPORT_STANDING_COMMENTS visible
 report without it weighs 0 (recorded and shown to staff, never toward a hide). The hide
 threshold is REPORT_HIDE_THRESHOLD plus one person per REPORT_THRESHOLD_STEP_DAYS of the
 author's account age; staff and authors of REPORT_PROTECTED_AUTHOR_DAYS or more are never
-hidden by reports (their case waits in the queue for staff). Reads only: the user row (one
-query each) and, for the reporter, one Query of at most REPORT_STANDING_COMMENTS index keys.
+hidden by reports (their case waits in the queue for staff). Trust levels (social.spam.levels)
+weigh in too: a reporter at the lowest level weighs 0, a regular TRUST_REGULAR_REPORT_WEIGHT; a
+regular author's threshold is TRUST_REGULAR_PROTECTION people higher. Reads: the user row (one
+query each), the trust record, and for the reporter one Query of at most REPORT_STANDING_COMMENTS
+index keys.
 """
 
 from __future__ import annotations
@@ -47,8 +50,17 @@ def reporter_has_standing(*, reporter_id: str) -> bool:
 
 
 def report_weight(*, reporter_id: str) -> int:
-    """A report's weight in hundredths: 100 from a reporter with standing, else 0."""
-    return FULL_WEIGHT if reporter_has_standing(reporter_id=reporter_id) else 0
+    """A report's weight in hundredths: 0 without standing or at the lowest trust level (social.spam.levels),
+    100 from a member, TRUST_REGULAR_REPORT_WEIGHT from a regular."""
+    from social.spam.levels import MEMBER, REGULAR, trust_level
+
+    if not reporter_has_standing(reporter_id=reporter_id):
+        return 0
+    level = trust_level(user_id=reporter_id)
+    if level < MEMBER:
+        return 0
+    regular: int = settings.TRUST_REGULAR_REPORT_WEIGHT
+    return max(FULL_WEIGHT, regular) if level >= REGULAR else FULL_WEIGHT
 
 
 def hide_threshold(*, author_id: str) -> int | None:
@@ -63,4 +75,8 @@ def hide_threshold(*, author_id: str) -> int | None:
         return None
     step: float = settings.REPORT_THRESHOLD_STEP_DAYS
     extra = int(age_days // step) if step > 0 else 0
+    from social.spam.levels import REGULAR, trust_level
+
+    if trust_level(user_id=author_id) >= REGULAR:
+        extra += int(settings.TRUST_REGULAR_PROTECTION)
     return (base + extra) * FULL_WEIGHT

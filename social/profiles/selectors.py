@@ -36,6 +36,7 @@ class HiddenComment:
     body: str
     created_at: str
     by_reports: bool  # hidden by reports, staff not yet decided (else by staff)
+    held: bool = False  # waiting for review (social.spam), not hidden by a decision
 
 
 def own_hidden_comments(*, author_id: str) -> list[HiddenComment]:
@@ -52,6 +53,12 @@ def own_hidden_comments(*, author_id: str) -> list[HiddenComment]:
     ]
     comments.sort(key=lambda comment: comment.sort_key, reverse=True)
     return [
-        HiddenComment(comment.comment_id, comment.body, comment.created_at, comment.hidden_by == "reports")
+        HiddenComment(
+            comment.comment_id,
+            comment.body,
+            comment.created_at,
+            comment.hidden_by == "reports",
+            held=comment.hidden_by == "held",
+        )
         for comment in comments
     ]
