@@ -2,6 +2,7 @@
 the owner's own reset spent by strangers. Mails are limited, not requests; only verified
 addresses get them; and every request answers the same page (docs/explanation/security.md "Password reset")."""
 
+import re
 from collections import Counter
 from contextlib import contextmanager
 from unittest import mock
@@ -13,6 +14,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from social.models import User
 from social.reset_mail import WITHHELD_SUBJECT
 from tests.notifications.mail_helpers import mailed
 
@@ -105,21 +107,39 @@ def test_only_the_requesting_network_is_refused(owner, limits_on):
     assert Client(REMOTE_ADDR="2001:db8:7:1::5").post(RESET, {"email": VICTIM}).status_code == 302
 
 
-def test_sign_ups_sharing_a_strangers_address_send_it_few_verification_links(api, limits_on):
-    """Sign-up mails the address its verification link; 12 sign-ups from 12 networks with one
-    stranger's address send it at most that address's budget of links."""
-    for n in range(12):
-        made = api.post(
-            "/api/users/",
-            {"username": f"farm{n}", "password": "a-fresh-Passw0rd", "email": VICTIM},
-            format="json",
-            REMOTE_ADDR=f"198.51.100.{n}",
-        )
-        assert made.status_code == 201
-    assert mailed(), "sign-up with an address mails it the verification link"
+def _sign_up(api, name: str, network: str):
+    made = api.post(
+        "/api/users/",
+        {"username": name, "password": "a-fresh-Passw0rd", "email": VICTIM},
+        format="json",
+        REMOTE_ADDR=network,
+    )
+    assert made.status_code == 201
+    return made
+
+
+def test_strangers_sharing_an_address_cannot_keep_its_owner_from_their_verification_link(api, limits_on, manual_clock):
+    """12 sign-ups from 12 networks with a stranger's address send it at most the address's budget
+    of mails, and once the owner's own account waits on the address, every further mail to it
+    carries the owner's link: strangers spending the budget hand the owner their link."""
     budget = int(limits_on.RATE_LIMITS["mail_verify_to"][0].split("/")[0])
+    for n in range(12):
+        _sign_up(api, f"farm{n}", f"198.51.100.{n}")
+    assert len(mailed()) == budget  # the inbox is not flooded
+    _sign_up(api, "owner", "192.0.2.7")  # the owner signs up: the address's budget is spent
     assert len(mailed()) == budget
-    assert all("/me/email/verify/" in message.body for message in mailed())
+    manual_clock.advance(3600)
+    for n in range(12, 12 + budget):  # the strangers spend the next hour's budget first
+        _sign_up(api, f"farm{n}", f"198.51.100.{n}")
+    later = mailed()[budget:]
+    assert len(later) == budget
+    for message in later:
+        assert "owner: http" in message.body, message.body  # the owner's link is in every one
+    owner_link = re.search(r"owner: (https?://\S+/me/email/verify/\S+/)", later[0].body).group(1)
+    assert Client().post("/" + owner_link.split("/", 3)[3]).status_code == 200
+    owner = User.objects.get(username="owner")
+    assert owner.email_verified and owner.email == VICTIM
+    assert not User.objects.filter(username__startswith="farm", email_verified=True).exists()
 
 
 @contextmanager
