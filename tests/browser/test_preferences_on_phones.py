@@ -30,7 +30,7 @@ def test_the_notification_settings_read_and_work_on_a_phone(pages, make_user):
             problems.append(f"checkbox {name} has no visible label")
 
     broken = page.evaluate(
-        """() => Array.from(document.querySelectorAll('form.notification-preferences th, form.notification-preferences caption')).flatMap(cell => {
+        """() => Array.from(document.querySelectorAll('.notification-preferences :is(th, caption)')).flatMap(cell => {
             const found = [];
             const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
             for (let text = walker.nextNode(); text; text = walker.nextNode()) {
