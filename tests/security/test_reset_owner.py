@@ -79,3 +79,21 @@ def test_the_budget_is_the_accounts_whatever_form_of_the_address_is_typed(owner,
             Client(REMOTE_ADDR=f"203.0.113.{n}").post(RESET, {"email": form})
     budget = int(settings.RATE_LIMITS["password_reset_mail"][0].split("/")[0])
     assert len(_resets(mailed())) == budget
+
+
+def test_a_reset_mail_whose_worker_died_before_finishing_goes_once(owner, settings, manual_clock, monkeypatch):
+    """The worker sent the mail and died before deleting its queue item: the next worker, once
+    the item's lease ran out, finds the ledger line and sends nothing again; the link in the one
+    mail is made at send time (the queued item holds none)."""
+    from notifications.mail import services as mail_services
+    from notifications.models import MailQueue
+
+    Client(REMOTE_ADDR=OWNER_NETWORK).post(RESET, {"email": VICTIM})
+    [item] = list(MailQueue.scan())
+    assert "/accounts/password/reset/" not in item.entry_id and "token" not in item.entry_id
+    monkeypatch.setattr(mail_services, "mail_queue_done", lambda item: None)  # dies before the delete
+    assert len(_resets(mailed())) == 1
+    monkeypatch.undo()
+    manual_clock.advance(settings.MAIL_LEASE_SECONDS + 1)
+    assert len(_resets(mailed())) == 1
+    assert list(MailQueue.scan()) == []
