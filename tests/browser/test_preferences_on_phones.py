@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.conftest import ARTIFACTS, PHONE, axe_violations, horizontal_overflow
+from tests.browser.conftest import ARTIFACTS, DESKTOP, PHONE, axe_violations, horizontal_overflow
 
 MIN_TARGET = 24
 
@@ -78,3 +78,15 @@ def test_the_notification_settings_read_and_work_on_a_phone(pages, make_user):
     expect(page.get_by_text("Saved: your notification settings.")).to_be_visible()
     expect(page.get_by_label("Likes of your comments: Inbox")).not_to_be_checked()
     assert pages.console_errors == []
+
+
+def test_on_a_desktop_the_settings_stay_a_table_with_its_column_headers(pages, make_user):
+    bob = make_user("bob", display_name="Bob")
+    page = pages.open("/me/notifications/", user=bob, viewport=DESKTOP)
+    page.screenshot(path=str(ARTIFACTS / "preferences-desktop.png"), full_page=True)
+    headers = page.locator(".preferences-grid thead th")
+    expect(headers.nth(1)).to_be_visible()
+    assert [text.strip() for text in headers.all_inner_texts()][:3] == ["Kind", "Inbox", "E-mail"]
+    box = page.get_by_label("Likes of your comments: Inbox").bounding_box()
+    assert box is not None and box["width"] >= MIN_TARGET and box["height"] >= MIN_TARGET
+    assert axe_violations(page, rules=["target-size"]) == []
