@@ -353,7 +353,7 @@
   // After Post (or Reply) the page says "Posted." and the keyboard focus goes there, so a
   // screen reader announces it and Tab goes on from the top of what was just posted to.
   function focusPosted() {
-    var posted = document.querySelector(".messages .posted[tabindex]");
+    var posted = document.querySelector(".messages .posted [tabindex]");
     if (posted) posted.focus();
   }
 
