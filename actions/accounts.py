@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from notifications.mail.verification import email_verification_send
 from project.errors import ApplicationError
-from project.serving.after_response import after_response
 from social.services import user_create
 
 if TYPE_CHECKING:
@@ -29,18 +28,13 @@ def account_sign_up(*, username: str, password: str, display_name: str = "", ema
 
 
 def signup_verification_queue(*, user: User) -> None:
-    """Mail a new account's address its verification link once the answer is out (at once outside
-    a request). Until it is followed the address gets no reset or notification mail. Nothing for an
-    account without an address; a link the address's budget refuses is not sent (the person asks
-    again from the settings page). Twice: two links, each counted."""
+    """Queue a new account's verification link for the mail worker. Until it is followed the
+    address gets no reset or notification mail. Nothing for an account without an address; a
+    link the address's budget refuses is not queued (the next mail to the address carries it,
+    or the person asks again from the settings page). Twice: two links, each counted."""
     if not user.email:
         return
-
-    def send() -> None:
-        try:
-            email_verification_send(user=user)
-        except ApplicationError as refusal:  # RateLimited among them
-            logger.info("sign-up verification link not sent: %s", refusal.message)
-
-    if not after_response(send):
-        send()
+    try:
+        email_verification_send(user=user)
+    except ApplicationError as refusal:  # RateLimited among them
+        logger.info("sign-up verification link not queued: %s", refusal.message)

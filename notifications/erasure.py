@@ -23,6 +23,7 @@ from notifications.models import Feed, FeedRetry, LikeRead, LikeUnread, MailQueu
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
 from project.accounts.erasure import erasure_step, export_section
+from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 
 PAGE = 100
 
@@ -78,23 +79,54 @@ def preferences_erase(*, user_id: str, cursor: str | None) -> str | None:
 # --- the export ---------------------------------------------------------------------
 
 
+def _likers(ids: list[str], names: dict[str, str]) -> list[dict[str, str]]:
+    return [{"id": liker, "name": names.get(liker, DELETED_ACCOUNT)} for liker in ids]
+
+
 @export_section(name="like_notifications", order=30)
 def like_notifications_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    """Unread like notifications, then read ones (newest first): likers by id and name, the
+    liked comment's text, a read one's time."""
+    rows: list[dict[str, Any]] = []
     for unread in LikeUnread.query(user_id, consistent_read=True, page_size=PAGE):
         if int(unread.num_likes or 0):
-            yield {
-                "comment_id": unread.comment_id,
-                "unread": True,
-                "liker_ids": list(unread.liker_ids or []),
-                "num_likes": int(unread.num_likes or 0),
-            }
+            rows.append(
+                {
+                    "comment_id": unread.comment_id,
+                    "unread": True,
+                    "liker_ids": list(unread.liker_ids or []),
+                    "num_likes": int(unread.num_likes or 0),
+                    "updated_at": iso_time(unread.updated_at),
+                }
+            )
+        if len(rows) >= PAGE:
+            yield from _readable(rows)
+            rows = []
     for read in LikeRead.query(user_id, consistent_read=True, scan_index_forward=False, page_size=PAGE):
-        yield {
-            "comment_id": read.comment_id,
-            "unread": False,
-            "liker_ids": list(read.liker_ids or []),
-            "num_likes": int(read.num_likes or 0),
-        }
+        rows.append(
+            {
+                "comment_id": read.comment_id,
+                "unread": False,
+                "liker_ids": list(read.liker_ids or []),
+                "num_likes": int(read.num_likes or 0),
+                "updated_at": iso_time(read.updated_at),
+                "read_at": iso_time(read.read_at),
+            }
+        )
+        if len(rows) >= PAGE:
+            yield from _readable(rows)
+            rows = []
+    yield from _readable(rows)
+
+
+def _readable(rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """A page of like notifications with names beside the likers' ids and the comment's text."""
+    if not rows:
+        return
+    names = people_names(liker for row in rows for liker in row["liker_ids"])
+    texts = comment_texts(row["comment_id"] for row in rows)
+    for row in rows:
+        yield {**row, "likers": _likers(row["liker_ids"], names), "comment_text": texts[row["comment_id"]]}
 
 
 @export_section(name="feed", order=35)
@@ -110,6 +142,7 @@ def feed_export(*, user_id: str) -> Iterator[dict[str, Any]]:
             "url": entry.url,
             "unread": entry.unread,
             "actor_ids": [actor.id for actor in entry.actors],
+            "actors": [{"id": actor.id, "name": actor.display_name} for actor in entry.actors],
             "created_at": entry.created_at.isoformat(),
             "updated_at": entry.updated_at.isoformat(),
         }
@@ -123,10 +156,17 @@ def preferences_export(*, user_id: str) -> Iterator[dict[str, Any]]:
 @export_section(name="thread_subscriptions", order=45)
 def threads_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for entry in ThreadSubscription.by_user.query(user_id, page_size=PAGE):
-        yield {"thread_id": entry.thread_id, "state": entry.state, "at": entry.at}
+        yield {"thread_id": entry.thread_id, "state": entry.state, "at": iso_time(entry.at)}
 
 
 @export_section(name="mail_sent", order=50)
 def sends_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for line in Send.query(user_id, consistent_read=True, page_size=PAGE):
-        yield {"kind": line.kind, "source": line.source, "state": line.state, "address": line.address, "at": line.at}
+        yield {
+            "kind": line.kind,
+            "source": line.source,
+            "state": line.state,
+            "address": line.address,
+            "subject": line.subject,
+            "at": iso_time(line.at),
+        }

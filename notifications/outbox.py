@@ -58,6 +58,7 @@ OUTBOX_MAX_DELAY_MS = 300_000  # the longest back-off of an item that keeps fail
 OUTBOX_JOBS = {
     "fanout": "notifications.fanout.FanOut",
     "silence": "notifications.silence.Silence",
+    "moderation": "notifications.moderation_notices.ModerationNotice",
 }
 
 

@@ -25,11 +25,13 @@ says so).
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import REDIRECT_FIELD_NAME
-from django.shortcuts import resolve_url
+from django.shortcuts import redirect, resolve_url
 from django.utils.http import urlencode
 
 from project.clock import clock
@@ -37,7 +39,7 @@ from project.http.security import client_ip
 from project.limits.store import address_subject, limit_hit, limit_rules
 
 if TYPE_CHECKING:
-    from django.http import HttpRequest
+    from django.http import HttpRequest, HttpResponse
 
 DRAFT_KEY = "kept_draft"
 LIKE_KEY = "kept_like"
@@ -142,6 +144,46 @@ def like_take(request: HttpRequest, *, comment_id: str) -> dict[str, str] | None
     if not request.user.is_authenticated or kept.get("user_id") != str(request.user.pk):
         return None
     return kept
+
+
+def form_keep(request: HttpRequest, *, path: str, fields: dict[str, list[str]]) -> bool:
+    """Keep the values of a settings form saved to `path` after the session ended (as a post's
+    text is kept: one per session, the newest wins, limited per address), to be put back in the
+    form after the log-in; nothing is saved until the person presses Save again. False: nothing
+    kept (no value, or past the limit)."""
+    fields = {name: values for name, values in fields.items() if name != "csrfmiddlewaretoken"}
+    if not any(value.strip() for values in fields.values() for value in values):
+        return False
+    return draft_keep(request, path=path, body=json.dumps(fields)[:DRAFT_MAX_CHARS])
+
+
+def form_take(request: HttpRequest, *, path: str) -> dict[str, list[str]] | None:
+    """The form values kept for `path` (`form_keep`), removed from the session (shown once)."""
+    kept = draft_take(request, path=path)
+    if not kept:
+        return None
+    try:
+        fields = json.loads(kept)
+    except ValueError:  # a post's text kept for the same address: not a form's values
+        return None
+    if not isinstance(fields, dict):
+        return None
+    return {str(name): [str(value) for value in values] for name, values in fields.items() if isinstance(values, list)}
+
+
+def form_keep_and_log_in(request: HttpRequest, *, what: str) -> HttpResponse:
+    """A settings form sent after the session ended (or while logged out): nothing is saved, the
+    person is told, and after the log-in the form has the values back (`form_take`)."""
+    if request.method == "POST":
+        fields = {name: request.POST.getlist(name) for name in request.POST}
+        if form_keep(request, path=request.path, fields=fields):
+            messages.info(
+                request,
+                f"You are not logged in, so {what} were not saved. Log in and your changes will be back in the form.",
+            )
+        else:
+            messages.info(request, f"You are not logged in, so {what} were not saved: log in and save them again.")
+    return redirect(login_url(request.path))
 
 
 def login_url(next_path: str) -> str:

@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from project.accounts.erasure import erasure_step, export_section
 from project.clock import clock
 from project.limits.store import limit_forget
+from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 from social.activity.models import activity_model
 from social.activity.month_tables import activity_table_months
 from social.edit_history import comment_versions_erase
@@ -171,22 +172,46 @@ def comments_export(*, user_id: str) -> Iterator[dict[str, Any]]:
         yield from read(page)
 
 
+def _with_comment_texts(rows: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Each row with the text of its comment beside its `comment_id`, a page of rows at a time."""
+    page: list[dict[str, Any]] = []
+    for row in rows:
+        page.append(row)
+        if len(page) == EXPORT_PAGE:
+            texts = comment_texts(item["comment_id"] for item in page)
+            yield from ({**item, "comment_text": texts[item["comment_id"]]} for item in page)
+            page = []
+    if page:
+        texts = comment_texts(item["comment_id"] for item in page)
+        yield from ({**item, "comment_text": texts[item["comment_id"]]} for item in page)
+
+
 @export_section(name="likes", order=25)
 def likes_export(*, user_id: str) -> Iterator[dict[str, Any]]:
-    for like in Like.by_user.query(user_id, page_size=EXPORT_PAGE):
-        yield {"comment_id": like.comment_id}
+    rows = ({"comment_id": like.comment_id} for like in Like.by_user.query(user_id, page_size=EXPORT_PAGE))
+    yield from _with_comment_texts(rows)
 
 
 @export_section(name="reactions", order=26)
 def reactions_export(*, user_id: str) -> Iterator[dict[str, Any]]:
-    for row in Reaction.by_user.query(user_id, page_size=EXPORT_PAGE):
-        yield {"comment_id": row.comment_id, "reaction": row.reactor_key.rpartition("#")[2]}
+    rows = (
+        {"comment_id": row.comment_id, "reaction": row.reactor_key.rpartition("#")[2]}
+        for row in Reaction.by_user.query(user_id, page_size=EXPORT_PAGE)
+    )
+    yield from _with_comment_texts(rows)
 
 
 @export_section(name="blocks_and_mutes", order=60)
 def relations_export(*, user_id: str) -> Iterator[dict[str, Any]]:
-    for item in Relation.query(user_id, consistent_read=True):
-        yield {"user_id": item.other_id, "blocked_at": item.blocked_at, "muted_at": item.muted_at}
+    items = list(Relation.query(user_id, consistent_read=True))  # at most RELATIONS_MAX
+    names = people_names(item.other_id for item in items)
+    for item in items:
+        yield {
+            "user_id": item.other_id,
+            "name": names.get(item.other_id, DELETED_ACCOUNT),
+            "blocked_at": iso_time(item.blocked_at, unit="s"),
+            "muted_at": iso_time(item.muted_at, unit="s"),
+        }
 
 
 @export_section(name="reports", order=70)
@@ -199,4 +224,5 @@ def reports_export(*, user_id: str) -> Iterator[dict[str, Any]]:
 def activity_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for month in activity_table_months():
         for item in activity_model(month).query(user_id, page_size=EXPORT_PAGE):
-            yield {"at_key": item.at_key, "action": item.action, "object_id": item.object_id}
+            at = iso_time(int(item.at_key[:13])) if item.at_key[:13].isdigit() else None
+            yield {"at": at, "at_key": item.at_key, "action": item.action, "object_id": item.object_id}

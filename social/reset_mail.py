@@ -2,17 +2,24 @@
 the account's mail budgets (docs/explanation/security.md "Password reset"): the owner's own,
 for requests from a network that logged in to the account or a browser holding its device
 cookie, and the strangers' one for every other request. When strangers' requests were withheld
-the owner is told, at most once a day."""
+the owner is told, at most once a day.
+
+The request does the same work whatever was typed (one query of the accounts, the device
+cookies checked in memory, then one queue put: notifications.mail.account_links); the mail
+worker decides the rest at send time with the functions below, and makes the links then, so
+nothing queued holds a secret.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.tokens import default_token_generator
-from django.core.mail import send_mail
+from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.encoding import force_bytes
@@ -21,6 +28,9 @@ from django.utils.http import urlsafe_base64_encode
 from project.accounts.login_devices import device_nonce_in
 from project.accounts.login_limits import login_address_known
 from project.limits.store import limit_hit, once_per_window
+
+if TYPE_CHECKING:
+    from social.models import User
 
 logger = logging.getLogger(__name__)
 
@@ -36,52 +46,51 @@ WITHHELD_BODY = (
 )
 
 
-def _owner_asks(accounts: list, *, address: str, cookies: Mapping[str, str]) -> bool:
-    """The request came from a network that logged in to one of the accounts, or a browser
-    holding the device cookie of one."""
-    return any(
-        device_nonce_in(cookies, user) or login_address_known(username=user.get_username(), address=address)
-        for user in accounts
-    )
-
-
-def password_reset_mail_send(*, email: str, address: str = "", cookies: Mapping[str, str] | None = None) -> int:
-    """Mail `email` a reset link for each active account that verified it (User.email_verified),
-    all in one mail, if the accounts' budget allows: LIMIT_PASSWORD_RESET_MAIL_OWNER when the
-    requester (`address`, `cookies`: the request's) is the owner's network or browser, else
-    LIMIT_PASSWORD_RESET_MAIL, both counted per account (the first that verified the address),
-    never per typed address. The mails sent (0 or 1). A request the strangers' budget refused
-    tells the owner (one mail a day at most).
-
-    Unverified addresses get nothing: anyone can sign up with anyone's address, and a reset
-    mail would then greet a stranger's chosen name in that inbox. Run after the answer is
-    sent (the view), so the answer takes as long whatever happens here. Twice: two mails
-    (each counted). Dies between counting and sending: the mail stays counted, none is sent.
-    """
-    accounts = [
+def reset_accounts(*, email: str) -> list[User]:
+    """The active accounts with a usable password that verified `email` (any letter case),
+    oldest first: one query, whatever the address."""
+    return [
         user
         for user in get_user_model()
         .objects.filter(email__iexact=email.strip(), email_verified=True, is_active=True)
         .order_by("pk")
         if user.has_usable_password()
     ]
-    if not accounts:
-        return 0
-    owner = _owner_asks(accounts, address=address, cookies=cookies or {})
+
+
+def reset_device_owner_ids(accounts: Iterable[User], *, cookies: Mapping[str, str]) -> list[str]:
+    """The ids of those accounts whose valid device cookie the request holds (in memory: no read)."""
+    return [str(user.pk) for user in accounts if device_nonce_in(cookies, user)]
+
+
+def reset_owner_asks(accounts: Iterable[User], *, device_owner_ids: Iterable[str], address: str) -> bool:
+    """The request came from a browser holding the device cookie of one of the accounts, or from
+    a network that logged in to one (a strongly consistent read per account)."""
+    accounts = list(accounts)
+    if {str(user.pk) for user in accounts} & set(device_owner_ids):
+        return True
+    return any(login_address_known(username=user.get_username(), address=address) for user in accounts)
+
+
+def reset_budget_allows(*, account: User, owner: bool) -> bool:
+    """Count one reset mail against the account's budget: LIMIT_PASSWORD_RESET_MAIL_OWNER for
+    the owner's network or browser, else LIMIT_PASSWORD_RESET_MAIL (one conditional write).
+    Twice: two counted. Dies after counting: that mail stays counted."""
     budget = "password_reset_mail_owner" if owner else "password_reset_mail"
-    if not limit_hit(name=budget, subject=f"account:{accounts[0].pk}").allowed:
+    allowed = limit_hit(name=budget, subject=f"account:{account.pk}").allowed
+    if not allowed:
         logger.info("reset mail not sent: the account's %s budget is spent", budget)
-        if not owner and once_per_window(
-            name="reset_withheld_notice", subject=str(accounts[0].pk), seconds=WITHHELD_NOTICE_SECONDS
-        ):
-            usernames = ", ".join(user.get_username() for user in accounts)
-            send_mail(
-                subject=WITHHELD_SUBJECT,
-                message=WITHHELD_BODY.format(usernames=usernames),
-                from_email=None,
-                recipient_list=[accounts[0].email],
-            )
-        return 0
+    return allowed
+
+
+def reset_withheld_notice_due(*, account: User) -> bool:
+    """True once a day per account: the owner is told that strangers' reset mails were held back."""
+    return once_per_window(name="reset_withheld_notice", subject=str(account.pk), seconds=WITHHELD_NOTICE_SECONDS)
+
+
+def reset_message(accounts: list[User]) -> EmailMultiAlternatives:
+    """The reset mail, a link for each account: its tokens are made now (Django's token generator:
+    valid PASSWORD_RESET_TIMEOUT, and until the password or the last log-in changes)."""
     links = [
         {
             "username": user.get_username(),
@@ -96,10 +105,15 @@ def password_reset_mail_send(*, email: str, address: str = "", cookies: Mapping[
         }
         for user in accounts
     ]
-    send_mail(
+    return EmailMultiAlternatives(
         subject=render_to_string("registration/password_reset_subject.txt").strip(),
-        message=render_to_string("registration/password_reset_email.html", {"accounts": links}),
-        from_email=None,
-        recipient_list=[accounts[0].email],
+        body=render_to_string("registration/password_reset_email.html", {"accounts": links}),
+        to=[accounts[0].email],
     )
-    return 1
+
+
+def reset_withheld_message(accounts: list[User]) -> EmailMultiAlternatives:
+    usernames = ", ".join(user.get_username() for user in accounts)
+    return EmailMultiAlternatives(
+        subject=WITHHELD_SUBJECT, body=WITHHELD_BODY.format(usernames=usernames), to=[accounts[0].email]
+    )

@@ -22,6 +22,7 @@ from actions.accounts import account_sign_up
 from actions.comments import comment_create
 from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
+from notifications.mail.account_links import reset_mail_queue
 from notifications.preferences.selectors import comment_thread_state
 from project.accounts.login import password_check_limited
 from project.dynamo.cursors import page_or_first
@@ -31,7 +32,6 @@ from project.http.idempotency import form_post_once
 from project.http.security import client_ip
 from project.http.views import focus_first_error, refused_page
 from project.limits.store import address_subject
-from project.serving.after_response import after_response
 from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record
 from social.comment_forms import back_url, comment_change_and_go_back
@@ -225,24 +225,21 @@ def comment_edit(request, comment_id):
 
 
 class SitePasswordResetForm(PasswordResetForm):
-    """Django's reset form, its mail made by `reset_mail.password_reset_mail_send`: one mail per
-    request to an address some account verified, links on SITE_URL (never on the host or port a
-    request named: a forged Host header would send the owner a link to another site), within the
-    address's mail budget. All of it runs once the answer is out, so the answer is the same and
-    takes as long whether an account has the address, a mail went, or the budget was spent (an
-    SMTP round trip would tell). A process that dies in between sends no mail: the person asks again."""
+    """Django's reset form, its mail queued for the mail worker (notifications.mail.account_links),
+    which makes the links on SITE_URL (never on the host or port a request named: a forged Host
+    header would send the owner a link to another site) within the account's mail budgets. The
+    request does the same work whatever was typed (one query of the accounts that verified the
+    address, its device cookies checked in memory, one queue put), so the answer is the same and
+    takes as long whether an account has the address, a mail goes, or the budget was spent."""
 
     def save(self, **kwargs):
         email = self.cleaned_data["email"]
         request = kwargs.get("request")
         address = client_ip(request) if request is not None else ""
         cookies = dict(request.COOKIES) if request is not None else {}
-
-        def send() -> None:
-            reset_mail.password_reset_mail_send(email=email, address=address, cookies=cookies)
-
-        if not after_response(send):
-            send()  # outside a request (a shell): at once
+        accounts = reset_mail.reset_accounts(email=email)
+        owners = reset_mail.reset_device_owner_ids(accounts, cookies=cookies)
+        reset_mail_queue(email=email, address=address, device_owner_ids=owners)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

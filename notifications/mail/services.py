@@ -37,6 +37,7 @@ from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 
 from notifications.mail.account import ACCOUNT
+from notifications.mail.account_links import LINK_KINDS, link_mail_plan
 from notifications.mail.checks import Recipient, mail_verdict
 from notifications.mail.content import account_message, notification_message
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
@@ -297,10 +298,48 @@ def mail_queue_postpone(item: MailQueue, *, seconds: float) -> None:
     )
 
 
+def _finish(item: MailQueue, delivered: Delivered) -> str:
+    if delivered.outcome == POSTPONED:
+        mail_queue_postpone(item, seconds=delivered.retry_after)
+        return POSTPONED
+    mail_queue_done(item)
+    return delivered.outcome
+
+
+def _link_mail_process(item: MailQueue, connection: BaseEmailBackend | None) -> str:
+    """A reset or verification mail (notifications/mail/account_links.py), claimed: its accounts
+    read now, the ledger checked, the budget decided, then the mail with links made now."""
+    plan = link_mail_plan(item)
+    recipient = plan.recipient
+    if recipient is None:  # no account: nothing to send, no ledger line to file
+        mail_queue_done(item)
+        return SKIPPED
+    if ledger_get(user_id=recipient.user_id, channel=EMAIL, source=item.source) is not None:
+        mail_queue_done(item)
+        return ALREADY
+    skip = plan.skip or plan.decide()
+    if skip or plan.build is None:
+        ledger_put(user_id=recipient.user_id, source=item.source, kind=item.kind, state=SKIPPED, reason=skip)
+        notice = plan.notice()
+        if notice is not None:
+            source, build = notice
+            mail_deliver(
+                recipient=recipient, source=source, kind=item.kind, entry_id="", build=build, connection=connection
+            )
+        mail_queue_done(item)
+        return SKIPPED
+    delivered = mail_deliver(
+        recipient=recipient, source=item.source, kind=item.kind, entry_id="", build=plan.build, connection=connection
+    )
+    return _finish(item, delivered)
+
+
 def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None) -> str:
     """Handle one due mail (module doc): sent, failed, skipped, already, postponed or taken."""
     if not mail_queue_claim(item):
         return TAKEN
+    if item.kind in LINK_KINDS:
+        return _link_mail_process(item, connection)
     if ledger_get(user_id=item.user_id, channel=EMAIL, source=item.source) is not None:
         mail_queue_done(item)
         return ALREADY
@@ -327,11 +366,7 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         ),
         connection=connection,
     )
-    if delivered.outcome == POSTPONED:
-        mail_queue_postpone(item, seconds=delivered.retry_after)
-        return POSTPONED
-    mail_queue_done(item)
-    return delivered.outcome
+    return _finish(item, delivered)
 
 
 @dataclass

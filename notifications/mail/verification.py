@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
@@ -10,15 +11,21 @@ from django.db import transaction
 from django.template.loader import render_to_string
 
 from notifications.mail.content import site_url
-from notifications.mail.tokens import verify_read, verify_token
+from notifications.mail.queue import mail_queue_item
+from notifications.mail.tokens import address_digest, verify_read, verify_token
+from project.clock import clock
+from project.dynamo.transactions import write_retrying
 from project.errors import ApplicationError, RateLimited
 from project.limits.store import limit_enforce, recipient_mail_allow
 
 if TYPE_CHECKING:
     from social.models import User
 
-# Verification mails asked for, per account: nobody mail-bombs an address through the button.
+EMAIL_VERIFY = "email_verify"  # the mail queue's kind (notifications.mail.account_links sends it)
+# Verification mails asked for, per account and address: nobody mail-bombs an address through the button.
 VERIFY_MAIL_RULES = "5/hour,20/day"
+# Links in one verification mail: the asking account's, then others waiting on the address.
+VERIFY_LINKS_PER_MAIL = 20
 
 
 def email_address_set(*, user: User, email: str) -> bool:
@@ -33,28 +40,74 @@ def email_address_set(*, user: User, email: str) -> bool:
     return True
 
 
+def verification_mail_queue(*, user: User) -> str:
+    """Queue the verification link of the account's current address for the mail worker; answers
+    its source. The link is made when the mail is sent (`verification_message`), and not at all if
+    the account has another address or verified it by then. Twice: two items, two mails. Dies
+    before the put: no mail (the person asks again); after it: the worker sends it once."""
+    source = f"{EMAIL_VERIFY}:{uuid.uuid4().hex}"
+    item = mail_queue_item(
+        user_id=str(user.pk),
+        kind=EMAIL_VERIFY,
+        source=source,
+        entry_id=address_digest(user.email),
+        due_ms=clock.now_ms(),
+    )
+    write_retrying(item.save, what="verification mail queue put")
+    return source
+
+
 def email_verification_send(*, user: User) -> None:
-    """Mail the account's address a link that verifies it (RateLimited past VERIFY_MAIL_RULES for the
-    account, or past LIMIT_MAIL_VERIFY_TO for the address)."""
+    """Queue a mail to the account's address with its verification link (RateLimited past
+    VERIFY_MAIL_RULES for the account and this address, or past LIMIT_MAIL_VERIFY_TO for the address).
+
+    The address's budget is shared by every account giving it, so sign-ups on a stranger's
+    address cannot flood it; and every mail to an address carries the links of the other accounts
+    waiting on it (`verification_message`), so strangers spending that budget cannot keep the
+    address's owner from their link: each mail they cause carries it."""
     if not user.email:
         raise ApplicationError("Enter an e-mail address first.", field="email")
-    limit_enforce(name="mail_verify", subject=str(user.pk), rules=VERIFY_MAIL_RULES)
-    # Sign-up takes any address, shared by any number of accounts: the address's own budget
-    # (every account together) keeps them from flooding a stranger's inbox with links.
+    limit_enforce(name="mail_verify", subject=f"{user.pk}:{address_digest(user.email)}", rules=VERIFY_MAIL_RULES)
     if not recipient_mail_allow(name="mail_verify_to", email=user.email):
         raise RateLimited(
-            "Too many verification links went to this address recently. Please try again later.", retry_after=3600
+            "Too many verification links went to this address recently: the next one sent to it will "
+            "carry a link for your account too, or ask again in an hour.",
+            retry_after=3600,
         )
-    link = site_url(f"/me/email/verify/{verify_token(user_id=str(user.pk), email=user.email)}/")
+    verification_mail_queue(user=user)
+
+
+def _pending_on_address(*, user: User) -> list[User]:
+    """The other active accounts waiting for a link to the same address, newest first, at most
+    VERIFY_LINKS_PER_MAIL - 1 of them."""
+    others = (
+        get_user_model()
+        .objects.filter(email__iexact=user.email, email_verified=False, is_active=True)
+        .exclude(pk=user.pk)
+        .order_by("-pk")
+    )
+    return list(others[: VERIFY_LINKS_PER_MAIL - 1])
+
+
+def verification_message(*, user: User) -> EmailMultiAlternatives:
+    """The verification mail to the account's address: its link first, then a link for each other
+    account waiting on that address (tokens made now, valid EMAIL_VERIFY_TIMEOUT)."""
+    accounts = [user, *_pending_on_address(user=user)]
+    links = [
+        {
+            "username": account.get_username(),
+            "link": site_url(f"/me/email/verify/{verify_token(user_id=str(account.pk), email=account.email)}/"),
+        }
+        for account in accounts
+    ]
     # No display name: sign-up takes any address, and the mail must not greet its owner with
     # words a stranger chose. The username (letters, digits, @ . + - _) says which account.
-    context = {"username": user.get_username(), "link": link}
-    message = EmailMultiAlternatives(
+    context = {"username": user.get_username(), "link": links[0]["link"], "others": links[1:]}
+    return EmailMultiAlternatives(
         subject="Verify your e-mail address on Dynamo Social",
         body=render_to_string("notifications/mail/verify.txt", context),
         to=[user.email],
     )
-    message.send()
 
 
 def email_verify_account(*, token: str) -> User | None:

@@ -6,13 +6,14 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from notifications.preferences import selectors, services
 from project.errors import ApplicationError, NotFound
 from project.http.fresh import FreshCookie
+from social import drafts
 
 # Threads this browser muted, watched or undid in the last seconds: the settings page reads
 # them from the table (its list comes from an index, which may trail a write by a second).
@@ -95,9 +96,10 @@ class PreferencesForm(forms.Form):
         ]
 
 
-@login_required
 def preferences_page(request):
     """What reaches you: the preferences form, and the threads you muted or watch, each with undo."""
+    if not request.user.is_authenticated:
+        return drafts.form_keep_and_log_in(request, what="your notification settings")
     user_id = str(request.user.pk)
     if request.method == "POST":
         form = PreferencesForm(request.POST)
@@ -109,6 +111,14 @@ def preferences_page(request):
             else:
                 messages.success(request, "Saved: your notification settings.")
             return redirect("notification-preferences")
+    elif (kept := drafts.form_take(request, path=request.path)) is not None:
+        # Saved after the session ended: the values sent then, with the values shown then (so a
+        # Save changes only what the person changed), waiting for Save.
+        data = QueryDict(mutable=True)
+        for name, values in kept.items():
+            data.setlist(name, values)
+        form = PreferencesForm(data)
+        messages.info(request, "Your changes are back in the form, not saved yet: press Save to keep them.")
     else:
         # Strongly consistent: a save lands on this page, which must show it.
         form = PreferencesForm.shown(selectors.preferences_get(user_id=user_id, consistent=True))

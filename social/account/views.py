@@ -14,7 +14,7 @@ from notifications.mail.verification import email_address_set, email_verificatio
 from project.errors import ApplicationError, LockedOut, PermissionDenied, RateLimited
 from project.http.security import client_ip
 from project.http.views import refused_page
-from social import services
+from social import drafts, services
 from social.account.selectors import account_export_chunks
 from social.account.services import account_delete_request, account_export_allow
 
@@ -36,13 +36,21 @@ class EmailForm(forms.Form):
     )
 
 
-@login_required
 def account_settings(request):
-    """Change one's display name and e-mail address (and have it verified); links to the password change."""
+    """Change one's display name and e-mail address (and have it verified); links to the password
+    change. Saved after the session ended: nothing saved, the values back in the form after the log-in."""
+    if not request.user.is_authenticated:
+        return drafts.form_keep_and_log_in(request, what="your settings")
     user = request.user
     action = request.POST.get("action", "name") if request.method == "POST" else None
-    form = DisplayNameForm(request.POST if action == "name" else None, initial={"display_name": user.display_name})
-    email_form = EmailForm(request.POST if action in ("email", "verify") else None, initial={"email": user.email})
+    kept = drafts.form_take(request, path=request.path) if request.method == "GET" else None
+    name_initial, email_initial = user.display_name, user.email
+    if kept:
+        name_initial = (kept.get("display_name") or [name_initial])[0]
+        email_initial = (kept.get("email") or [email_initial])[0]
+        messages.info(request, "Your changes are back in the form, not saved yet: press Save to keep them.")
+    form = DisplayNameForm(request.POST if action == "name" else None, initial={"display_name": name_initial})
+    email_form = EmailForm(request.POST if action in ("email", "verify") else None, initial={"email": email_initial})
     if action == "name" and form.is_valid():
         try:
             services.user_display_name_set(user=user, display_name=form.cleaned_data["display_name"])

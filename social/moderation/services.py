@@ -37,7 +37,7 @@ from social.account.limits import account_limit_enforce
 from social.edit_history import comment_version
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
-from social.moderation.signals import moderation_decided, unhides_before
+from social.moderation.signals import moderation_decided, moderation_deciding, unhides_before
 from social.moderation.standing import hide_threshold, report_weight
 from social.selectors import comment_find
 from social.services import comment_visibility_actions
@@ -173,6 +173,8 @@ def report_create(
             )
             hide = comment_visibility_actions(comment=comment, hidden=True, hidden_by="reports")
             transaction.update(Comment(comment_id), actions=hide, condition=visible, label="comment")
+            # The author's notice, promised in the hide's own transaction (social.moderation.signals).
+            moderation_deciding.send(sender=Comment, transaction=transaction, **_hide_by_reports(comment))
 
     def on_failed(outcome: TransactOutcome) -> bool:
         failed = outcome.failed_labels
@@ -214,17 +216,21 @@ def comment_flag(*, comment_id: str, note: str) -> None:
         logger.error("flag of comment %s not recorded: %s", comment_id, error.message)
 
 
+def _hide_by_reports(comment: Comment) -> dict[str, object]:
+    return {
+        "comment_id": comment.comment_id,
+        "author_id": comment.author_id,
+        "decision": "hide",
+        "by": "reports",
+        "episode": unhides_before(comment_id=comment.comment_id),
+    }
+
+
 def _tell_author(*, comment: Comment) -> None:
     """The author's notice of the hide the threshold made (social.moderation.signals); never raises.
-    Only the one report that crossed sends it; dying before it loses the notice, not the hide."""
-    for _receiver, result in moderation_decided.send_robust(
-        sender=Comment,
-        comment_id=comment.comment_id,
-        author_id=comment.author_id,
-        decision="hide",
-        by="reports",
-        episode=unhides_before(comment_id=comment.comment_id),
-    ):
+    Only the one report that crossed sends it; dying before it leaves the notice to the promise
+    its transaction recorded (`process_feed_retries` keeps it)."""
+    for _receiver, result in moderation_decided.send_robust(sender=Comment, **_hide_by_reports(comment)):
         if isinstance(result, Exception):
             logger.error("moderation notice of the hide of %s failed: %r", comment.comment_id, result)
 

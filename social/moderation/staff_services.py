@@ -28,7 +28,7 @@ from project.errors import ApplicationError, NotFound, PermissionDenied, conditi
 from social.edit_history import comment_versions_erase
 from social.models import Comment, ModerationAction, ReportCase, User
 from social.moderation.services import CLOSED
-from social.moderation.signals import moderation_decided, unhides_before
+from social.moderation.signals import decision_promise, moderation_decided, unhides_before
 from social.selectors import comment_find
 from social.services import comment_set_hidden
 
@@ -116,12 +116,19 @@ def comment_hide_by_staff(
     with _audited(
         staff=staff, action="hide", target_type="comment", target_id=comment_id, detail=note, source=source
     ) as line:
-        _comment_or_404(comment_id)
+        author_id = _comment_or_404(comment_id).author_id
+        episode = unhides_before(comment_id=comment_id, exclude_id=line.pk)
+        _promise(comment_id=comment_id, author_id=author_id, decision="hide", episode=episode)
         comment = comment_set_hidden(comment_id=comment_id, hidden=True, hidden_by="staff")
         case_close(comment_id=comment_id, decision="hide", staff_username=_username(staff))
-        episode = unhides_before(comment_id=comment_id, exclude_id=line.pk)
     _decided(comment=comment, decision="hide", episode=episode)
     return comment
+
+
+def _promise(*, comment_id: str, author_id: str, decision: str, episode: int) -> None:
+    """Record the promise to tell of the decision before making it (social.moderation.signals):
+    a crash after the decision's writes leaves the notices to `process_feed_retries`."""
+    decision_promise(comment_id=comment_id, author_id=author_id, decision=decision, by="staff", episode=episode)
 
 
 def _decided(*, comment: Comment, decision: str, episode: int) -> None:
@@ -152,12 +159,15 @@ def comment_unhide_by_staff(
             # Shown this way it would notify nobody it mentions or replies to: approval does.
             raise ApplicationError("This comment is waiting for review: approve it in Held comments.")
         was_hidden = found.hidden
+        earlier = unhides_before(comment_id=comment_id, exclude_id=line.pk)
+        # This unhide's notice is number `earlier`; a retry (found visible) names the last one again.
+        episode = earlier if was_hidden else earlier - 1
+        if was_hidden or earlier:
+            _promise(comment_id=comment_id, author_id=found.author_id, decision="unhide", episode=episode)
         comment = comment_set_hidden(comment_id=comment_id, hidden=False)
         case_close(comment_id=comment_id, decision="unhide", staff_username=_username(staff), keep_visible=True)
-        earlier = unhides_before(comment_id=comment_id, exclude_id=line.pk)
-    # This unhide's notice is number `earlier`; a retry (found visible) names the last one again.
     if was_hidden or earlier:
-        _decided(comment=comment, decision="unhide", episode=earlier if was_hidden else earlier - 1)
+        _decided(comment=comment, decision="unhide", episode=episode)
     return comment
 
 
@@ -170,6 +180,7 @@ def case_resolve(
         staff=staff, action="resolve", target_type="comment", target_id=comment_id, detail=note, source=source
     ):
         comment = _comment_or_404(comment_id)
+        _promise(comment_id=comment_id, author_id=comment.author_id, decision="resolve", episode=0)
         closed = case_close(
             comment_id=comment_id, decision="resolve", staff_username=_username(staff), keep_visible=not comment.hidden
         )
@@ -188,6 +199,7 @@ def comment_delete_by_staff(
         staff=staff, action="delete", target_type="comment", target_id=comment_id, detail=note, source=source
     ):
         comment = _comment_or_404(comment_id)
+        _promise(comment_id=comment_id, author_id=comment.author_id, decision="delete", episode=0)
         actions: list[Action] = [
             Comment.body.set(""),
             Comment.deleted_at.set(Comment.deleted_at | clock.now_iso()),

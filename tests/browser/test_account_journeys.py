@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core import mail
 from playwright.sync_api import expect
 
 from actions.comments import comment_create
 from tests.browser.conftest import DESKTOP, PHONE, axe_violations, horizontal_overflow
+from tests.notifications.mail_helpers import mailed
 
 PASSWORD = "correct-Horse-battery-9"
 NEW_PASSWORD = "another-Staple-battery-7"
@@ -102,7 +102,7 @@ def test_a_person_resets_a_forgotten_password_by_email_then_changes_it(pages, ma
     expect(page.get_by_role("heading", name="Check your e-mail")).to_be_visible()
     checked(page, problems, "reset-sent")
 
-    [message] = mail.outbox
+    [message] = mailed()
     link = re.search(r"https?://\S+/accounts/password/reset/\S+/", message.body).group(0)
     page.goto(link)
     expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()

@@ -91,3 +91,19 @@ def test_a_page_the_browser_kept_comes_back_without_the_posted_text(pages, make_
     expect(box).to_have_value("Not posted yet")
     expect(page.locator(".counter")).to_have_text("14 / 2,000 characters")
     assert bodies_of(alice) == ["Kept by the browser"]
+
+
+def test_after_post_the_focus_is_on_what_says_it_was_posted(pages, make_user):
+    """A keyboard or screen-reader user who pressed Post lands on "Posted." (focused, a status:
+    announced), not at the top of a page that says nothing."""
+    alice = make_user("alice")
+    page = pages.open("/", user=alice)
+    page.get_by_label("What's on your mind").fill("Posted with the keyboard")
+    page.get_by_role("button", name="Post").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator(".messages")).to_have_text("Posted.")
+    focused = page.evaluate(
+        "() => [document.activeElement.textContent.trim(), document.activeElement.getAttribute('role')]"
+    )
+    assert focused == ["Posted.", "status"]
+    assert pages.console_errors == []

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core import mail
 from django.test import Client
 
 from notifications.mail.tokens import verify_token
-from tests.notifications.mail_helpers import uid
+from tests.notifications.mail_helpers import mailed, uid
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +36,7 @@ def test_setting_an_address_sends_a_link_that_verifies_it(signed_in, settings):
     assert (user.email, user.email_verified) == ("alice@example.com", False)
     assert b"Not verified" in answer.content
 
-    (message,) = mail.outbox
+    (message,) = mailed()
     assert message.to == ["alice@example.com"]
     link = _link(message)
     assert link.startswith("https://social.example/me/email/verify/")
@@ -72,11 +71,11 @@ def test_the_button_sends_a_new_link_and_a_bad_token_verifies_nothing(signed_in)
     user.email = "alice@example.com"
     user.save()
     client.post("/me/settings/", {"action": "verify", "email": "alice@example.com"})
-    assert len(mail.outbox) == 1
+    assert len(mailed()) == 1
     assert Client().get("/me/email/verify/forged/").status_code == 400
     user.refresh_from_db()
     assert not user.email_verified
-    path = _link(mail.outbox[0]).replace("http://127.0.0.1:8000", "")
+    path = _link(mailed()[0]).replace("http://127.0.0.1:8000", "")
     assert Client().get(path).status_code == 200
     user.refresh_from_db()
     assert not user.email_verified  # a GET (a link scanner's) verifies nothing

@@ -6,11 +6,12 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.core import mail
 from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
+
+from tests.notifications.mail_helpers import mailed
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_a_password_reset_revokes_the_tokens_and_every_session(alice):
     elsewhere = browser_logged_in(alice)
     anonymous = Client()
     anonymous.post("/accounts/password/reset/", {"email": "alice@example.com"})
-    [message] = mail.outbox
+    [message] = mailed()
     found = re.search(r"https?://[^/\s]+(/accounts/password/reset/\S+/)", str(message.body))
     assert found is not None
     form_url = anonymous.get(found.group(1), follow=True).redirect_chain[-1][0]

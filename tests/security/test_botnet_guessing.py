@@ -12,7 +12,6 @@ import re
 from unittest import mock
 
 import pytest
-from django.core import mail
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -20,6 +19,7 @@ from notifications.feed.selectors import feed_read
 from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
 from project.testing.harness import in_threads
+from tests.notifications.mail_helpers import mailed
 
 pytestmark = pytest.mark.django_db
 
@@ -77,7 +77,7 @@ def test_200_fresh_addresses_get_the_untrusted_budget_and_not_one_guess_more(mak
     refused = log_in(phone, PASSWORD, "192.0.2.10")
     assert refused.status_code == 429 and "reset your password by e-mail" in refused.content.decode()
     phone.post("/accounts/password/reset/", {"email": "owner@example.com"}, REMOTE_ADDR="192.0.2.10")
-    [message] = mail.outbox
+    [message] = mailed()
     link = re.search(r"https?://[^/\s]+(/accounts/password/reset/\S+/)", str(message.body)).group(1)
     form_url = phone.get(link, follow=True).redirect_chain[-1][0]
     reset = phone.post(form_url, {"new_password1": NEW_PASSWORD, "new_password2": NEW_PASSWORD})

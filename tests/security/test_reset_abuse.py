@@ -2,11 +2,21 @@
 the owner's own reset spent by strangers. Mails are limited, not requests; only verified
 addresses get them; and every request answers the same page (docs/explanation/security.md "Password reset")."""
 
-import pytest
-from django.core import mail
-from django.test import Client
+import re
+from collections import Counter
+from contextlib import contextmanager
+from unittest import mock
 
+import pytest
+from botocore.client import BaseClient
+from django.core import mail
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from social.models import User
 from social.reset_mail import WITHHELD_SUBJECT
+from tests.notifications.mail_helpers import mailed
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +53,7 @@ def test_accounts_sharing_a_strangers_address_mail_nothing_to_it(make_user, limi
         squatter.save()
     answers = [_stranger(n).post(RESET, {"email": VICTIM}) for n in range(5)]
     assert {(answer.status_code, answer["Location"]) for answer in answers} == {(302, SENT)}
-    assert mail.outbox == []
+    assert mailed() == []
 
 
 def test_one_request_sends_one_mail_and_mails_are_counted_against_the_address(owner, make_user, limits_on):
@@ -54,13 +64,13 @@ def test_one_request_sends_one_mail_and_mails_are_counted_against_the_address(ow
         other.email, other.email_verified = VICTIM, True
         other.save()
     first = _stranger(1).post(RESET, {"email": VICTIM})
-    assert first["Location"] == SENT and len(mail.outbox) == 1  # before: one per account
-    assert all(f"{name}:" in mail.outbox[0].body for name in ("owner", "owner-work", "owner-club"))
+    assert first["Location"] == SENT and len(mailed()) == 1  # before: one per account
+    assert all(f"{name}:" in mailed()[0].body for name in ("owner", "owner-work", "owner-club"))
     for n in range(2, 10):
         _stranger(n).post(RESET, {"email": VICTIM})
     budget = int(limits_on.RATE_LIMITS["password_reset_mail"][0].split("/")[0])
-    resets = [message for message in mail.outbox if message.subject != WITHHELD_SUBJECT]
-    assert len(resets) == budget and all(message.to == [VICTIM] for message in mail.outbox)
+    resets = [message for message in mailed() if message.subject != WITHHELD_SUBJECT]
+    assert len(resets) == budget and all(message.to == [VICTIM] for message in mailed())
 
 
 def test_strangers_cannot_spend_the_owners_reset(owner, limits_on):
@@ -72,7 +82,7 @@ def test_strangers_cannot_spend_the_owners_reset(owner, limits_on):
     assert (own.status_code, own.get("Location"), own.content) == (302, SENT, b"")
     assert {(answer.status_code, answer.get("Location"), answer.content) for answer in answers} == {(302, SENT, b"")}
     budget = int(limits_on.RATE_LIMITS["password_reset_mail"][0].split("/")[0])
-    resets = [message for message in mail.outbox if message.subject != WITHHELD_SUBJECT]
+    resets = [message for message in mailed() if message.subject != WITHHELD_SUBJECT]
     assert len(resets) == budget  # the rest silently not mailed, and the page says nothing else
     browser = Client()
     browser.force_login(owner)
@@ -97,18 +107,68 @@ def test_only_the_requesting_network_is_refused(owner, limits_on):
     assert Client(REMOTE_ADDR="2001:db8:7:1::5").post(RESET, {"email": VICTIM}).status_code == 302
 
 
-def test_sign_ups_sharing_a_strangers_address_send_it_few_verification_links(api, limits_on):
-    """Sign-up mails the address its verification link; 12 sign-ups from 12 networks with one
-    stranger's address send it at most that address's budget of links."""
-    for n in range(12):
-        made = api.post(
-            "/api/users/",
-            {"username": f"farm{n}", "password": "a-fresh-Passw0rd", "email": VICTIM},
-            format="json",
-            REMOTE_ADDR=f"198.51.100.{n}",
-        )
-        assert made.status_code == 201
-    assert mail.outbox, "sign-up with an address mails it the verification link"
+def _sign_up(api, name: str, network: str):
+    made = api.post(
+        "/api/users/",
+        {"username": name, "password": "a-fresh-Passw0rd", "email": VICTIM},
+        format="json",
+        REMOTE_ADDR=network,
+    )
+    assert made.status_code == 201
+    return made
+
+
+def test_strangers_sharing_an_address_cannot_keep_its_owner_from_their_verification_link(api, limits_on, manual_clock):
+    """12 sign-ups from 12 networks with a stranger's address send it at most the address's budget
+    of mails, and once the owner's own account waits on the address, every further mail to it
+    carries the owner's link: strangers spending the budget hand the owner their link."""
     budget = int(limits_on.RATE_LIMITS["mail_verify_to"][0].split("/")[0])
-    assert len(mail.outbox) == budget
-    assert all("/me/email/verify/" in message.body for message in mail.outbox)
+    for n in range(12):
+        _sign_up(api, f"farm{n}", f"198.51.100.{n}")
+    assert len(mailed()) == budget  # the inbox is not flooded
+    _sign_up(api, "owner", "192.0.2.7")  # the owner signs up: the address's budget is spent
+    assert len(mailed()) == budget
+    manual_clock.advance(3600)
+    for n in range(12, 12 + budget):  # the strangers spend the next hour's budget first
+        _sign_up(api, f"farm{n}", f"198.51.100.{n}")
+    later = mailed()[budget:]
+    assert len(later) == budget
+    for message in later:
+        assert "owner: http" in message.body, message.body  # the owner's link is in every one
+    owner_link = re.search(r"owner: (https?://\S+/me/email/verify/\S+/)", later[0].body).group(1)
+    assert Client().post("/" + owner_link.split("/", 3)[3]).status_code == 200
+    owner = User.objects.get(username="owner")
+    assert owner.email_verified and owner.email == VICTIM
+    assert not User.objects.filter(username__startswith="farm", email_verified=True).exists()
+
+
+@contextmanager
+def _work_recorded():
+    """The request's database queries (SQL, values left out) and DynamoDB calls (operation, table)."""
+    dynamodb: Counter = Counter()
+    sending = BaseClient._make_api_call
+
+    def recorded(client, operation, params):
+        table = params.get("TableName") or ",".join(params.get("RequestItems", {}))
+        dynamodb[(operation, table.split("_", 2)[-1])] += 1
+        return sending(client, operation, params)
+
+    with CaptureQueriesContext(connection) as queries, mock.patch.object(BaseClient, "_make_api_call", recorded):
+        yield queries, dynamodb
+
+
+def test_a_reset_request_does_the_same_work_for_a_known_and_an_unknown_address(owner, limits_on):
+    """With an SMTP server, a mail sent in the request's thread (even after the answer) kept the
+    next request on the connection waiting for a known address only. The request now sends
+    nothing and makes the same calls for an address with a verified account and one without."""
+    work = {}
+    for n, email in enumerate((VICTIM, "nobody@example.com")):
+        browser = _stranger(100 + n)
+        with _work_recorded() as (queries, dynamodb):
+            answer = browser.post(RESET, {"email": email})
+        assert (answer.status_code, answer["Location"]) == (302, SENT)
+        assert mail.outbox == []  # no SMTP call in the request, nor after its answer
+        work[email] = ([query["sql"].replace(email, "?") for query in queries.captured_queries], dynamodb)
+    assert work[VICTIM] == work["nobody@example.com"]
+    assert work[VICTIM][1][("PutItem", "mail_queue")] == 1
+    assert [message.to for message in mailed()] == [[VICTIM]]  # the worker sends the known one's

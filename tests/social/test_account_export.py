@@ -95,3 +95,43 @@ def test_the_page_downloads_it_and_both_are_limited(client, api, alice, settings
 def test_anonymous_gets_no_export(api, client):
     assert api.get("/api/me/export/").status_code in (401, 403)
     assert client.get("/me/export/").status_code == 302
+
+
+def _times(value, path=""):
+    """Every (path, value) of a key naming a time (`at`, `*_at`) anywhere in the document."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "at" or key.endswith("_at"):
+                yield f"{path}.{key}", inner
+            yield from _times(inner, f"{path}.{key}")
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _times(inner, path)
+
+
+def test_the_export_reads_for_a_person_times_texts_and_names(api, alice, bob):
+    """Beside the ids a machine reads: ISO times everywhere, a liked comment's text, the names of
+    the other people (likers, the people blocked or muted)."""
+    from datetime import datetime
+
+    hers = post(alice, "Alice's own words")
+    his = post(bob, "Bob's words Alice liked")
+    like_add(comment_id=his, user_id=uid(alice))
+    like_add(comment_id=hers, user_id=uid(bob))
+    fold()
+    thread_mute(user_id=uid(alice), thread_id=his)
+    Relation(uid(alice), uid(bob), muted_at=1_790_000_000).save()
+    _, document = read_stream(api.as_user(alice).get("/api/me/export/"))
+
+    assert document["likes"] == [{"comment_id": his, "comment_text": "Bob's words Alice liked"}]
+    [notice] = document["like_notifications"]
+    assert notice["likers"] == [{"id": uid(bob), "name": "Bob"}] and notice["comment_text"] == "Alice's own words"
+    [relation] = document["blocks_and_mutes"]
+    assert (relation["name"], relation["muted_at"]) == ("Bob", "2026-09-21T14:13:20+00:00")
+    times = list(_times(document))
+    assert times, "the document names times"
+    unreadable = [(path, value) for path, value in times if value is not None and not isinstance(value, str)]
+    assert unreadable == []
+    for path, value in times:
+        if value is not None:
+            datetime.fromisoformat(value)  # raises on anything but ISO 8601

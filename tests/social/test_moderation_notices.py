@@ -8,6 +8,10 @@ from django.utils import timezone
 
 from actions.comments import comment_create
 from notifications.feed.selectors import feed_entries_list
+from notifications.feed.services import feed_retries_process
+from notifications.outbox import OUTBOX_DELAY_MS
+from project.clock import ManualClock, clock_override
+from social.moderation import services as moderation_services
 from social.moderation import staff_services
 from social.moderation.services import report_create
 
@@ -86,3 +90,59 @@ def test_the_authors_own_profile_shows_their_hidden_comment_marked_and_nobody_el
     client.force_login(people["r1"])
     other = client.get("/u/author/").content.decode()
     assert "Hidden by the moderators" not in other and "Something the reporters disliked" not in other
+
+
+class Died(BaseException):
+    """The process ends here (not an Exception: nothing catches it)."""
+
+
+def _dies(*args, **kwargs):
+    raise Died
+
+
+@pytest.fixture
+def manual():
+    with clock_override(ManualClock()) as clock:
+        yield clock
+
+
+def drain_due(clock) -> None:
+    """`process_feed_retries` once every promise recorded is due."""
+    clock.advance(OUTBOX_DELAY_MS / 1000)
+    feed_retries_process()
+
+
+def test_a_staff_decision_whose_process_dies_before_telling_anyone_is_told_by_the_drainer(people, manual, monkeypatch):
+    comment = reported(people, reporters=("r1",))
+    monkeypatch.setattr(staff_services, "_decided", _dies)
+    with pytest.raises(Died):
+        staff_services.comment_hide_by_staff(comment_id=comment.comment_id, staff=people["mod"])
+    assert notices(people["author"]) == [] and notices(people["r1"]) == []  # the decision stands, untold
+    drain_due(manual)
+    assert [title for _, title, _ in notices(people["author"])] == ["Your comment was hidden"]
+    assert [title for _, title, _ in notices(people["r1"])] == ["Your report was looked at"]
+    monkeypatch.undo()
+    staff_services.comment_hide_by_staff(comment_id=comment.comment_id, staff=people["mod"])  # staff retry
+    drain_due(manual)
+    assert len(notices(people["author"])) == 1 and len(notices(people["r1"])) == 1  # told once
+
+
+def test_a_hide_by_reports_whose_process_dies_before_telling_the_author_is_told_by_the_drainer(
+    people, manual, monkeypatch
+):
+    monkeypatch.setattr(moderation_services, "_tell_author", _dies)
+    with pytest.raises(Died):
+        reported(people, reporters=("r1", "r2"))
+    assert notices(people["author"]) == []
+    drain_due(manual)
+    [(kind, _title, body)] = notices(people["author"])
+    assert kind == "moderation" and "after several people reported it" in body
+
+
+def test_a_staff_decision_that_died_before_its_write_tells_nobody(people, manual, monkeypatch):
+    comment = reported(people, reporters=("r1",))
+    monkeypatch.setattr(staff_services, "comment_set_hidden", _dies)
+    with pytest.raises(Died):
+        staff_services.comment_hide_by_staff(comment_id=comment.comment_id, staff=people["mod"])
+    drain_due(manual)
+    assert notices(people["author"]) == [] and notices(people["r1"]) == []

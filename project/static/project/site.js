@@ -346,9 +346,17 @@
     else window.addEventListener("resize", measure);
   }
 
+  // After Post (or Reply) the page says "Posted." and the keyboard focus goes there, so a
+  // screen reader announces it and Tab goes on from the top of what was just posted to.
+  function focusPosted() {
+    var posted = document.querySelector(".messages .posted [tabindex]");
+    if (posted) posted.focus();
+  }
+
   measureHeader();
   keepTimeZone();
   notePosted();
+  focusPosted();
   document.querySelectorAll("form.post-form").forEach(startPostForm);
 
   document.addEventListener("submit", function (event) {
