@@ -8,12 +8,12 @@ from contextlib import contextmanager
 from unittest import mock
 
 import pytest
-from botocore.client import BaseClient
 from django.core import mail
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from project.dynamo import wire
 from social.models import User
 from social.reset_mail import WITHHELD_SUBJECT
 from tests.notifications.mail_helpers import mailed
@@ -146,14 +146,14 @@ def test_strangers_sharing_an_address_cannot_keep_its_owner_from_their_verificat
 def _work_recorded():
     """The request's database queries (SQL, values left out) and DynamoDB calls (operation, table)."""
     dynamodb: Counter = Counter()
-    sending = BaseClient._make_api_call
+    sending = wire.make_api_call
 
     def recorded(client, operation, params):
         table = params.get("TableName") or ",".join(params.get("RequestItems", {}))
         dynamodb[(operation, table.split("_", 2)[-1])] += 1
         return sending(client, operation, params)
 
-    with CaptureQueriesContext(connection) as queries, mock.patch.object(BaseClient, "_make_api_call", recorded):
+    with CaptureQueriesContext(connection) as queries, mock.patch.object(wire, "make_api_call", recorded):
         yield queries, dynamodb
 
 
