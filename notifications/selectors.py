@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 
 from notifications.feed.selectors import batch_get_by_key, feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
@@ -145,22 +146,30 @@ def unread_count(*, user_id: str, consistent: bool = True) -> int:
 
 
 def like_text(names: list[str], count: int) -> str:
-    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..."
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." in the active
+    language (the reader's: pages and mails activate it), plural forms from its catalogue.
 
     `count` is every unread like (`num_likes`), `names` the first likers still listed:
     the list keeps at most LIKE_NOTIFICATION_LIKERS_MAX, and when every listed liker
-    undid their like while overflow likes remain counted, no name is left.
+    undid their like while overflow likes remain counted, no name is left. Names are
+    never translated.
     """
     if count <= 0:
-        return "Nobody liked your comment yet"
+        return gettext("Nobody liked your comment yet")
     if not names:
-        return "Someone liked your comment" if count == 1 else f"{count} people liked your comment"
+        if count == 1:
+            return gettext("Someone liked your comment")
+        return ngettext("%(count)d person liked your comment", "%(count)d people liked your comment", count) % {
+            "count": count
+        }
     if count == 1:
-        return f"{names[0]} liked your comment"
+        return gettext("%(name)s liked your comment") % {"name": names[0]}
     if count == 2 and len(names) >= 2:
-        return f"{names[0]} and {names[1]} liked your comment"
+        return gettext("%(first)s and %(second)s liked your comment") % {"first": names[0], "second": names[1]}
     others = count - 1
-    return f"{names[0]} and {others} {'other' if others == 1 else 'others'} liked your comment"
+    return ngettext(
+        "%(name)s and %(count)d other liked your comment", "%(name)s and %(count)d others liked your comment", others
+    ) % {"name": names[0], "count": others}
 
 
 def like_count(item: LikeUnread | LikeRead) -> int:

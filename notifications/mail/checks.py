@@ -10,8 +10,11 @@ scheduled wins; a check that fails becomes a `skipped` ledger line with its reas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils import translation
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.selectors import feed_entry_views, feed_read
@@ -19,6 +22,7 @@ from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
 from notifications.selectors import _excerpt, _like_notifications
+from project.http.locales import language_of
 from social.formatting import markdown_html
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
@@ -30,6 +34,18 @@ class Recipient:
     username: str
     name: str
     address: str
+    # Read in the same row as the address (no extra read): the mail's language ("" = the
+    # site's), the time zone its digest hour and quiet hours are in ("" = the site's).
+    locale: str = ""
+    time_zone: str = ""
+    digest_hour: int | None = None
+    quiet_start: int | None = None
+    quiet_end: int | None = None
+
+    @property
+    def language(self) -> str:
+        """The language the recipient's mails are worded in."""
+        return language_of(self.locale) or settings.LANGUAGE_CODE
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,21 @@ def recipient_get(*, user_id: str) -> Recipient | Verdict:
         return Verdict(skip="no e-mail address")
     if not user.email_verified:
         return Verdict(skip="e-mail address not verified")
-    return Recipient(user_id=user_id, username=user.username, name=user.shown_name, address=user.email)
+    return recipient_of(user)
+
+
+def recipient_of(user: Any) -> Recipient:
+    return Recipient(
+        user_id=str(user.pk),
+        username=user.username,
+        name=user.shown_name,
+        address=user.email,
+        locale=user.locale,
+        time_zone=user.time_zone,
+        digest_hour=user.digest_hour,
+        quiet_start=user.quiet_start,
+        quiet_end=user.quiet_end,
+    )
 
 
 def like_comment_id(entry_id: str) -> str:
@@ -127,9 +157,15 @@ def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
     found = recipient_get(user_id=user_id)
     if isinstance(found, Verdict):
         return found
+    with translation.override(found.language):  # texts worded for the recipient, now
+        return _verdict_for(found, kind=kind, entry_id=entry_id)
+
+
+def _verdict_for(found: Recipient, *, kind: str, entry_id: str) -> Verdict:
+    user_id = found.user_id
     if kind == ACCOUNT:  # about the account itself: always, whatever the settings
         subject, text, path = ACCOUNT_MAILS[entry_id]
-        return Verdict(recipient=found, about=About(kind, subject, text, path))
+        return Verdict(recipient=found, about=About(kind, str(subject), str(text), path))
     if not preferences_get(user_id=user_id, consistent=True).wants(kind, "email"):
         return Verdict(skip=f"e-mail for {kind} turned off")
     about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)

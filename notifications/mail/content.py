@@ -8,17 +8,18 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy, ngettext
 
 from notifications.mail.checks import About, Recipient
 from notifications.mail.tokens import DIGEST, unsubscribe_url
 from social.display_names import display_name_clean, names_quoted
 
 KIND_NAMES = {
-    "like": "likes of your comments",
-    "reply": "replies",
-    "mention": "mentions",
-    "message": "messages from the site's staff",
-    DIGEST: "the digest",
+    "like": gettext_lazy("likes of your comments"),
+    "reply": gettext_lazy("replies"),
+    "mention": gettext_lazy("mentions"),
+    "message": gettext_lazy("messages from the site's staff"),
+    DIGEST: gettext_lazy("the digest"),
 }
 SUBJECT_MAX = 120
 
@@ -79,7 +80,9 @@ def account_message(*, recipient: Recipient, about: About) -> EmailMultiAlternat
 def digest_message(*, recipient: Recipient, period: str, items: list[About], more: int) -> EmailMultiAlternatives:
     """The digest: the unread inbox items, newest first, and how many more wait."""
     count = len(items) + more
-    subject = f"{count} unread notification{'s' if count != 1 else ''} on Dynamo Social"
+    subject = ngettext(
+        "%(count)d unread notification on Dynamo Social", "%(count)d unread notifications on Dynamo Social", count
+    ) % {"count": count}
     message: EmailMultiAlternatives = _message(
         recipient=recipient,
         subject=subject,

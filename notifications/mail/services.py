@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
+from django.utils import translation
 
 from notifications.mail.account import ACCOUNT
 from notifications.mail.checks import Recipient, mail_verdict
@@ -253,7 +254,8 @@ def mail_deliver(
         if not site.allowed:
             ledger_take_back(line)
             return Delivered(POSTPONED, retry_after=site.retry_after)
-        message = build()
+        with translation.override(recipient.language):  # the recipient's language, never the sender's
+            message = build()
     except Exception:
         # Nothing went out: give the line back so that the mail goes later, not `unknown`.
         _take_back_quietly(line)
