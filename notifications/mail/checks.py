@@ -71,17 +71,26 @@ class Verdict:
 
 def recipient_get(*, user_id: str) -> Recipient | Verdict:
     """The account's name and verified address, or a Verdict saying why it gets no mail."""
-    try:
-        user = get_user_model().objects.filter(pk=int(user_id)).first()
-    except ValueError:
-        user = None
-    if user is None or not user.is_active:
-        return Verdict(skip="no active account")
-    if not user.email:
-        return Verdict(skip="no e-mail address")
-    if not user.email_verified:
-        return Verdict(skip="e-mail address not verified")
-    return recipient_of(user)
+    return recipients_get(user_ids=[user_id])[user_id]
+
+
+def recipients_get(*, user_ids: list[str]) -> dict[str, Recipient | Verdict]:
+    """`recipient_get` of several people from one query of their user rows (language, time zone,
+    quiet hours and digest hour come in the same rows as the addresses)."""
+    numbers = [int(user_id) for user_id in user_ids if user_id.isdigit()]
+    users = {str(user.pk): user for user in get_user_model().objects.filter(pk__in=numbers)}
+    found: dict[str, Recipient | Verdict] = {}
+    for user_id in user_ids:
+        user = users.get(user_id)
+        if user is None or not user.is_active:
+            found[user_id] = Verdict(skip="no active account")
+        elif not user.email:
+            found[user_id] = Verdict(skip="no e-mail address")
+        elif not user.email_verified:
+            found[user_id] = Verdict(skip="e-mail address not verified")
+        else:
+            found[user_id] = recipient_of(user)
+    return found
 
 
 def recipient_of(user: Any) -> Recipient:
