@@ -72,7 +72,7 @@ def test_each_reader_at_their_own_hour_and_in_their_own_language(make_user, sett
     for reader in (tokyo, warsaw, site):
         reply_to(reader, bob)
     sent = _run_days("2026-11-24T12:00:00Z", 1, keep_unread=lambda: None)
-    times = {address: at for address, at in sent}
+    times = dict(sent)
     assert times == {
         "yuki@example.com": datetime(2026, 11, 24, 23, 0, tzinfo=UTC),
         "ola@example.com": datetime(2026, 11, 25, 6, 0, tzinfo=UTC),
