@@ -30,7 +30,8 @@ def _reader(make_user, name: str, *, zone: str, hour: int | None, locale: str = 
 def _run_days(start: str, days: int, *, keep_unread) -> list[tuple[str, datetime]]:
     """Passes every 5 minutes from `start` for `days` days; (address, sent at) of each mail."""
     sent: list[tuple[str, datetime]] = []
-    with clock_override(ManualClock.at(start)) as manual:
+    manual = ManualClock.at(start)
+    with clock_override(manual):
         for _ in range(days * 24 * 12):
             before = len(mail.outbox)
             digests_send()
