@@ -21,11 +21,13 @@ from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
-from notifications.selectors import _excerpt, _like_notifications
+from notifications.selectors import _excerpt, _like_notifications, notification_inbox
 from project.http.locales import language_of
 from social.formatting import markdown_html
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
+
+QUIET = "quiet"  # the quiet hours' roll-up mail (notifications/mail/quiet.py): its kind in the queue
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,15 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     return About(kind, view.text, _excerpt(view.body), path, comment_id=thread_comment_id, names=names, html=html)
 
 
+def unread_items(*, user_id: str, limit: int) -> tuple[list[About], int]:
+    """The person's unread inbox items (at most `limit`, newest first, worded in the active
+    language) and how many more: what a digest or a quiet hours' roll-up lists."""
+    page = notification_inbox(user_id=user_id, limit=limit, excerpts=True)
+    unread = [n for n in page.results if n.unread]
+    items = [About(n.kind, n.text, n.excerpt, n.url or "/notifications/", comment_id=n.comment_id) for n in unread]
+    return items, max(0, page.unread_count - len(items))
+
+
 def thread_muted(*, user_id: str, comment_id: str | None) -> bool:
     if not comment_id:
         return False
@@ -172,6 +183,8 @@ def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
 
 def _verdict_for(found: Recipient, *, kind: str, entry_id: str) -> Verdict:
     user_id = found.user_id
+    if kind == QUIET:  # the roll-up of quiet hours: what is unread is read when it is built
+        return Verdict(recipient=found, about=About(kind, "", "", "/notifications/"))
     if kind == ACCOUNT:  # about the account itself: always, whatever the settings
         subject, text, path = ACCOUNT_MAILS[entry_id]
         return Verdict(recipient=found, about=About(kind, str(subject), str(text), path))

@@ -96,3 +96,27 @@ def digest_message(*, recipient: Recipient, period: str, items: list[About], mor
         unsubscribe=DIGEST,
     )
     return message
+
+
+def quiet_message(*, recipient: Recipient, items: list[About], more: int) -> EmailMultiAlternatives:
+    """The one mail at the end of quiet hours: what arrived in them and is still unread."""
+    count = len(items) + more
+    subject = ngettext(
+        "While your quiet hours lasted: %(count)d unread notification",
+        "While your quiet hours lasted: %(count)d unread notifications",
+        count,
+    ) % {"count": count}
+    context = {
+        "recipient": recipient,
+        "items": [(item, site_url(item.path)) for item in items],
+        "more": more,
+        "inbox_url": site_url("/notifications/"),
+        "settings_url": site_url("/me/settings/"),
+    }
+    message = EmailMultiAlternatives(
+        subject=display_name_clean(subject)[:SUBJECT_MAX],
+        body=render_to_string("notifications/mail/quiet.txt", context),
+        to=[recipient.address],
+    )
+    message.attach_alternative(render_to_string("notifications/mail/quiet.html", context), "text/html")
+    return message

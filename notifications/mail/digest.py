@@ -23,18 +23,18 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.mail.backends.base import BaseEmailBackend
 from django.utils import translation
 
-from notifications.mail.checks import About, Recipient, Verdict, recipient_get, recipients_get
+from notifications.mail.checks import About, Recipient, Verdict, recipient_get, recipients_get, unread_items
 from notifications.mail.content import digest_message
+from notifications.mail.quiet import reader_zone
 from notifications.mail.selectors import EMAIL, SENT, SKIPPED, ledger_get
 from notifications.mail.services import ALREADY, POSTPONED, ledger_put, mail_deliver
 from notifications.preferences.selectors import digest_readers, preferences_get
-from notifications.selectors import notification_inbox
 from project.clock import clock
 
 logger = logging.getLogger(__name__)
@@ -59,13 +59,6 @@ class DigestPeriod:
         return f"digest:{self.digest}:{self.name}"
 
 
-def reader_zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name or settings.TIME_ZONE)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo(settings.TIME_ZONE)
-
-
 def digest_period(*, digest: str, now: datetime, zone: ZoneInfo | None = None, hour: int | None = None) -> DigestPeriod:
     """The period `now` falls in for a reader in `zone` (the site's TIME_ZONE when None) whose
     digest hour is `hour` (NOTIFY_DIGEST_HOUR when None), and when its digest is due (UTC)."""
@@ -85,10 +78,7 @@ def digest_period(*, digest: str, now: datetime, zone: ZoneInfo | None = None, h
 def digest_items(*, user_id: str) -> tuple[list[About], int]:
     """The reader's unread inbox items (at most DIGEST_ITEMS, newest first) and how many more,
     worded in the active language."""
-    page = notification_inbox(user_id=user_id, limit=DIGEST_ITEMS, excerpts=True)
-    unread = [n for n in page.results if n.unread]
-    items = [About(n.kind, n.text, n.excerpt, n.url or "/notifications/", comment_id=n.comment_id) for n in unread]
-    return items, max(0, page.unread_count - len(items))
+    return unread_items(user_id=user_id, limit=DIGEST_ITEMS)
 
 
 def digest_send_one(
