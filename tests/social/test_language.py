@@ -3,9 +3,13 @@ and texts already in the inbox worded in the reader's language when read."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.core import mail
 
+from project.clock import ManualClock, clock_override
 from tests.notifications.mail_helpers import email_on, reply_to, schedule, send_due, verified
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +101,25 @@ def test_a_mail_is_in_the_recipients_language_not_the_senders(make_user, setting
     assert message.subject == "\u201cBob\u201d odpowiada na Twój komentarz"
     assert "Cześć, Alice!" in message.body and "Wyłącz te wiadomości:" in message.body
     assert "Bob odpowiada na Twój komentarz" in message.alternatives[0][0]
+
+
+@pytest.mark.parametrize(
+    ("locale", "zone", "ago"),
+    [
+        ("ja", "Asia/Tokyo", "3分前"),
+        ("pl", "America/New_York", "3\u00a0minuty temu"),
+        ("en", "", "3\u00a0minutes ago"),
+    ],
+)
+def test_times_on_pages_are_the_viewers_local_time_and_relative_times_translated(client, make_user, locale, zone, ago):
+    alice, bob = make_user("alice", display_name="Alice"), make_user("bob", display_name="Bob")
+    alice.locale, alice.time_zone = locale, zone
+    alice.save()
+    written = datetime.now(UTC) - timedelta(minutes=3)
+    with clock_override(ManualClock(written.timestamp())):
+        reply_to(alice, bob)
+    client.force_login(alice)
+    page = client.get("/notifications/").content.decode()
+    assert ago in page, page[page.find("<time") : page.find("</time>")]
+    local = written.astimezone(ZoneInfo(zone or "UTC")).strftime("%Y-%m-%d %H:%M")
+    assert local in page  # the exact time in the title, in the viewer's zone
