@@ -15,11 +15,13 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from project.accounts.login_devices import device_nonce_in
 from project.accounts.login_limits import login_address_known
+from project.http.locales import language_of
 from project.limits.store import limit_hit, once_per_window
 
 logger = logging.getLogger(__name__)
@@ -96,10 +98,11 @@ def password_reset_mail_send(*, email: str, address: str = "", cookies: Mapping[
         }
         for user in accounts
     ]
-    send_mail(
-        subject=render_to_string("registration/password_reset_subject.txt").strip(),
-        message=render_to_string("registration/password_reset_email.html", {"accounts": links}),
-        from_email=None,
-        recipient_list=[accounts[0].email],
-    )
+    with translation.override(language_of(accounts[0].locale) or settings.LANGUAGE_CODE):  # the owner's language
+        send_mail(
+            subject=render_to_string("registration/password_reset_subject.txt").strip(),
+            message=render_to_string("registration/password_reset_email.html", {"accounts": links}),
+            from_email=None,
+            recipient_list=[accounts[0].email],
+        )
     return 1

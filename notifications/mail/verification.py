@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext
 
 from notifications.mail.content import site_url
 from notifications.mail.tokens import verify_read, verify_token
 from project.errors import ApplicationError, RateLimited
+from project.http.locales import language_of
 from project.limits.store import limit_enforce, recipient_mail_allow
 
 if TYPE_CHECKING:
@@ -49,11 +53,12 @@ def email_verification_send(*, user: User) -> None:
     # No display name: sign-up takes any address, and the mail must not greet its owner with
     # words a stranger chose. The username (letters, digits, @ . + - _) says which account.
     context = {"username": user.get_username(), "link": link}
-    message = EmailMultiAlternatives(
-        subject="Verify your e-mail address on Dynamo Social",
-        body=render_to_string("notifications/mail/verify.txt", context),
-        to=[user.email],
-    )
+    with translation.override(language_of(user.locale) or settings.LANGUAGE_CODE):  # the account's language
+        message = EmailMultiAlternatives(
+            subject=gettext("Verify your e-mail address on Dynamo Social"),
+            body=render_to_string("notifications/mail/verify.txt", context),
+            to=[user.email],
+        )
     message.send()
 
 

@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.core import mail
 
+from notifications.mail.verification import email_verification_send
 from project.clock import ManualClock, clock_override
+from social.reset_mail import password_reset_mail_send
 from tests.notifications.mail_helpers import email_on, reply_to, schedule, send_due, verified
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +125,20 @@ def test_times_on_pages_are_the_viewers_local_time_and_relative_times_translated
     assert ago in page, page[page.find("<time") : page.find("</time>")]
     local = written.astimezone(ZoneInfo(zone or "UTC")).strftime("%Y-%m-%d %H:%M")
     assert local in page  # the exact time in the title, in the viewer's zone
+
+
+def test_account_mails_are_in_the_account_owners_language(client, make_user, settings):
+    settings.SITE_URL = "https://social.example"
+    ola = make_user("ola")
+    ola.locale, ola.email = "pl", "ola@example.com"
+    ola.save()
+    email_verification_send(user=ola)
+    (verify,) = mail.outbox
+    assert verify.subject == "Potwierdź swój adres e-mail w Dynamo Social" and "Kliknij ten link" in verify.body
+    ola.email_verified = True
+    ola.save()
+    # Asked for from a Japanese browser: the mail is in the owner's language all the same.
+    client.get("/", HTTP_ACCEPT_LANGUAGE="ja")
+    assert password_reset_mail_send(email="ola@example.com") == 1
+    reset = mail.outbox[-1]
+    assert reset.subject == "Zresetuj hasło do Dynamo Social" and "Każdy link działa raz" in reset.body
