@@ -37,6 +37,9 @@ class BrowserTimeZoneMiddleware:
         chosen = getattr(user, "time_zone", "") if user is not None and user.is_authenticated else ""
         zone = zone_from(chosen or request.COOKIES.get(COOKIE, ""))
         if zone is None:
-            return self.get_response(request)
+            try:
+                return self.get_response(request)
+            finally:  # a token client's zone (project.accounts.api_tokens) ends with its request
+                timezone.deactivate()
         with timezone.override(zone):
             return self.get_response(request)

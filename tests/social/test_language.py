@@ -142,3 +142,14 @@ def test_account_mails_are_in_the_account_owners_language(client, make_user, set
     assert password_reset_mail_send(email="ola@example.com") == 1
     reset = mail.outbox[-1]
     assert reset.subject == "Zresetuj hasło do Dynamo Social" and "Każdy link działa raz" in reset.body
+
+
+def test_a_token_client_reads_its_notifications_in_its_persons_language(make_user, api):
+    ola, bob = make_user("ola", display_name="Ola"), make_user("bob", display_name="Bob")
+    ola.locale, ola.time_zone = "pl", "Asia/Tokyo"
+    ola.save()
+    reply_to(ola, bob)
+    answer = api.as_user(ola).get("/api/notifications/", HTTP_ACCEPT_LANGUAGE="en")
+    (entry,) = answer.json()["results"]
+    assert entry["text"] == "Bob odpowiada na Twój komentarz"
+    assert entry["updated_at"].endswith("+09:00")  # times in the person's zone
