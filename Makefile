@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run dev test lint format bench check-java chromium postgres
+.PHONY: install run dev test lint format bench check-java chromium postgres messages compilemessages
 
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -72,3 +72,15 @@ test: install check-java chromium postgres lint
 
 bench: install check-java
 	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+# The translation catalogues (docs/how-to/add-a-language.md). `make messages` gathers the texts of
+# the code and templates into locale/<code>/LC_MESSAGES/django.po (needs GNU gettext's xgettext);
+# `make compilemessages` compiles them into the .mo files the site loads (needs msgfmt). The .mo
+# files are committed, so install, test and CI need neither; tests/project/test_translations.py
+# fails when a .mo file no longer matches its .po.
+I18N_IGNORE := --ignore=.venv --ignore=node_modules --ignore=staticfiles --ignore=var --ignore=tests --ignore=bench
+messages: install
+	DEBUG=true $(BIN)/python manage.py makemessages --no-obsolete --no-location $(I18N_IGNORE) -l ja -l pl
+
+compilemessages: install
+	DEBUG=true $(BIN)/python manage.py compilemessages $(I18N_IGNORE)

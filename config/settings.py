@@ -101,12 +101,14 @@ MIDDLEWARE = [
     "project.http.guard.RequestGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",  # the language cookie (the switcher), else Accept-Language
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",  # request.user.is_verified(): logged in with a code
     "django.contrib.messages.middleware.MessageMiddleware",
-    "project.http.timezones.BrowserTimeZoneMiddleware",
+    "project.http.locales.PersonLanguageMiddleware",  # a logged-in person's chosen language
+    "project.http.timezones.BrowserTimeZoneMiddleware",  # their chosen time zone, else the browser's
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "project.accounts.login_devices.LoginDeviceMiddleware",  # a successful log-in's device cookie
     "project.accounts.login.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
@@ -175,7 +177,12 @@ EMAIL_VERIFY_TIMEOUT = env.int("EMAIL_VERIFY_TIMEOUT", default=3 * 24 * 3600)
 # Days the mail ledger keeps a line (staff read it; TTL deletes it afterwards).
 MAIL_LEDGER_DAYS = env.int("MAIL_LEDGER_DAYS", default=180)
 
-LANGUAGE_CODE = "en-us"
+# The site's languages (docs/how-to/add-a-language.md): English by default; each person's
+# choice (their settings, the switcher's cookie, else Accept-Language) is activated per request
+# and used for their mails. Catalogues: locale/<code>/LC_MESSAGES/django.po, compiled to .mo.
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("ja", "日本語"), ("pl", "Polski")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
 USE_TZ = True

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import logging
 
+from django.utils.translation import gettext_noop
+
 from notifications.feed.events import FeedEvent
 from notifications.feed.services import feed_append
 from project.clock import clock
 
 logger = logging.getLogger(__name__)
 
-NOTICE_TITLE = "Someone tried to log in to your account"
+NOTICE_TITLE = gettext_noop("Someone tried to log in to your account")
 
 
 def login_failures_notice(*, user_id: str, failures: int, addresses: int = 1, **_signal: object) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from django.urls import reverse
+from django.utils.translation import gettext_noop
 
 from notifications.feed.events import FeedEvent
 from notifications.feed.services import feed_append
@@ -53,11 +54,11 @@ def _author_event(*, comment_id: str, body: str, decision: str, by: str, episode
     quote = _quote(body)
     if decision == "hide":
         why = "after several people reported it" if by == "reports" else "by the moderators"
-        title = "Your comment was hidden"
+        title = gettext_noop("Your comment was hidden")
         text = f"Your comment {quote} was hidden {why}: nobody else sees it now. {ASK}"
         url = ""
     elif decision == "unhide":
-        title = "Your comment is visible again"
+        title = gettext_noop("Your comment is visible again")
         text = f"The moderators looked at your comment {quote} and it is visible to everyone again."
         url = reverse("comment", args=[comment_id])
     else:
@@ -86,7 +87,7 @@ def _reporter_event(*, comment_id: str, reporter_id: str, hidden: bool) -> FeedE
         kind=MODERATION_KIND,
         actor_id=None,
         rollup_key=None,
-        title="Your report was looked at",
+        title=gettext_noop("Your report was looked at"),
         body=text,
         url="",
     )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.urls import reverse
+from django.utils.translation import gettext, ngettext
 
 from notifications.feed.selectors import batch_get_by_key, feed_entry_views, feed_read
 from notifications.models import LikeEvent, LikeRead, LikeUnread, UnreadCount, read_key
@@ -150,24 +151,51 @@ def unread_count(*, user_id: str, consistent: bool = True) -> int:
 # --- like notifications ----------------------------------------------------
 
 
-def like_text(names: list[str], count: int, *, verb: str = "liked") -> str:
-    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." (`verb`
-    "reacted to": "Alice and 3 others reacted to your comment").
+def like_text(names: list[str], count: int, *, reaction: bool = False) -> str:
+    """ "Alice liked your comment", "Alice and Bob ...", "Alice and 2 others ..." in the active
+    language (the reader's: pages and mails activate it), plural forms from its catalogue; with
+    `reaction`, "Alice and 3 others reacted to your comment".
 
     `count` is every unread like (`num_likes`), `names` the first likers still listed:
     the list keeps at most LIKE_NOTIFICATION_LIKERS_MAX, and when every listed liker
-    undid their like while overflow likes remain counted, no name is left.
+    undid their like while overflow likes remain counted, no name is left. Names are
+    never translated.
     """
     if count <= 0:
-        return f"Nobody {verb} your comment yet"
+        return gettext("Nobody reacted to your comment yet") if reaction else gettext("Nobody liked your comment yet")
     if not names:
-        return f"Someone {verb} your comment" if count == 1 else f"{count} people {verb} your comment"
+        if count == 1:
+            return gettext("Someone reacted to your comment") if reaction else gettext("Someone liked your comment")
+        if reaction:
+            text = ngettext(
+                "%(count)d person reacted to your comment", "%(count)d people reacted to your comment", count
+            )
+        else:
+            text = ngettext("%(count)d person liked your comment", "%(count)d people liked your comment", count)
+        return text % {"count": count}
     if count == 1:
-        return f"{names[0]} {verb} your comment"
+        text = gettext("%(name)s reacted to your comment") if reaction else gettext("%(name)s liked your comment")
+        return text % {"name": names[0]}
     if count == 2 and len(names) >= 2:
-        return f"{names[0]} and {names[1]} {verb} your comment"
+        if reaction:
+            text = gettext("%(first)s and %(second)s reacted to your comment")
+        else:
+            text = gettext("%(first)s and %(second)s liked your comment")
+        return text % {"first": names[0], "second": names[1]}
     others = count - 1
-    return f"{names[0]} and {others} {'other' if others == 1 else 'others'} {verb} your comment"
+    if reaction:
+        text = ngettext(
+            "%(name)s and %(count)d other reacted to your comment",
+            "%(name)s and %(count)d others reacted to your comment",
+            others,
+        )
+    else:
+        text = ngettext(
+            "%(name)s and %(count)d other liked your comment",
+            "%(name)s and %(count)d others liked your comment",
+            others,
+        )
+    return text % {"name": names[0], "count": others}
 
 
 def _reaction_emoji(items: list[LikeUnread | LikeRead]) -> dict[str, str]:
@@ -204,7 +232,7 @@ def _like_notifications(items: list[LikeUnread | LikeRead], *, unread: bool) -> 
         updated_at = parse_iso(item.updated_at)
         kind, comment_id = subject_kind(item.comment_id), subject_comment(item.comment_id)
         names = [actor.display_name for actor in actors]
-        text = like_text(names, count) if kind == LIKE else like_text(names, count, verb="reacted to")
+        text = like_text(names, count, reaction=kind != LIKE)
         if kind == REACTION and emoji.get(comment_id):
             text = f"{text} {emoji[comment_id]}"
         if unread:

@@ -25,6 +25,7 @@ from project.http.security import client_ip, request_cross_site
 from project.http.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
 from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
+from social.account import language
 from social.counters import LIKES, REACTIONS, VIEWS
 from social.formatting import markdown_html
 from social.mentions import USERNAME_MAX_LENGTH
@@ -396,15 +397,6 @@ class TrustSerializer(serializers.Serializer):
     next_needs = TrustNeedsSerializer(allow_null=True, help_text="What the next level takes in all.")
 
 
-class MeSerializer(ProfileSerializer):
-    trust = TrustSerializer(help_text="Your trust level, and what the next one needs.")
-
-
-def _me(user) -> dict:
-    profile = profile_get(username=user.username)
-    return {**ProfileSerializer(profile).data, "trust": TrustSerializer(trust_view(user_id=str(user.pk))).data}
-
-
 class ProfileApi(APIView):
     """A person's public profile."""
 
@@ -430,15 +422,40 @@ class ProfileCommentsApi(APIView):
         return _page_response(request, page)
 
 
+class MeSerializer(ProfileSerializer):
+    locale = serializers.CharField(help_text="en, ja or pl; empty: the browser's language.")
+    time_zone = serializers.CharField(help_text="An IANA time zone name (Europe/Warsaw); empty: the browser's.")
+    quiet_start = serializers.IntegerField(allow_null=True, help_text="Local hour no e-mail goes from (0-23).")
+    quiet_end = serializers.IntegerField(allow_null=True, help_text="Local hour e-mail goes again from (0-23).")
+    digest_hour = serializers.IntegerField(allow_null=True, help_text="Local hour of the digest; null: the site's.")
+    trust = TrustSerializer(help_text="Your trust level, and what the next one needs.")
+
+
+def _me(user) -> dict:
+    profile = ProfileSerializer(profile_get(username=user.username)).data
+    trust = TrustSerializer(trust_view(user_id=str(user.pk))).data
+    return {**profile, **{name: getattr(user, name) for name in language.FIELDS}, "trust": trust}
+
+
 class MeApi(APIView):
-    """The caller's own profile; PATCH changes the display name."""
+    """The caller's own profile and settings; PATCH changes any of the display name, language,
+    time zone, quiet hours and digest hour (at least one)."""
 
     permission_classes = [IsAuthenticated]
 
     class InputSerializer(StrictSerializer):
         display_name = serializers.CharField(
-            max_length=services.DISPLAY_NAME_MAX_LENGTH, allow_blank=True, help_text="Empty: show the username."
+            max_length=services.DISPLAY_NAME_MAX_LENGTH,
+            allow_blank=True,
+            required=False,
+            help_text="Empty: show the username.",
         )
+        # Checked by social.account.language (a 400 names the field); declared for the schema.
+        locale = serializers.JSONField(required=False, help_text="en, ja or pl; empty: the browser's.")
+        time_zone = serializers.JSONField(required=False, help_text="An IANA name, e.g. Asia/Tokyo; empty: none.")
+        quiet_start = serializers.JSONField(required=False, help_text="0-23 or null.")
+        quiet_end = serializers.JSONField(required=False, help_text="0-23 or null.")
+        digest_hour = serializers.JSONField(required=False, help_text="0-23 or null.")
 
     @extend_schema(responses={200: MeSerializer})
     def get(self, request):
@@ -448,5 +465,11 @@ class MeApi(APIView):
     def patch(self, request):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        services.user_display_name_set(user=request.user, **serializer.validated_data)
+        data = serializer.validated_data
+        if not data:
+            raise serializers.ValidationError({"non_field_errors": ["Send at least one field to change."]})
+        changes = language.language_changes({name: data[name] for name in language.FIELDS if name in data})
+        if "display_name" in data:
+            services.user_display_name_set(user=request.user, display_name=data["display_name"])
+        language.user_language_set(user=request.user, changes=changes)
         return Response(_me(request.user))

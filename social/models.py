@@ -27,6 +27,17 @@ class User(AbstractUser):
     # The address in `email` was proven by a link sent to it (notifications/mail/verification.py);
     # notification e-mail goes only to verified addresses. Changing the address clears it.
     email_verified = models.BooleanField(default=False)
+    # The person's language and time zone (social/account/language.py): empty = what their
+    # browser says (Accept-Language, the `tz` cookie), else the site's. Mails, digests and
+    # quiet hours read them with the address, in the same row.
+    locale = models.CharField(max_length=8, blank=True, default="")
+    time_zone = models.CharField(max_length=64, blank=True, default="")
+    # Hours (0-23, local) between which no e-mail goes (start == end: none); what falls in
+    # them is mailed as one message when they end (notifications/mail/quiet.py).
+    quiet_start = models.PositiveSmallIntegerField(null=True, blank=True)
+    quiet_end = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The local hour the digest leaves at; None: NOTIFY_DIGEST_HOUR.
+    digest_hour = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta(AbstractUser.Meta):
         # "Alice" and "alice" are one name: the database refuses the second, so two

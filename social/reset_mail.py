@@ -22,11 +22,13 @@ from django.contrib.auth.tokens import default_token_generator
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils import translation
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from project.accounts.login_devices import device_nonce_in
 from project.accounts.login_limits import login_address_known
+from project.http.locales import language_of
 from project.limits.store import limit_hit, once_per_window
 
 if TYPE_CHECKING:
@@ -105,11 +107,12 @@ def reset_message(accounts: list[User]) -> EmailMultiAlternatives:
         }
         for user in accounts
     ]
-    return EmailMultiAlternatives(
-        subject=render_to_string("registration/password_reset_subject.txt").strip(),
-        body=render_to_string("registration/password_reset_email.html", {"accounts": links}),
-        to=[accounts[0].email],
-    )
+    with translation.override(language_of(accounts[0].locale) or settings.LANGUAGE_CODE):  # the owner's language
+        return EmailMultiAlternatives(
+            subject=render_to_string("registration/password_reset_subject.txt").strip(),
+            body=render_to_string("registration/password_reset_email.html", {"accounts": links}),
+            to=[accounts[0].email],
+        )
 
 
 def reset_withheld_message(accounts: list[User]) -> EmailMultiAlternatives:

@@ -3,7 +3,7 @@ from django.urls import path
 
 from project.accounts.two_factor import views as two_factor
 from social import views
-from social.account.views import LogoutView, account_delete, account_export, account_settings
+from social.account.views import LogoutView, account_delete, account_export, account_settings, language_choose
 from social.activity.views import my_activity
 from social.profiles import views as profile_views
 from social.reactions.views import comment_react
@@ -14,6 +14,7 @@ urlpatterns = [
     path("popular/", views.popular, name="popular"),
     path("me/activity/", my_activity, name="my-activity"),
     path("me/settings/", account_settings, name="account-settings"),
+    path("language/", language_choose, name="language"),
     path("me/delete/", account_delete, name="account-delete"),
     path("me/export/", account_export, name="account-export"),
     path("me/people/", relations_settings, name="relations"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.encoding import PERSON_ROLLUP_KIND, FeedEntry, legacy_feed_upgrade
@@ -30,8 +31,8 @@ from social.selectors import Author, authors_by_id, comment_thread_id
 if TYPE_CHECKING:
     from pynamodb.models import Model
 
-REMOVED_REPLY = "This reply was removed."
-REMOVED_MESSAGE = "This message is no longer available."
+REMOVED_REPLY = gettext_lazy("This reply was removed.")
+REMOVED_MESSAGE = gettext_lazy("This message is no longer available.")
 
 
 def feed_read(*, user_id: str) -> Feed:
@@ -97,23 +98,56 @@ class FeedEntryView:
 def feed_entry_text(*, kind: str, actors: list[Author], actor_count: int, title: str, event_count: int = 1) -> str:
     """ "Bob replied to your comment", "Bob and Alice ...", "Bob and 3 others ..." (newest first);
     one person's replies rolled up across comments: "Bob replied 5 more times to your comments";
-    a watched thread: "Bob (and 2 others) replied in a thread you watch"; "Bob mentioned you"."""
+    a watched thread: "Bob and 2 others replied in a thread you watch"; "Bob mentioned you".
+    Worded when read, in the active language (the reader's); names are never translated."""
     if kind == PERSON_ROLLUP_KIND and actors:
-        times = "once more" if event_count == 1 else f"{event_count} more times"
-        return f"{actors[0].display_name} replied {times} to your comments"
+        return ngettext(
+            "%(name)s replied once more to your comments",
+            "%(name)s replied %(count)d more times to your comments",
+            event_count,
+        ) % {"name": actors[0].display_name, "count": event_count}
     if kind == MENTION_KIND and actors:
-        return f"{actors[0].display_name} mentioned you"
+        return gettext("%(name)s mentioned you") % {"name": actors[0].display_name}
     if kind in ("reply", THREAD_KIND) and actors:
-        first = actors[0].display_name
-        if actor_count <= 1:
-            who = first
-        elif actor_count == 2 and len(actors) > 1:
-            who = f"{first} and {actors[1].display_name}"
-        else:
-            others = actor_count - 1
-            who = f"{first} and {others} other{'s' if others != 1 else ''}"
-        return f"{who} replied {'in a thread you watch' if kind == THREAD_KIND else 'to your comment'}"
-    return title or kind.capitalize()
+        return _reply_text(kind=kind, actors=actors, actor_count=actor_count)
+    return notice_title(kind=kind, title=title) if title else kind.capitalize()
+
+
+# Kinds whose stored title is an English message id (marked with gettext_noop where the notice
+# is written), worded in the reader's language when read; a staff message's title is their own.
+NOTICE_KINDS = ("moderation", "notice")
+
+
+def notice_title(*, kind: str, title: str) -> str:
+    return gettext(title) if kind in NOTICE_KINDS else title
+
+
+def _reply_text(*, kind: str, actors: list[Author], actor_count: int) -> str:
+    first = actors[0].display_name
+    watched = kind == THREAD_KIND
+    if actor_count <= 1:
+        if watched:
+            return gettext("%(name)s replied in a thread you watch") % {"name": first}
+        return gettext("%(name)s replied to your comment") % {"name": first}
+    if actor_count == 2 and len(actors) > 1:
+        names = {"first": first, "second": actors[1].display_name}
+        if watched:
+            return gettext("%(first)s and %(second)s replied in a thread you watch") % names
+        return gettext("%(first)s and %(second)s replied to your comment") % names
+    others = actor_count - 1
+    if watched:
+        text = ngettext(
+            "%(name)s and %(count)d other replied in a thread you watch",
+            "%(name)s and %(count)d others replied in a thread you watch",
+            others,
+        )
+    else:
+        text = ngettext(
+            "%(name)s and %(count)d other replied to your comment",
+            "%(name)s and %(count)d others replied to your comment",
+            others,
+        )
+    return text % {"name": first, "count": others}
 
 
 def _at(ms: int) -> datetime:
@@ -189,7 +223,7 @@ def _texts(entries: list[FeedEntry], silenced: frozenset[str] = frozenset()) -> 
         elif entry.kind in reply_kinds:
             reply = replies.get(entry.object_id)
             if reply is None or (reply.parent_id is None and entry.kind != MENTION_KIND):
-                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, removed=True)
+                texts[entry.entry_id] = FeedText(body=str(REMOVED_REPLY), removed=True)
                 continue
             # A mention may be in a top-level comment: its own page shows it.
             url = f"/c/{reply.parent_id}/#c-{reply.comment_id}" if reply.parent_id else f"/c/{reply.comment_id}/"
@@ -201,14 +235,14 @@ def _texts(entries: list[FeedEntry], silenced: frozenset[str] = frozenset()) -> 
             elif entry.kind == PERSON_ROLLUP_KIND and entry.actor_ids:
                 rollup_key = f"{PERSON_ROLLUP_KIND}#{entry.actor_ids[-1]}"
             if reply.hidden or reply.deleted_at:
-                texts[entry.entry_id] = FeedText(body=REMOVED_REPLY, url=url, rollup_key=rollup_key, removed=True)
+                texts[entry.entry_id] = FeedText(body=str(REMOVED_REPLY), url=url, rollup_key=rollup_key, removed=True)
             elif reply.author_id in silenced:  # the newest reply of an entry others are left in
                 texts[entry.entry_id] = FeedText(url=url, rollup_key=rollup_key)
             else:
                 texts[entry.entry_id] = FeedText(body=reply.body, url=url, rollup_key=rollup_key)
         else:
             text = found[entry.kind].get(entry.object_id)
-            texts[entry.entry_id] = text or FeedText(title=REMOVED_MESSAGE, removed=True)
+            texts[entry.entry_id] = text or FeedText(title=str(REMOVED_MESSAGE), removed=True)
     return texts
 
 

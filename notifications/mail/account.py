@@ -11,6 +11,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.utils.translation import gettext_lazy
+
 from notifications.mail.queue import mail_queue_item
 from project.accounts.two_factor.services import CODES_RENEWED, TURNED_OFF, TURNED_ON
 from project.clock import clock
@@ -18,23 +20,29 @@ from project.dynamo.transactions import write_retrying
 
 ACCOUNT = "account"
 
-# which mail -> (subject and first line, what it means, where to act)
+# which mail -> (subject and first line, what it means, where to act), worded in the recipient's language
 ACCOUNT_MAILS = {
     "two_factor_on": (
-        "Two-factor log-in was turned on for your account",
-        "From now on a log-in needs your password and a code from the authenticator app set up just now. "
-        "If this was not you, reset your password and turn two-factor log-in off in your settings.",
+        gettext_lazy("Two-factor log-in was turned on for your account"),
+        gettext_lazy(
+            "From now on a log-in needs your password and a code from the authenticator app set up just now. "
+            "If this was not you, reset your password and turn two-factor log-in off in your settings."
+        ),
         "/me/two-factor/",
     ),
     "two_factor_off": (
-        "Two-factor log-in was turned off for your account",
-        "Your password alone now logs you in. If this was not you, change your password and turn it on again.",
+        gettext_lazy("Two-factor log-in was turned off for your account"),
+        gettext_lazy(
+            "Your password alone now logs you in. If this was not you, change your password and turn it on again."
+        ),
         "/me/two-factor/",
     ),
     "recovery_codes_renewed": (
-        "New recovery codes were made for your account",
-        "The earlier recovery codes no longer work. If this was not you, change your password "
-        "and get new recovery codes in your settings.",
+        gettext_lazy("New recovery codes were made for your account"),
+        gettext_lazy(
+            "The earlier recovery codes no longer work. If this was not you, change your password "
+            "and get new recovery codes in your settings."
+        ),
         "/me/two-factor/",
     ),
 }

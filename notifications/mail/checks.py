@@ -10,19 +10,25 @@ scheduled wins; a check that fails becomes a `skipped` ledger line with its reas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils import translation
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.selectors import feed_entry_views, feed_read
 from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
-from notifications.selectors import _excerpt, _like_notifications
+from notifications.selectors import _excerpt, _like_notifications, notification_inbox
 from notifications.subjects import LIKE, REACTION, reaction_subject
+from project.http.locales import language_of
 from social.formatting import markdown_html
 from social.relations.selectors import silenced_ids
 from social.selectors import comment_find, comment_thread_id
+
+QUIET = "quiet"  # the quiet hours' roll-up mail (notifications/mail/quiet.py): its kind in the queue
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,18 @@ class Recipient:
     username: str
     name: str
     address: str
+    # Read in the same row as the address (no extra read): the mail's language ("" = the
+    # site's), the time zone its digest hour and quiet hours are in ("" = the site's).
+    locale: str = ""
+    time_zone: str = ""
+    digest_hour: int | None = None
+    quiet_start: int | None = None
+    quiet_end: int | None = None
+
+    @property
+    def language(self) -> str:
+        """The language the recipient's mails are worded in."""
+        return language_of(self.locale) or settings.LANGUAGE_CODE
 
 
 @dataclass(frozen=True)
@@ -56,17 +74,40 @@ class Verdict:
 
 def recipient_get(*, user_id: str) -> Recipient | Verdict:
     """The account's name and verified address, or a Verdict saying why it gets no mail."""
-    try:
-        user = get_user_model().objects.filter(pk=int(user_id)).first()
-    except ValueError:
-        user = None
-    if user is None or not user.is_active:
-        return Verdict(skip="no active account")
-    if not user.email:
-        return Verdict(skip="no e-mail address")
-    if not user.email_verified:
-        return Verdict(skip="e-mail address not verified")
-    return Recipient(user_id=user_id, username=user.username, name=user.shown_name, address=user.email)
+    return recipients_get(user_ids=[user_id])[user_id]
+
+
+def recipients_get(*, user_ids: list[str]) -> dict[str, Recipient | Verdict]:
+    """`recipient_get` of several people from one query of their user rows (language, time zone,
+    quiet hours and digest hour come in the same rows as the addresses)."""
+    numbers = [int(user_id) for user_id in user_ids if user_id.isdigit()]
+    users = {str(user.pk): user for user in get_user_model().objects.filter(pk__in=numbers)}
+    found: dict[str, Recipient | Verdict] = {}
+    for user_id in user_ids:
+        user = users.get(user_id)
+        if user is None or not user.is_active:
+            found[user_id] = Verdict(skip="no active account")
+        elif not user.email:
+            found[user_id] = Verdict(skip="no e-mail address")
+        elif not user.email_verified:
+            found[user_id] = Verdict(skip="e-mail address not verified")
+        else:
+            found[user_id] = recipient_of(user)
+    return found
+
+
+def recipient_of(user: Any) -> Recipient:
+    return Recipient(
+        user_id=str(user.pk),
+        username=user.username,
+        name=user.shown_name,
+        address=user.email,
+        locale=user.locale,
+        time_zone=user.time_zone,
+        digest_hour=user.digest_hour,
+        quiet_start=user.quiet_start,
+        quiet_end=user.quiet_end,
+    )
 
 
 def like_comment_id(entry_id: str) -> str:
@@ -115,6 +156,15 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     return About(kind, view.text, _excerpt(view.body), path, comment_id=thread_comment_id, names=names, html=html)
 
 
+def unread_items(*, user_id: str, limit: int) -> tuple[list[About], int]:
+    """The person's unread inbox items (at most `limit`, newest first, worded in the active
+    language) and how many more: what a digest or a quiet hours' roll-up lists."""
+    page = notification_inbox(user_id=user_id, limit=limit, excerpts=True)
+    unread = [n for n in page.results if n.unread]
+    items = [About(n.kind, n.text, n.excerpt, n.url or "/notifications/", comment_id=n.comment_id) for n in unread]
+    return items, max(0, page.unread_count - len(items))
+
+
 def thread_muted(*, user_id: str, comment_id: str | None) -> bool:
     if not comment_id:
         return False
@@ -129,9 +179,17 @@ def mail_verdict(*, user_id: str, kind: str, entry_id: str) -> Verdict:
     found = recipient_get(user_id=user_id)
     if isinstance(found, Verdict):
         return found
+    with translation.override(found.language):  # texts worded for the recipient, now
+        return _verdict_for(found, kind=kind, entry_id=entry_id)
+
+
+def _verdict_for(found: Recipient, *, kind: str, entry_id: str) -> Verdict:
+    user_id = found.user_id
+    if kind == QUIET:  # the roll-up of quiet hours: what is unread is read when it is built
+        return Verdict(recipient=found, about=About(kind, "", "", "/notifications/"))
     if kind == ACCOUNT:  # about the account itself: always, whatever the settings
         subject, text, path = ACCOUNT_MAILS[entry_id]
-        return Verdict(recipient=found, about=About(kind, subject, text, path))
+        return Verdict(recipient=found, about=About(kind, str(subject), str(text), path))
     if not preferences_get(user_id=user_id, consistent=True).wants(kind, "email"):
         return Verdict(skip=f"e-mail for {kind} turned off")
     about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)

@@ -8,18 +8,19 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.template.loader import render_to_string
+from django.utils.translation import gettext_lazy, ngettext
 
 from notifications.mail.checks import About, Recipient
 from notifications.mail.tokens import DIGEST, unsubscribe_url
 from social.display_names import display_name_clean, names_quoted
 
 KIND_NAMES = {
-    "like": "likes of your comments",
-    "reaction": "reactions to your comments",
-    "reply": "replies",
-    "mention": "mentions",
-    "message": "messages from the site's staff",
-    DIGEST: "the digest",
+    "like": gettext_lazy("likes of your comments"),
+    "reaction": gettext_lazy("reactions to your comments"),
+    "reply": gettext_lazy("replies"),
+    "mention": gettext_lazy("mentions"),
+    "message": gettext_lazy("messages from the site's staff"),
+    DIGEST: gettext_lazy("the digest"),
 }
 SUBJECT_MAX = 120
 
@@ -80,7 +81,9 @@ def account_message(*, recipient: Recipient, about: About) -> EmailMultiAlternat
 def digest_message(*, recipient: Recipient, period: str, items: list[About], more: int) -> EmailMultiAlternatives:
     """The digest: the unread inbox items, newest first, and how many more wait."""
     count = len(items) + more
-    subject = f"{count} unread notification{'s' if count != 1 else ''} on Dynamo Social"
+    subject = ngettext(
+        "%(count)d unread notification on Dynamo Social", "%(count)d unread notifications on Dynamo Social", count
+    ) % {"count": count}
     message: EmailMultiAlternatives = _message(
         recipient=recipient,
         subject=subject,
@@ -93,4 +96,28 @@ def digest_message(*, recipient: Recipient, period: str, items: list[About], mor
         },
         unsubscribe=DIGEST,
     )
+    return message
+
+
+def quiet_message(*, recipient: Recipient, items: list[About], more: int) -> EmailMultiAlternatives:
+    """The one mail at the end of quiet hours: what arrived in them and is still unread."""
+    count = len(items) + more
+    subject = ngettext(
+        "While your quiet hours lasted: %(count)d unread notification",
+        "While your quiet hours lasted: %(count)d unread notifications",
+        count,
+    ) % {"count": count}
+    context = {
+        "recipient": recipient,
+        "items": [(item, site_url(item.path)) for item in items],
+        "more": more,
+        "inbox_url": site_url("/notifications/"),
+        "settings_url": site_url("/me/settings/"),
+    }
+    message = EmailMultiAlternatives(
+        subject=display_name_clean(subject)[:SUBJECT_MAX],
+        body=render_to_string("notifications/mail/quiet.txt", context),
+        to=[recipient.address],
+    )
+    message.attach_alternative(render_to_string("notifications/mail/quiet.html", context), "text/html")
     return message

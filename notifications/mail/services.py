@@ -35,11 +35,13 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
+from django.utils import translation
 
 from notifications.mail.account import ACCOUNT
 from notifications.mail.account_links import LINK_KINDS, link_mail_plan
-from notifications.mail.checks import Recipient, mail_verdict
-from notifications.mail.content import account_message, notification_message
+from notifications.mail.checks import QUIET, Recipient, mail_verdict, unread_items
+from notifications.mail.content import account_message, notification_message, quiet_message
+from notifications.mail.quiet import quiet_rollup_queue, quiet_until
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
 from notifications.models import MailQueue, Send
 from project.clock import clock
@@ -61,6 +63,7 @@ SITE_SUBJECT = "site"
 # entry while it stays unread (the entry's id changes once it is read), not one per event.
 ENTRY_KINDS = ("reply", "mention", "message")
 ALREADY_MAILED = "already e-mailed about this notification (still unread)"
+QUIET_ITEMS = 20  # unread items a quiet hours' roll-up lists; the rest are counted
 
 
 def entry_marker_source(entry_id: str) -> str:
@@ -254,7 +257,8 @@ def mail_deliver(
         if not site.allowed:
             ledger_take_back(line)
             return Delivered(POSTPONED, retry_after=site.retry_after)
-        message = build()
+        with translation.override(recipient.language):  # the recipient's language, never the sender's
+            message = build()
     except Exception:
         # Nothing went out: give the line back so that the mail goes later, not `unknown`.
         _take_back_quietly(line)
@@ -356,14 +360,45 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         mail_queue_done(item)
         return SKIPPED
     recipient, about = verdict.recipient, verdict.about
+    if item.kind not in (ACCOUNT, QUIET):
+        until = quiet_until(recipient=recipient, now=clock.utcnow())
+        if until is not None:  # held for the one roll-up mail at the end of the quiet hours
+            quiet_rollup_queue(user_id=item.user_id, until=until)
+            reason = f"quiet hours: in the one mail at {until.strftime('%Y-%m-%d %H:%M')} UTC if still unread"
+            ledger_put(
+                user_id=item.user_id,
+                source=item.source,
+                kind=item.kind,
+                state=SKIPPED,
+                entry_id=item.entry_id,
+                reason=reason,
+            )
+            mail_queue_done(item)
+            return SKIPPED
+    build: Callable[[], EmailMultiAlternatives]
+    if item.kind == QUIET:
+        with translation.override(recipient.language):
+            items, more = unread_items(user_id=item.user_id, limit=QUIET_ITEMS)
+        if not items:
+            ledger_put(
+                user_id=item.user_id,
+                source=item.source,
+                kind=item.kind,
+                state=SKIPPED,
+                reason="nothing unread when the quiet hours ended",
+            )
+            mail_queue_done(item)
+            return SKIPPED
+        build = lambda: quiet_message(recipient=recipient, items=items, more=more)  # noqa: E731
+    else:
+        compose = account_message if item.kind == ACCOUNT else notification_message
+        build = lambda: compose(recipient=recipient, about=about)  # noqa: E731
     delivered = mail_deliver(
         recipient=recipient,
         source=item.source,
         kind=item.kind,
         entry_id=item.entry_id,
-        build=lambda: (account_message if item.kind == ACCOUNT else notification_message)(
-            recipient=recipient, about=about
-        ),
+        build=build,
         connection=connection,
     )
     return _finish(item, delivered)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext
 
 from notifications.mail.content import site_url
 from notifications.mail.queue import mail_queue_item
@@ -16,6 +19,7 @@ from notifications.mail.tokens import address_digest, verify_read, verify_token
 from project.clock import clock
 from project.dynamo.transactions import write_retrying
 from project.errors import ApplicationError, RateLimited
+from project.http.locales import language_of
 from project.limits.store import limit_enforce, recipient_mail_allow
 
 if TYPE_CHECKING:
@@ -103,11 +107,12 @@ def verification_message(*, user: User) -> EmailMultiAlternatives:
     # No display name: sign-up takes any address, and the mail must not greet its owner with
     # words a stranger chose. The username (letters, digits, @ . + - _) says which account.
     context = {"username": user.get_username(), "link": links[0]["link"], "others": links[1:]}
-    return EmailMultiAlternatives(
-        subject="Verify your e-mail address on Dynamo Social",
-        body=render_to_string("notifications/mail/verify.txt", context),
-        to=[user.email],
-    )
+    with translation.override(language_of(user.locale) or settings.LANGUAGE_CODE):  # the account's language
+        return EmailMultiAlternatives(
+            subject=gettext("Verify your e-mail address on Dynamo Social"),
+            body=render_to_string("notifications/mail/verify.txt", context),
+            to=[user.email],
+        )
 
 
 def email_verify_account(*, token: str) -> User | None:

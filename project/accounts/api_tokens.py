@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication
@@ -23,6 +23,8 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import AuthenticationFailed
 
 from project.accounts.compiled_get import CompiledGet
+from project.http.locales import language_of
+from project.http.timezones import zone_from
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -95,7 +97,20 @@ class ExpiringTokenAuthentication(TokenAuthentication):
             raise AuthenticationFailed(gettext_lazy("User inactive or deleted."))
         if api_token_expired(token):
             raise TokenExpired()
+        person_settings_activate(token.user)
         return token.user, token
+
+
+def person_settings_activate(user: AbstractBaseUser) -> None:
+    """A token client's chosen language and time zone for the rest of the request, as
+    project.http.locales and project.http.timezones do for a browser's session (which a
+    token request has none of when the middleware runs)."""
+    language = language_of(getattr(user, "locale", ""))
+    if language:
+        translation.activate(language)
+    zone = zone_from(getattr(user, "time_zone", ""))
+    if zone is not None:
+        timezone.activate(zone)
 
 
 def api_token_issue(*, user: AbstractBaseUser) -> Token:

@@ -1,6 +1,6 @@
-"""Times on pages in the person's own time zone: the browser's (site.js keeps it in the `tz`
-cookie), else the site's TIME_ZONE. The cookie is only a name looked up in the time zone
-database; anything else is ignored."""
+"""Times on pages in the person's own time zone: the one they chose in their settings, else the
+browser's (site.js keeps it in the `tz` cookie), else the site's TIME_ZONE. The cookie is only a
+name looked up in the time zone database; anything else is ignored."""
 
 from __future__ import annotations
 
@@ -33,8 +33,13 @@ class BrowserTimeZoneMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        zone = zone_from(request.COOKIES.get(COOKIE, ""))
+        user = getattr(request, "user", None)
+        chosen = getattr(user, "time_zone", "") if user is not None and user.is_authenticated else ""
+        zone = zone_from(chosen or request.COOKIES.get(COOKIE, ""))
         if zone is None:
-            return self.get_response(request)
+            try:
+                return self.get_response(request)
+            finally:  # a token client's zone (project.accounts.api_tokens) ends with its request
+                timezone.deactivate()
         with timezone.override(zone):
             return self.get_response(request)
