@@ -21,7 +21,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from pynamodb.models import Model
 
 from notifications.feed.services import notify_email_delay_ms
-from notifications.mail.queue import mail_queue_item
+from notifications.mail.queue import EMAIL, mail_queue_item
 from notifications.models import (
     LikeEvent,
     LikeNotified,
@@ -69,6 +69,7 @@ class Fold:
     new_unliked: list[str] = field(default_factory=list)
     new_restored: list[str] = field(default_factory=list)
     mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
+    push: bool = False  # the author wants likes by push, and this fold notifies of someone
 
     @property
     def changes(self) -> bool:
@@ -277,20 +278,22 @@ def notification_write(fold: Fold, now: float) -> bool:
     return True
 
 
-def like_mail_schedule(fold: Fold) -> None:
+def like_mail_schedule(fold: Fold, *, channel: str = EMAIL) -> None:
     """Put the mail about the notification this fold makes unread into the mail queue (one plain put).
 
     Keyed by the notification's next `seq` (`like:<comment>:<seq>`): a fold repeated after a
     crash, or retried after losing its commit, puts the same item again (or one whose
     notification the sender finds read or changed, and skips); the sender checks at send
-    time whether it is still unread and whether likes by e-mail are still on.
+    time whether it is still unread and whether likes by e-mail are still on. The push
+    (`channel=PUSH`) is the same item in the push shards, due at once.
     """
     mail_queue_item(
         user_id=fold.author_id,
         kind="like",
         source=f"like:{fold.comment_id}:{fold.old_seq + 1}",
         entry_id=fold.comment_id,
-        due_ms=clock.now_ms() + notify_email_delay_ms(),
+        due_ms=clock.now_ms() + (notify_email_delay_ms() if channel == EMAIL else 0),
+        channel=channel,
     ).save()
 
 
