@@ -34,5 +34,5 @@ def used_then_stall(subscription):
         threading.Event().wait()  # never set: the test kills the process here
 
 
-sender.subscription_used = used_then_stall  # type: ignore[assignment]
+sender.subscription_used = used_then_stall
 call_command("send_push", "--loop", "--poll-seconds", "0.2")
