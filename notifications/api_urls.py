@@ -18,6 +18,7 @@ urlpatterns = [
     path("feed/", feed_apis.FeedListApi.as_view(), name="api-feed"),
     path("me/preferences/", preferences_apis.PreferencesApi.as_view(), name="api-preferences"),
     path("push/key/", push_apis.PushKeyApi.as_view(), name="api-push-key"),
+    path("push/read/", push_apis.PushReadApi.as_view(), name="api-push-read"),
     path("me/push-subscriptions/", push_apis.PushSubscriptionListApi.as_view(), name="api-push-subscriptions"),
     path(
         "me/push-subscriptions/<str:subscription_id>/",

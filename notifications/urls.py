@@ -2,10 +2,12 @@ from django.urls import path
 
 from notifications import views
 from notifications.preferences import views as preferences_views
+from notifications.push import views as push_views
 
 urlpatterns = [
     path("notifications/", views.inbox, name="notifications"),
     path("notifications/read-all/", views.inbox_read_all, name="notifications-read-all"),
+    path("push-worker.js", push_views.push_worker, name="push-worker"),
     path("me/notifications/", preferences_views.preferences_page, name="notification-preferences"),
     path("me/notifications/threads/", preferences_views.thread_undo, name="notification-thread-undo"),
     path("c/<str:comment_id>/mute/", preferences_views.comment_mute, name="comment-mute"),

@@ -10,8 +10,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications.push import selectors, services
+from notifications.push.content import read_token_open
 from notifications.push.keys import vapid_public_key
-from project.errors import NotFound
+from notifications.services import inbox_mark_read
+from project.errors import ApplicationError, NotFound
 from project.http.parsers import SafeJSONParser
 
 # The session remembers the subscriptions made from it: logging out removes them (signals.py).
@@ -32,6 +34,32 @@ class PushKeyApi(APIView):
     @extend_schema(responses={200: inline_serializer("PushKey", {"public_key": serializers.CharField()})}, auth=[])
     def get(self, request):
         return Response({"public_key": vapid_public_key()})
+
+
+class PushReadApi(APIView):
+    """Mark read the notification a shown push was about: its click in the service worker.
+    The body is `{"token": ...}`, the signed token the push carried (no session, no CSRF token:
+    the token is the proof). 204; 400 for a token this site did not sign (or older than 30 days).
+    Twice: read already, nothing changes."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list[type] = []
+    parser_classes = [SafeJSONParser]
+
+    @extend_schema(
+        request=inline_serializer("PushRead", {"token": serializers.CharField()}), responses={204: None}, auth=[]
+    )
+    def post(self, request):
+        token = request.data.get("token") if isinstance(request.data, dict) else None
+        found = read_token_open(token) if isinstance(token, str) and len(token) < 1000 else None
+        if found is None:
+            raise ApplicationError("Not a notification's token.", field="token")
+        user_id, kind, entry_id = found
+        if kind == "like":
+            inbox_mark_read(user_id=user_id, comment_ids=[entry_id])
+        else:
+            inbox_mark_read(user_id=user_id, entry_ids=[entry_id])
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class SubscriptionSerializer(serializers.Serializer):

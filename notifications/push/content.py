@@ -10,6 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from django.core import signing
 from django.templatetags.static import static
 
 from notifications.mail.checks import About
@@ -43,7 +44,28 @@ def push_topic(*, kind: str, entry_id: str) -> str:
     return hashlib.blake2b(f"{kind}:{entry_id}".encode(), digest_size=16).hexdigest()
 
 
-def push_payload(*, about: About, source: str) -> bytes:
+READ_SALT = "notifications.push.read"
+READ_MAX_AGE = 30 * 24 * 3600  # seconds a notification's click still marks it read
+
+
+def read_token(*, user_id: str, kind: str, entry_id: str) -> str:
+    """What a click on the shown notification hands to `POST /api/push/read/`: signed, so the
+    service worker (which has no CSRF token) proves which person's entry it marks read."""
+    return signing.dumps({"u": user_id, "k": kind, "e": entry_id}, salt=READ_SALT, compress=True)
+
+
+def read_token_open(token: str) -> tuple[str, str, str] | None:
+    """(user_id, kind, entry_id) of a token this site signed within READ_MAX_AGE; None otherwise."""
+    try:
+        data = signing.loads(token, salt=READ_SALT, max_age=READ_MAX_AGE)
+    except signing.BadSignature:
+        return None
+    if not isinstance(data, dict) or not all(isinstance(data.get(key), str) for key in ("u", "k", "e")):
+        return None
+    return data["u"], data["k"], data["e"]
+
+
+def push_payload(*, about: About, source: str, user_id: str = "") -> bytes:
     """The JSON the service worker shows (notifications/static/notifications/push-worker.js)."""
     data = {
         "id": source,
@@ -55,5 +77,6 @@ def push_payload(*, about: About, source: str) -> bytes:
         "url": site_url(about.path),
         "tag": push_topic(kind=about.kind, entry_id=about.entry_id),
         "icon": static("project/favicon.svg"),
+        "read": read_token(user_id=user_id, kind=about.kind, entry_id=about.entry_id) if user_id else "",
     }
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()

@@ -190,7 +190,7 @@ def push_process(*, item: MailQueue, session: requests.Session | None = None) ->
         mail_queue_done(item)
         return ALREADY
     try:
-        payload = push_payload(about=about, source=item.source)
+        payload = push_payload(about=about, source=item.source, user_id=item.user_id)
         topic = push_topic(kind=item.kind, entry_id=about.entry_id or item.entry_id)
         vapid()  # no key: raise before anything goes, and give the line back
     except Exception:
