@@ -186,6 +186,8 @@ PUSH_SERVICE_HOSTS = env.list(
     default=["fcm.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com", "*.notify.windows.com"],
 )
 PUSH_SUBSCRIPTIONS_MAX = env.int("PUSH_SUBSCRIPTIONS_MAX", default=10)  # browsers per person
+# A person whose page polled within this many seconds is present: their pushes and mails wait (0: off).
+NOTIFY_PRESENT_SECONDS = env.int("NOTIFY_PRESENT_SECONDS", default=60)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")

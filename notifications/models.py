@@ -438,3 +438,14 @@ class PushSubscription(Model):
     device = UnicodeAttribute(default="")  # what the browser called itself (User-Agent, shortened)
     created_at = NumberAttribute()  # epoch milliseconds
     last_used_at = NumberAttribute(default=0)  # epoch ms of the last push the service took (201)
+
+
+class Presence(Model):
+    """When a person's open page last polled (notifications/presence.py): while that is within
+    NOTIFY_PRESENT_SECONDS, they see their notifications arrive, and no push or e-mail goes."""
+
+    Meta = table_meta("presence")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    seen_at = NumberAttribute()  # epoch milliseconds
+    expires_at = TTLAttribute(null=True)  # a day after: TTL deletes it

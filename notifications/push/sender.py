@@ -41,14 +41,17 @@ from notifications.mail.queue import PUSH
 from notifications.mail.selectors import FAILED, SENDING, SENT, SKIPPED, ledger_get
 from notifications.mail.services import (
     ALREADY,
+    POSTPONED,
     TAKEN,
     ledger_mark,
     ledger_put,
     ledger_take_back,
     mail_queue_claim,
     mail_queue_done,
+    mail_queue_postpone,
 )
 from notifications.models import MailQueue, PushSubscription
+from notifications.presence import is_present, present_window_ms
 from notifications.push import checks
 from notifications.push.content import delivery_of, push_payload, push_topic
 from notifications.push.keys import vapid
@@ -161,7 +164,8 @@ def _skip(item: MailQueue, reason: str) -> str:
 
 
 def push_process(*, item: MailQueue, session: requests.Session | None = None) -> str:
-    """Handle one due push (module doc): sent, failed, skipped, already or taken."""
+    """Handle one due push (module doc): sent, failed, skipped, postponed (the person is present in
+    an open tab: notifications/presence.py), already or taken."""
     if not mail_queue_claim(item):
         return TAKEN
     if ledger_get(user_id=item.user_id, channel=PUSH, source=item.source) is not None:
@@ -174,6 +178,12 @@ def push_process(*, item: MailQueue, session: requests.Session | None = None) ->
     if verdict.skip or verdict.about is None:
         return _skip(item, verdict.skip)
     about = verdict.about
+    if is_present(user_id=item.user_id):
+        # Seen in an open tab: wait; read meanwhile, the next check skips it (never past the TTL).
+        if clock.now_ms() + present_window_ms() >= expires_ms:
+            return _skip(item, checks.PRESENT)
+        mail_queue_postpone(item, seconds=present_window_ms() / 1000)
+        return POSTPONED
     subscriptions = subscriptions_of(user_id=item.user_id)
     if not subscriptions:
         return _skip(item, checks.NO_DEVICE)
