@@ -40,6 +40,7 @@ class Received:
     headers: dict[str, str]
     payload: dict[str, Any]
     status: int
+    at: float = 0.0  # epoch seconds it arrived (bench/push.py's latencies)
 
 
 @dataclass
@@ -114,7 +115,7 @@ class PushService:
         with self.lock:
             queued = self.answers.get(token) or []
             status = queued.pop(0) if queued else 201
-            self.received.append(Received(token, headers, payload, status))
+            self.received.append(Received(token, headers, payload, status, at=time.time()))
         return status
 
     def _refusal(self, headers: dict[str, str]) -> str:
