@@ -25,6 +25,7 @@ from notifications.models import (
     LikeRead,
     LikeUnread,
     MailQueue,
+    Presence,
     PushSubscription,
     Send,
     ThreadSubscription,
@@ -75,6 +76,7 @@ def notifications_erase(*, user_id: str, cursor: str | None) -> str | None:
         (MailQueue, lambda: _push_queued(user_id)),
         (Send, lambda: list(Send.query(user_id, consistent_read=True, limit=PAGE))),
         (PushSubscription, lambda: list(PushSubscription.query(user_id, consistent_read=True, limit=PAGE))),
+        (Presence, lambda: list(Presence.query(user_id, consistent_read=True, limit=PAGE))),
     ]
     for model, read in pages:
         if _delete_page(model, read()):

@@ -180,8 +180,8 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # send_push: a person's browsers (Query), `last_used_at` (UpdateItem), a gone one (DeleteItem);
         # the eraser's batch deletes.
         "push_subscriptions": ("Query", "UpdateItem", "DeleteItem", "BatchWriteItem"),
-        # send_push and mail_notifications: whether the person is present (GetItem).
-        "presence": ("GetItem",),
+        # send_push and mail_notifications: whether the person is present (GetItem); the eraser (Query, batch delete).
+        "presence": ("GetItem", "Query", "BatchWriteItem"),
         "limits": ("GetItem", "UpdateItem", "DeleteItem"),
         # fold_like_events: a Scan page of pending events, each comment's events (Query),
         # deleted in batches; like rows, markers, the notification, the badge, the comment
