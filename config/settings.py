@@ -176,6 +176,20 @@ NOTIFY_DIGEST_HOUR = env.int("NOTIFY_DIGEST_HOUR", default=8)  # UTC hour the da
 EMAIL_VERIFY_TIMEOUT = env.int("EMAIL_VERIFY_TIMEOUT", default=3 * 24 * 3600)
 # Days the mail ledger keeps a line (staff read it; TTL deletes it afterwards).
 MAIL_LEDGER_DAYS = env.int("MAIL_LEDGER_DAYS", default=180)
+# Web Push (notifications/push/, docs/how-to/turn-on-push.md). The VAPID private key (raw P-256,
+# base64url) signs every push; VAPID_PRIVATE_KEY_FILE names a file holding it (`make run` generates
+# var/vapid_private_key once). Pushes go only to endpoints on PUSH_SERVICE_HOSTS (`*.host` matches
+# subdomains): the browser vendors' push services.
+VAPID_PRIVATE_KEY = env.str("VAPID_PRIVATE_KEY", default="")
+VAPID_PRIVATE_KEY_FILE = env.str("VAPID_PRIVATE_KEY_FILE", default="")
+VAPID_SUBJECT = env.str("VAPID_SUBJECT", default="mailto:noreply@localhost")
+PUSH_SERVICE_HOSTS = env.list(
+    "PUSH_SERVICE_HOSTS",
+    default=["fcm.googleapis.com", "updates.push.services.mozilla.com", "*.push.apple.com", "*.notify.windows.com"],
+)
+PUSH_SUBSCRIPTIONS_MAX = env.int("PUSH_SUBSCRIPTIONS_MAX", default=10)  # browsers per person
+# A person whose page polled within this many seconds is present: their pushes and mails wait (0: off).
+NOTIFY_PRESENT_SECONDS = env.int("NOTIFY_PRESENT_SECONDS", default=60)
 
 # The site's languages (docs/how-to/add-a-language.md): English by default; each person's
 # choice (their settings, the switcher's cookie, else Accept-Language) is activated per request

@@ -31,7 +31,7 @@ from delivery.services import TRANSACTION_ACTIONS_MAX, finish_transaction
 from notifications.feed.events import FeedEvent
 from notifications.feed.merge import FeedWrite, feed_write_compute
 from notifications.feed.selectors import feed_read_many
-from notifications.mail.queue import mail_queue_put
+from notifications.mail.queue import PUSH, mail_queue_put
 from notifications.preferences.selectors import preferences_get_many
 from project.clock import clock
 from project.dynamo.retry import backoff_sleep
@@ -91,16 +91,29 @@ def _prepare_feed_writes(user_ids: list[str], event: FeedEvent) -> dict[str, Fee
     return {user_id: feed_write_compute(feed=feeds[user_id], event=event) for user_id in user_ids}
 
 
+def channels_wanted(user_ids: list[str]) -> tuple[set[str], set[str]]:
+    """The targets who want staff messages by e-mail, and by push: one BatchGetItem of their
+    preferences per 100 (strongly consistent: someone who turned it off a moment ago gets none)."""
+    found = preferences_get_many(user_ids=user_ids)
+    return (
+        {user_id for user_id, prefs in found.items() if prefs.wants("message", "email")},
+        {user_id for user_id, prefs in found.items() if prefs.wants("message", "push")},
+    )
+
+
 def mail_wanted(user_ids: list[str]) -> set[str]:
-    """The targets who want staff messages by e-mail: one BatchGetItem of their preferences per
-    100 (strongly consistent: someone who turned it off a moment ago gets no mail)."""
-    return {
-        user_id for user_id, prefs in preferences_get_many(user_ids=user_ids).items() if prefs.wants("message", "email")
-    }
+    """The targets who want staff messages by e-mail (`channels_wanted`)."""
+    return channels_wanted(user_ids)[0]
 
 
 def targets_deliver(
-    *, delivery_id: str, seq: int, user_ids: list[str], event: FeedEvent, mailed: set[str] | None = None
+    *,
+    delivery_id: str,
+    seq: int,
+    user_ids: list[str],
+    event: FeedEvent,
+    mailed: set[str] | None = None,
+    pushed: set[str] | None = None,
 ) -> BatchResult:
     """Deliver to `user_ids` (targets of chunk `seq`) in as few transactions as possible.
 
@@ -127,12 +140,17 @@ def targets_deliver(
     """
     result = BatchResult()
     remaining = list(user_ids)
-    mailed = mail_wanted(remaining) if mailed is None else mailed
+    if mailed is None or pushed is None:
+        wanted_mail, wanted_push = channels_wanted(remaining)
+        mailed = wanted_mail if mailed is None else mailed
+        pushed = wanted_push if pushed is None else pushed
     due_ms = clock.now_ms() + int(settings.NOTIFY_EMAIL_DELAY) * 1000
 
     def deliver_part(part: list[str]) -> bool:
         """Deliver `part` on its own into `result`; True when it found the delivery cancelled."""
-        sub = targets_deliver(delivery_id=delivery_id, seq=seq, user_ids=part, event=event, mailed=mailed)
+        sub = targets_deliver(
+            delivery_id=delivery_id, seq=seq, user_ids=part, event=event, mailed=mailed, pushed=pushed
+        )
         return result.absorb(sub)
 
     for attempt in range(FEED_ATTEMPTS):
@@ -143,7 +161,12 @@ def targets_deliver(
         def mails(user_id: str, write: FeedWrite) -> bool:
             return user_id in mailed and not write.already_applied and write.entry_id is not None
 
-        actions = 2 + sum(1 + write.action_count + mails(user_id, write) for user_id, write in writes.items())
+        def pushes(user_id: str, write: FeedWrite) -> bool:
+            return user_id in pushed and not write.already_applied and write.entry_id is not None
+
+        actions = 2 + sum(
+            1 + write.action_count + mails(user_id, write) + pushes(user_id, write) for user_id, write in writes.items()
+        )
         if actions > TRANSACTION_ACTIONS_MAX:
             if len(remaining) == 1:
                 raise ValueError(f"one target needs {actions} actions (max {TRANSACTION_ACTIONS_MAX})")
@@ -180,6 +203,16 @@ def targets_deliver(
                         source=event.event_id,
                         entry_id=str(write.entry_id),
                         due_ms=due_ms,
+                    )
+                if pushes(user_id, write):
+                    mail_queue_put(
+                        transaction,
+                        user_id=user_id,
+                        kind="message",
+                        source=event.event_id,
+                        entry_id=str(write.entry_id),
+                        due_ms=clock.now_ms(),
+                        channel=PUSH,
                     )
 
         try:

@@ -7,7 +7,7 @@
 #   entrypoint.sh worker NAME [ARGS]  one background program alone: fold_like_events,
 #                                     aggregate_counters, process_feed_retries,
 #                                     dispatch_deliveries, rollup_activity,
-#                                     mail_notifications, erase_accounts, clear_sessions
+#                                     mail_notifications, send_push, erase_accounts, clear_sessions
 #   entrypoint.sh COMMAND [ARGS]      a management command: migrate, create_tables,
 #                                     activity_tables, health, ...
 #

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from notifications import selectors, services
+from notifications.presence import presence_mark
 from notifications.subjects import REACTION_SUBJECT_PREFIX
 from project.clock import clock
 from project.http.fresh import FRESH_BADGE, FRESH_LIKES
@@ -280,6 +281,8 @@ class LiveApi(APIView):
         query = _live_queries.validated(request)
         comment_ids = query.get("comments", [])
         user_id = _user_id(request) if request.user.is_authenticated else None
+        if user_id:
+            presence_mark(user_id=user_id)  # an open page: its pushes and mails wait (notifications/presence.py)
         followed = ([live_user(user_id)] if user_id else []) + [live_comment(each) for each in comment_ids]
         now = clock.now_ms()
         verdict = live_verdict(

@@ -18,8 +18,19 @@ from pynamodb.models import Model
 
 from notifications.feed.events import FEED_RETRY_SHARDS
 from notifications.feed.selectors import feed_entries_list
-from notifications.mail.queue import MAIL_QUEUE_SHARDS
-from notifications.models import Feed, FeedRetry, LikeRead, LikeUnread, MailQueue, Send, ThreadSubscription, UnreadCount
+from notifications.mail.queue import MAIL_QUEUE_SHARDS, PUSH, mail_queue_key
+from notifications.models import (
+    Feed,
+    FeedRetry,
+    LikeRead,
+    LikeUnread,
+    MailQueue,
+    Presence,
+    PushSubscription,
+    Send,
+    ThreadSubscription,
+    UnreadCount,
+)
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
 from project.accounts.erasure import erasure_step, export_section
@@ -43,6 +54,12 @@ def _queued(model: type[FeedRetry] | type[MailQueue], shards: int, key: Any, use
     return list(model.query(shard, key.startswith(f"{user_id}#"), consistent_read=True, limit=PAGE))
 
 
+def _push_queued(user_id: str) -> list[MailQueue]:
+    """The person's pushes waiting in the queue: one Query of their push shard."""
+    shard, _ = mail_queue_key(user_id=user_id, source="", channel=PUSH)
+    return list(MailQueue.query(shard, MailQueue.mail_id.startswith(f"{user_id}#"), consistent_read=True, limit=PAGE))
+
+
 @erasure_step(name="notifications", order=30)
 def notifications_erase(*, user_id: str, cursor: str | None) -> str | None:
     """Up to PAGE items of the first of the person's notification tables still holding some
@@ -57,7 +74,10 @@ def notifications_erase(*, user_id: str, cursor: str | None) -> str | None:
         (UnreadCount, lambda: list(UnreadCount.query(user_id, consistent_read=True, limit=PAGE))),
         (FeedRetry, lambda: _queued(FeedRetry, FEED_RETRY_SHARDS, FeedRetry.retry_id, user_id)),
         (MailQueue, lambda: _queued(MailQueue, MAIL_QUEUE_SHARDS, MailQueue.mail_id, user_id)),
+        (MailQueue, lambda: _push_queued(user_id)),
         (Send, lambda: list(Send.query(user_id, consistent_read=True, limit=PAGE))),
+        (PushSubscription, lambda: list(PushSubscription.query(user_id, consistent_read=True, limit=PAGE))),
+        (Presence, lambda: list(Presence.query(user_id, consistent_read=True, limit=PAGE))),
     ]
     for model, read in pages:
         if _delete_page(model, read()):

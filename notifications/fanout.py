@@ -162,7 +162,11 @@ def fanout_expand(fanout: FanOut, *, budget: int) -> tuple[bool, str]:
             None,
         )
         if event is not None:
-            event = replace(event, notify_email=wanted.wants(event.preference_kind, "email"))
+            event = replace(
+                event,
+                notify_email=wanted.wants(event.preference_kind, "email"),
+                notify_push=wanted.wants(event.preference_kind, "push"),
+            )
             writes.append(pool(WRITES).submit(feed_append, user_id=user_id, event=event, queue=True))
     wait(writes)
     for write in writes:

@@ -87,6 +87,7 @@ from notifications.like_fold_steps import (
     notified_at,
     renotify_window,
 )
+from notifications.mail.queue import PUSH
 from notifications.models import LikeEvent
 from notifications.preferences.selectors import thread_state
 from notifications.services import likers_max
@@ -196,6 +197,7 @@ def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | No
         visible=found is not None and not found.hidden and not found.deleted_at,
         hears=True,
         mail_wanted=reads.preferences.wants(subject_kind(comment_id), "email"),
+        push_wanted=reads.preferences.wants(subject_kind(comment_id), "push"),
         now=clock.now(),
         window=renotify_window(),
         most=likers_max(),
@@ -280,6 +282,8 @@ def _fold_commit(
             # Before the commit point: a fold that dies after the commit has already scheduled it,
             # and one whose commit then fails leaves an item the sender finds unread-less and skips.
             like_mail_schedule(fold)
+        if fold.push:
+            like_mail_schedule(fold, channel=PUSH)
         if fold.changes and not notification_write(fold, now):
             logger.info("fold of %s: the notification changed meanwhile, re-read", comment_id)
             continue

@@ -28,6 +28,7 @@ class FoldFacts:
     now: float
     window: float  # seconds during which the same person's like does not notify again
     most: int  # liker ids an unread notification keeps
+    push_wanted: bool = False  # the author wants like notifications by Web Push
 
 
 def fold_decide(fold: Fold, facts: FoldFacts) -> Fold:
@@ -42,6 +43,7 @@ def fold_decide(fold: Fold, facts: FoldFacts) -> Fold:
         notify=[],
         withdraw=[],
         mail=False,
+        push=False,
     )
     if not facts.visible:  # likes on a hidden or deleted comment notify nobody
         return decided
@@ -73,4 +75,6 @@ def fold_decide(fold: Fold, facts: FoldFacts) -> Fold:
     decided.new_unliked, decided.new_restored = unliked[-facts.most :], restored[-facts.most :]
     # From nothing unread to unread: the one moment a like notification asks for an e-mail.
     decided.mail = fold.old_count == 0 and decided.new_count > 0 and facts.mail_wanted
+    # A push for every fold that names someone new: its Topic (the comment) replaces the last one.
+    decided.push = bool(decided.notify) and facts.push_wanted
     return decided

@@ -21,7 +21,7 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from pynamodb.models import Model
 
 from notifications.feed.services import notify_email_delay_ms
-from notifications.mail.queue import mail_queue_item
+from notifications.mail.queue import EMAIL, mail_queue_item
 from notifications.models import (
     LikeEvent,
     LikeNotified,
@@ -71,6 +71,7 @@ class Fold:
     new_unliked: list[str] = field(default_factory=list)
     new_restored: list[str] = field(default_factory=list)
     mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
+    push: bool = False  # the author wants likes by push, and this fold notifies of someone
 
     @property
     def changes(self) -> bool:
@@ -287,13 +288,14 @@ def notification_write(fold: Fold, now: float) -> bool:
     return True
 
 
-def like_mail_schedule(fold: Fold) -> None:
+def like_mail_schedule(fold: Fold, *, channel: str = EMAIL) -> None:
     """Put the mail about the notification this fold makes unread into the mail queue (one plain put).
 
     Keyed by the notification's next `seq` (`like:<comment>:<seq>`, `reaction:<comment>:<seq>`):
     a fold repeated after a crash, or retried after losing its commit, puts the same item again
     (or one whose notification the sender finds read or changed, and skips); the sender checks
     at send time whether it is still unread and whether likes (reactions) by e-mail are still on.
+    The push (`channel=PUSH`) is the same item in the push shards, due at once.
     """
     kind, target = subject_kind(fold.comment_id), subject_comment(fold.comment_id)
     mail_queue_item(
@@ -301,7 +303,8 @@ def like_mail_schedule(fold: Fold) -> None:
         kind=kind,
         source=f"{kind}:{target}:{fold.old_seq + 1}",
         entry_id=target,
-        due_ms=clock.now_ms() + notify_email_delay_ms(),
+        due_ms=clock.now_ms() + (notify_email_delay_ms() if channel == EMAIL else 0),
+        channel=channel,
     ).save()
 
 

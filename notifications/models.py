@@ -274,7 +274,7 @@ class MailQueueDueIndex(LocalSecondaryIndex):
 
 
 class MailQueue(Model):
-    """A notification e-mail waiting for its due time (notifications/mail/queue.py).
+    """A notification e-mail (or Web Push) waiting for its due time (notifications/mail/queue.py).
 
     Put in the same transaction as the feed entry (or the broadcast target's delete) it
     is about, so "entry written" and "mail scheduled" commit together; deleted by the
@@ -284,8 +284,9 @@ class MailQueue(Model):
 
     Meta = table_meta("mail_queue")
 
-    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1", from a hash of the user id
+    shard = UnicodeAttribute(hash_key=True)  # "0".."N-1" (push: "push#0"..), from a hash of the user id
     mail_id = UnicodeAttribute(range_key=True)  # <user_id>#<source>
+    channel = UnicodeAttribute(default="email")  # email, push (absent on items put before push: email)
     user_id = UnicodeAttribute()
     kind = UnicodeAttribute()  # like, reply, mention, message
     source = UnicodeAttribute()  # the feed event id (like:<comment>:<seq>, delivery:<id>, ...)
@@ -322,7 +323,7 @@ class Send(Model):
 
     user_id = UnicodeAttribute(hash_key=True)
     line = UnicodeAttribute(range_key=True)  # <channel>#<source>
-    channel = UnicodeAttribute()  # email
+    channel = UnicodeAttribute()  # email, push
     source = UnicodeAttribute()  # the queue item's source, digest:<daily|weekly>:<period>
     kind = UnicodeAttribute()  # like, reply, mention, message, digest
     state = UnicodeAttribute()  # sending, sent, failed, skipped
@@ -361,7 +362,7 @@ class DigestReadersIndex(GlobalSecondaryIndex):
 class Preferences(Model):
     """What reaches one person (notifications/preferences/): a flag per kind and channel, the digest.
 
-    A flag that is absent is the default (inbox on, e-mail off), so a person who never chose
+    A flag that is absent is the default (inbox on, e-mail and push off), so a person who never chose
     has no item at all. Each flag is its own attribute, so a change is an UpdateItem that SETs
     only the flags sent: two changes of different flags never undo each other.
     """
@@ -379,6 +380,11 @@ class Preferences(Model):
     mention_email = BooleanAttribute(null=True)
     message_inbox = BooleanAttribute(null=True)  # never stored false: staff messages always reach the inbox
     message_email = BooleanAttribute(null=True)
+    like_push = BooleanAttribute(null=True)
+    reaction_push = BooleanAttribute(null=True)
+    reply_push = BooleanAttribute(null=True)
+    mention_push = BooleanAttribute(null=True)
+    message_push = BooleanAttribute(null=True)
     digest = UnicodeAttribute(null=True)  # off, daily, weekly; absent = off
     digest_key = UnicodeAttribute(null=True)  # present exactly while `digest` is daily or weekly
     updated_at = NumberAttribute(null=True)  # epoch milliseconds
@@ -412,3 +418,37 @@ class ThreadSubscription(Model):
     at = NumberAttribute()  # epoch milliseconds of the last change
 
     by_user = ThreadSubscriptionsByUserIndex()
+
+
+# --- Web Push (notifications/push/) ---------------------------------------------
+
+
+class PushSubscription(Model):
+    """One browser's Web Push subscription for one person (notifications/push/services.py).
+
+    Keyed by a digest of the endpoint, so the same browser subscribing again is the same
+    item. The keys are the browser's public encryption key and auth secret (RFC 8291): what a
+    push is encrypted to; the endpoint's host is one of PUSH_SERVICE_HOSTS.
+    """
+
+    Meta = table_meta("push_subscriptions")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    subscription_id = UnicodeAttribute(range_key=True)  # blake2b of the endpoint, 32 hex digits
+    endpoint = UnicodeAttribute()
+    p256dh = UnicodeAttribute()  # base64url, the browser's P-256 public key
+    auth = UnicodeAttribute()  # base64url, 16 bytes
+    device = UnicodeAttribute(default="")  # what the browser called itself (User-Agent, shortened)
+    created_at = NumberAttribute()  # epoch milliseconds
+    last_used_at = NumberAttribute(default=0)  # epoch ms of the last push the service took (201)
+
+
+class Presence(Model):
+    """When a person's open page last polled (notifications/presence.py): while that is within
+    NOTIFY_PRESENT_SECONDS, they see their notifications arrive, and no push or e-mail goes."""
+
+    Meta = table_meta("presence")
+
+    user_id = UnicodeAttribute(hash_key=True)
+    seen_at = NumberAttribute()  # epoch milliseconds
+    expires_at = TTLAttribute(null=True)  # a day after: TTL deletes it

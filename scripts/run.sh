@@ -35,6 +35,16 @@ else
     export SECRET_KEY_FILE="$PWD/var/secret_key"
   fi
 fi
+# The VAPID key that signs Web Push (notifications/push/keys.py), generated once like the secret key.
+if [ -z "${VAPID_PRIVATE_KEY:-}" ] && [ -z "${VAPID_PRIVATE_KEY_FILE:-}" ]; then
+  if [ ! -s var/vapid_private_key ]; then
+    (umask 077 && python -c "import base64; from cryptography.hazmat.primitives.asymmetric import ec; \
+      n = ec.generate_private_key(ec.SECP256R1()).private_numbers().private_value; \
+      print(base64.urlsafe_b64encode(n.to_bytes(32, 'big')).rstrip(b'=').decode())" > var/vapid_private_key)
+    echo "Generated a VAPID key for Web Push into var/vapid_private_key"
+  fi
+  export VAPID_PRIVATE_KEY_FILE="$PWD/var/vapid_private_key"
+fi
 
 dynamo_pid=""
 manager_pid=""

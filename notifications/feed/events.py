@@ -55,6 +55,7 @@ class FeedEvent:
     # feed write that applies it also schedules the mail (notifications.mail.queue), in its
     # own transaction. Serialised with the event, so it survives `feed_retry`.
     notify_email: bool = False
+    notify_push: bool = False  # ... and by Web Push (due at once, notifications/push/sender.py)
 
     def __post_init__(self):
         for name in ("event_id", "kind"):

@@ -63,6 +63,8 @@ class About:
     actor_ids: tuple[str, ...] = ()  # who it names (a like's first likers)
     names: tuple[str, ...] = ()  # the display names `text` opens with, in order (quoted in the subject)
     html: str = ""  # the comment rendered as pages show it (social.formatting), for the HTML mail
+    count: int = 1  # the people (or likes) the notification rolls up
+    entry_id: str = ""  # the notification's feed entry (a like's: its comment id)
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,8 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
             actor_ids=actor_ids,
             names=names,
             html=markdown_html(body),
+            count=int(item.num_likes),
+            entry_id=comment_id,
         )
     feed = feed_read(user_id=user_id)
     entries = [entry for entry in feed.entries if entry.entry_id == entry_id]
@@ -153,7 +157,17 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     # A comment's body is Markdown; a message from the staff is plain text (the HTML mail escapes it).
     html = markdown_html(view.body) if kind != "message" else ""
     path = view.url or "/notifications/"
-    return About(kind, view.text, _excerpt(view.body), path, comment_id=thread_comment_id, names=names, html=html)
+    return About(
+        kind,
+        view.text,
+        _excerpt(view.body),
+        path,
+        comment_id=thread_comment_id,
+        names=names,
+        html=html,
+        count=max(int(view.actor_count), 1),
+        entry_id=entry_id,
+    )
 
 
 def unread_items(*, user_id: str, limit: int) -> tuple[list[About], int]:

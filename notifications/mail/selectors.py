@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 from pynamodb.exceptions import DoesNotExist
 
-from notifications.mail.queue import MAIL_QUEUE_SHARDS
+from notifications.mail.queue import EMAIL as EMAIL
+from notifications.mail.queue import MAIL_QUEUE_SHARDS, queue_shards
 from notifications.models import MailQueue, Send
 from project.clock import clock
 from project.operations.backlog import Backlog, backlog_of_parts
 
-EMAIL = "email"  # the ledger's channel of e-mail
 SENDING, SENT, FAILED, SKIPPED = "sending", "sent", "failed", "skipped"
 UNKNOWN = "unknown"  # shown for a line still `sending` after its lease: never sent again
 MAIL_BACKLOG_CAP = 100
@@ -23,13 +23,14 @@ def ledger_line(*, channel: str, source: str) -> str:
     return f"{channel}#{source}"
 
 
-def mail_queue_due(*, limit: int = 100, now_ms: int | None = None) -> list[MailQueue]:
-    """Mails due now, at most `limit` per shard: one strongly consistent Query per shard of the
-    `by_due` LSI (an item a sender holds has its lease in `due_at`, in the future: not listed)."""
+def mail_queue_due(*, limit: int = 100, now_ms: int | None = None, channel: str = EMAIL) -> list[MailQueue]:
+    """Mails (or pushes) due now, at most `limit` per shard: one strongly consistent Query per shard
+    of the channel, on the `by_due` LSI (an item a sender holds has its lease in `due_at`, in the
+    future: not listed)."""
     now_ms = clock.now_ms() if now_ms is None else now_ms
     due: list[MailQueue] = []
-    for shard in range(MAIL_QUEUE_SHARDS):
-        due.extend(MailQueue.by_due.query(str(shard), MailQueue.due_at <= now_ms, limit=limit, consistent_read=True))
+    for shard in queue_shards(channel):
+        due.extend(MailQueue.by_due.query(shard, MailQueue.due_at <= now_ms, limit=limit, consistent_read=True))
     return sorted(due, key=lambda item: int(item.due_at))
 
 

@@ -44,6 +44,7 @@ from notifications.mail.content import account_message, notification_message, qu
 from notifications.mail.quiet import quiet_rollup_queue, quiet_until
 from notifications.mail.selectors import EMAIL, FAILED, SENDING, SENT, SKIPPED, ledger_get, ledger_line
 from notifications.models import MailQueue, Send
+from notifications.presence import is_present, present_window_ms
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, conditional_write, transact, write_retrying
 from project.limits.store import limit_hit
@@ -360,6 +361,10 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         mail_queue_done(item)
         return SKIPPED
     recipient, about = verdict.recipient, verdict.about
+    if item.kind != ACCOUNT and is_present(user_id=item.user_id):
+        # Seen in an open tab (notifications/presence.py): wait; read meanwhile, the next check skips it.
+        mail_queue_postpone(item, seconds=present_window_ms() / 1000)
+        return POSTPONED
     if item.kind not in (ACCOUNT, QUIET):
         until = quiet_until(recipient=recipient, now=clock.utcnow())
         if until is not None:  # held for the one roll-up mail at the end of the quiet hours

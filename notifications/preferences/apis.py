@@ -18,6 +18,7 @@ from project.http.serializers import StrictSerializer
 class ChannelsSerializer(StrictSerializer):
     inbox = serializers.BooleanField()
     email = serializers.BooleanField()
+    push = serializers.BooleanField(help_text="Web Push to the browsers in `/api/me/push-subscriptions/`.")
 
 
 class KindsSerializer(StrictSerializer):
@@ -36,6 +37,7 @@ class PreferencesSerializer(StrictSerializer):
 class ChannelsPatchSerializer(ChannelsSerializer):
     inbox = serializers.BooleanField(required=False)
     email = serializers.BooleanField(required=False)
+    push = serializers.BooleanField(required=False)
 
 
 class KindsPatchSerializer(StrictSerializer):

@@ -28,10 +28,10 @@ from social.selectors import authors_by_id, comment_find, comment_thread_id
 EXCERPT_LENGTH = 80
 
 KINDS = ("like", "reaction", "reply", "mention", "message")
-CHANNELS = ("inbox", "email")
+CHANNELS = ("inbox", "email", "push")
 DIGESTS = ("off", "daily", "weekly")
 THREAD_STATES = ("watch", "mute")
-DEFAULT_CHANNELS = {"inbox": True, "email": False}
+DEFAULT_CHANNELS = {"inbox": True, "email": False, "push": False}
 DIGEST_PARTITIONS = 4  # partitions of the `digest` index per period, Queried one each
 # Staff messages always reach the inbox: the flag exists in the contract but cannot be turned off.
 ALWAYS_ON = {("message", "inbox")}
@@ -43,21 +43,22 @@ def _defaults(channel: str) -> dict[str, bool]:
 
 @dataclass(frozen=True)
 class NotifyPreferences:
-    """One person's choices; `NotifyPreferences()` is the defaults (inbox on, e-mail off, no digest)."""
+    """One person's choices; `NotifyPreferences()` is the defaults (inbox on, e-mail and push off, no digest)."""
 
     inbox: dict[str, bool] = field(default_factory=lambda: _defaults("inbox"))
     email: dict[str, bool] = field(default_factory=lambda: _defaults("email"))
+    push: dict[str, bool] = field(default_factory=lambda: _defaults("push"))
     digest: str = "off"
 
     def wants(self, kind: str, channel: str) -> bool:
         """Whether a notification of `kind` (a watched-thread reply is `reply`) goes to `channel`."""
         if (kind, channel) in ALWAYS_ON:
             return True
-        flags = self.inbox if channel == "inbox" else self.email
+        flags: dict[str, bool] = getattr(self, channel)
         return flags.get(kind, DEFAULT_CHANNELS[channel])
 
     def as_json(self) -> dict[str, Any]:
-        """The API contract's shape: `{"kinds": {kind: {"inbox": .., "email": ..}}, "digest": ..}`."""
+        """The API contract's shape: `{"kinds": {kind: {"inbox": .., "email": .., "push": ..}}, "digest": ..}`."""
         return {
             "kinds": {kind: {channel: self.wants(kind, channel) for channel in CHANNELS} for kind in KINDS},
             "digest": self.digest,
@@ -81,7 +82,7 @@ def preferences_from_item(item: Preferences | None) -> NotifyPreferences:
             if (kind, channel) in ALWAYS_ON:
                 flags[channel][kind] = True
     digest = item.digest if item.digest in DIGESTS else "off"
-    return NotifyPreferences(inbox=flags["inbox"], email=flags["email"], digest=digest)
+    return NotifyPreferences(inbox=flags["inbox"], email=flags["email"], push=flags["push"], digest=digest)
 
 
 def preferences_get(*, user_id: str, consistent: bool = False) -> NotifyPreferences:

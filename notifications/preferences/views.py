@@ -26,7 +26,7 @@ KIND_LABELS = {
     "mention": "Mentions of you (@name)",
     "message": "Messages from the staff",
 }
-CHANNEL_LABELS = {"inbox": "Inbox", "email": "E-mail"}
+CHANNEL_LABELS = {"inbox": "Inbox", "email": "E-mail", "push": "Push"}
 DIGEST_LABELS = {"off": "No digest", "daily": "Daily", "weekly": "Weekly (Mondays)"}
 THREAD_ACTIONS = {
     "mute": (services.thread_mute, "Muted: nothing from this thread reaches you now."),

@@ -124,6 +124,11 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # an answer); the staff ledger page reads a person's lines and a delivery's (by_source).
         "mail_queue": ("PutItem",),
         "sends": ("Query", INDEX_QUERY),
+        # Web Push: a person's browsers (Query), subscribing (PutItem), removing one and the
+        # session's at log-out (conditional DeleteItem).
+        "push_subscriptions": ("Query", "PutItem", "DeleteItem"),
+        # Presence: the live poll puts when the person's page last polled (notifications/presence.py).
+        "presence": ("PutItem",),
         # Preferences: the settings page and API (GetItem, UpdateItem), a reply's fan-out
         # (BatchGetItem), account deletion (DeleteItem).
         "preferences": ("GetItem", "BatchGetItem", "UpdateItem", "DeleteItem"),
@@ -172,6 +177,11 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         # their write limits' current windows (DeleteItem).
         "mail_queue": ("Query", INDEX_QUERY, "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
         "sends": ("GetItem", "Query", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        # send_push: a person's browsers (Query), `last_used_at` (UpdateItem), a gone one (DeleteItem);
+        # the eraser's batch deletes.
+        "push_subscriptions": ("Query", "UpdateItem", "DeleteItem", "BatchWriteItem"),
+        # send_push and mail_notifications: whether the person is present (GetItem); the eraser (Query, batch delete).
+        "presence": ("GetItem", "Query", "BatchWriteItem"),
         "limits": ("GetItem", "UpdateItem", "DeleteItem"),
         # fold_like_events: a Scan page of pending events, each comment's events (Query),
         # deleted in batches; like rows, markers, the notification, the badge, the comment

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.notifications.push_helpers import push_service  # noqa: F401  (a fixture)
+
 
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):

@@ -18,11 +18,11 @@ from project.errors import ApplicationError
 
 DEFAULTS = {
     "kinds": {
-        "like": {"inbox": True, "email": False},
-        "reaction": {"inbox": True, "email": False},
-        "reply": {"inbox": True, "email": False},
-        "mention": {"inbox": True, "email": False},
-        "message": {"inbox": True, "email": False},
+        "like": {"inbox": True, "email": False, "push": False},
+        "reaction": {"inbox": True, "email": False, "push": False},
+        "reply": {"inbox": True, "email": False, "push": False},
+        "mention": {"inbox": True, "email": False, "push": False},
+        "message": {"inbox": True, "email": False, "push": False},
     },
     "digest": "off",
 }

@@ -15,11 +15,11 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 DEFAULTS = {
     "kinds": {
-        "like": {"inbox": True, "email": False},
-        "reaction": {"inbox": True, "email": False},
-        "reply": {"inbox": True, "email": False},
-        "mention": {"inbox": True, "email": False},
-        "message": {"inbox": True, "email": False},
+        "like": {"inbox": True, "email": False, "push": False},
+        "reaction": {"inbox": True, "email": False, "push": False},
+        "reply": {"inbox": True, "email": False, "push": False},
+        "mention": {"inbox": True, "email": False, "push": False},
+        "message": {"inbox": True, "email": False, "push": False},
     },
     "digest": "off",
 }
@@ -46,10 +46,10 @@ def test_get_answers_the_contract_and_patch_any_part(api, make_user):
 
     answer = client.patch("/api/me/preferences/", {"kinds": {"reply": {"email": True}}}, format="json")
     assert answer.status_code == 200
-    assert answer.json()["kinds"]["reply"] == {"inbox": True, "email": True}
+    assert answer.json()["kinds"]["reply"] == {"inbox": True, "email": True, "push": False}
     answer = client.patch("/api/me/preferences/", {"digest": "weekly"}, format="json")
     assert answer.json() == DEFAULTS | {
-        "kinds": DEFAULTS["kinds"] | {"reply": {"inbox": True, "email": True}},
+        "kinds": DEFAULTS["kinds"] | {"reply": {"inbox": True, "email": True, "push": False}},
         "digest": "weekly",
     }
     assert client.get("/api/me/preferences/").json() == answer.json()
@@ -61,7 +61,7 @@ def test_get_answers_the_contract_and_patch_any_part(api, make_user):
     [
         ({"kinds": {"message": {"inbox": False}}}, "kinds.message.inbox"),
         ({"kinds": {"like": {"email": "true"}}}, "kinds.like.email"),
-        ({"kinds": {"like": {"push": True}}}, "kinds.like.push"),
+        ({"kinds": {"like": {"sms": True}}}, "kinds.like.sms"),
         ({"kinds": {"follow": {"inbox": True}}}, "kinds.follow"),
         ({"digest": "monthly"}, "digest"),
         ({"theme": "dark"}, "theme"),

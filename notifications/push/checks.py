@@ -1,0 +1,56 @@
+"""Whether a push may still go, checked at send time with what e-mail checks
+(notifications/mail/checks.py): an active account, the kind's push still on, the entry still
+unread, the thread not muted, not only from people the reader blocked or muted, and not in the
+reader's quiet hours (no push then; the e-mail of what stays unread comes when they end). Every read
+strongly consistent; whatever changed since the push was scheduled wins."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+
+from notifications.mail.checks import About, about_unread, recipient_of, thread_muted
+from notifications.mail.quiet import quiet_until
+from notifications.preferences.selectors import preferences_get
+from project.clock import clock
+from social.relations.selectors import silenced_ids
+
+# The reasons a push is skipped (the ledger's `reason`, the notification log's words).
+NO_ACCOUNT = "no active account"
+PREFERENCE_OFF = "preference off"
+READ = "read before send"
+MUTED_THREAD = "thread muted"
+SILENCED = "person blocked or muted"
+NO_DEVICE = "no subscribed browser"
+EXPIRED = "expired before it could go (TTL)"
+PRESENT = "present in a tab"
+QUIET_HOURS = "quiet hours"
+
+
+@dataclass(frozen=True)
+class PushVerdict:
+    about: About | None = None
+    skip: str = ""
+
+
+def push_verdict(*, user_id: str, kind: str, entry_id: str) -> PushVerdict:
+    """Whether the push about `entry_id` may go to `user_id` now, and what it says."""
+    try:
+        user = get_user_model().objects.filter(pk=int(user_id)).first()
+    except ValueError:
+        user = None
+    if user is None or not user.is_active:
+        return PushVerdict(skip=NO_ACCOUNT)
+    if not preferences_get(user_id=user_id, consistent=True).wants(kind, "push"):
+        return PushVerdict(skip=f"{PREFERENCE_OFF}: push for {kind}")
+    if quiet_until(recipient=recipient_of(user), now=clock.utcnow()) is not None:
+        return PushVerdict(skip=QUIET_HOURS)
+    about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)
+    if about is None:
+        return PushVerdict(skip=READ)
+    if thread_muted(user_id=user_id, comment_id=about.comment_id):
+        return PushVerdict(skip=MUTED_THREAD)
+    if about.actor_ids and set(about.actor_ids) <= silenced_ids(user_id=user_id):
+        return PushVerdict(skip=SILENCED)
+    return PushVerdict(about=about)

@@ -1,0 +1,108 @@
+"""Web Push in Chromium: a person turns push on through the settings page (permission granted by
+the test, asked only on the click), a reply is pushed by the sender to the local push-service
+stand-in, the push is delivered to the page's service worker through the DevTools protocol
+(`ServiceWorker.deliverPushMessage`), the notification is shown, and its click marks the entry
+read and opens it.
+
+This machine cannot reach a browser vendor's push service, so `PushManager.subscribe` is
+replaced (before any page script runs) by one answering a subscription of the stand-in's: the
+real `pushManager` of the real service worker registration otherwise, and the payload that
+reaches the worker is the one the stand-in decrypted with that subscription's keys.
+"""
+
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import expect
+
+from actions.comments import comment_create
+from notifications.feed.selectors import feed_read
+from notifications.models import PushSubscription
+from notifications.preferences.selectors import preferences_get
+from project.testing.harness import wait_for
+from tests.browser.conftest import DESKTOP
+from tests.notifications.push_helpers import push_due, push_service  # noqa: F401  (a fixture)
+
+FAKE_SUBSCRIBE = """
+(subscription) => {
+  const fake = { endpoint: subscription.endpoint, toJSON: () => subscription,
+                 unsubscribe: () => Promise.resolve(true) };
+  let held = null;
+  PushManager.prototype.subscribe = function () { held = fake; return Promise.resolve(fake); };
+  PushManager.prototype.getSubscription = function () { return Promise.resolve(held); };
+}
+"""
+
+
+def test_push_reaches_the_service_worker_and_its_click_opens_the_entry(pages, make_user, push_service, site):  # noqa: F811
+    bob = make_user("bob", display_name="Bob")
+    alice = make_user("alice", display_name="Alice")
+    browser_subscription = push_service.subscribe()
+    page = pages.open("", user=bob, viewport=DESKTOP)
+    page.context.grant_permissions(["notifications"], origin=site)
+    page.context.add_init_script(f"({FAKE_SUBSCRIBE})({json.dumps(browser_subscription.to_json())})")
+    page.goto("/me/notifications/")
+
+    expect(page.get_by_text("Push is off in this browser.")).to_be_visible()
+    assert PushSubscription.count(str(bob.pk)) == 0  # nothing asked or sent on load
+    page.get_by_role("button", name="Turn on push in this browser").click()
+    expect(page.get_by_text("Push is on in this browser.")).to_be_visible()
+    (stored,) = PushSubscription.query(str(bob.pk))
+    assert stored.endpoint == browser_subscription.endpoint
+    page.get_by_label("Replies to your comments, and in threads you watch: Push").check()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("Saved: your notification settings.")).to_be_visible()
+    assert preferences_get(user_id=str(bob.pk), consistent=True).wants("reply", "push")
+
+    parent = comment_create(author_id=str(bob.pk), body="Caching is hard").comment_id
+    reply = comment_create(author_id=str(alice.pk), body="Not with DynamoDB", parent_id=parent).comment_id
+    assert push_due().get("sent") == 1
+    (received,) = push_service.delivered(browser_subscription)
+    assert received.payload["title"] == "Alice replied to your comment"
+
+    cdp = page.context.new_cdp_session(page)
+    registrations: list[str] = []
+    cdp.on(
+        "ServiceWorker.workerRegistrationUpdated",
+        lambda event: registrations.extend(
+            one["registrationId"] for one in event["registrations"] if one["scopeURL"] == f"{site}/"
+        ),
+    )
+    cdp.send("ServiceWorker.enable")
+    wait_for(lambda: page.wait_for_timeout(100) or bool(registrations), what="the worker's registration", seconds=20)
+    cdp.send(
+        "ServiceWorker.deliverPushMessage",
+        {"origin": site, "registrationId": registrations[0], "data": json.dumps(received.payload)},
+    )
+    shown_script = (
+        "() => navigator.serviceWorker.ready.then(r => r.getNotifications())"
+        ".then(ns => ns.map(n => ({title: n.title, body: n.body, tag: n.tag})))"
+    )
+    shown: list[dict] = []
+    wait_for(lambda: bool(shown.extend(page.evaluate(shown_script)) or shown), what="the notification", seconds=20)
+    assert shown[0] == {
+        "title": "Alice replied to your comment",
+        "body": "Not with DynamoDB",
+        "tag": received.payload["tag"],
+    }
+
+    # The click: the worker's own handler, run in its context (a headless browser has no
+    # notification to click, and refuses `clients.openWindow` without a click's user activation:
+    # the window it asks for is recorded, then opened here).
+    (worker,) = [one for one in page.context.service_workers if one.url.endswith("/push-worker.js")]
+    asked = worker.evaluate(
+        """() => {
+          const asked = [];
+          self.clients.openWindow = (url) => { asked.push(url); return Promise.resolve(null); };
+          return self.registration.getNotifications()
+            .then(ns => self.notificationOpen(ns[0]))
+            .then(() => self.registration.getNotifications())
+            .then(left => ({asked, left: left.length}));
+        }"""
+    )
+    assert asked == {"asked": [f"{site}/c/{parent}/#c-{reply}"], "left": 0}
+    entry = pages.open(asked["asked"][0], user=bob, viewport=DESKTOP)
+    expect(entry.get_by_text("Not with DynamoDB")).to_be_visible()
+    wait_for(lambda: feed_read(user_id=str(bob.pk)).entries[0].read, what="the entry marked read", seconds=20)
+    assert pages.console_errors == []

@@ -1,0 +1,123 @@
+"""kill -9 of the push sender: no browser gets a push twice, and every recipient got theirs or
+has a ledger line `unknown` (the sender died between the push service taking it and the mark).
+
+The sender runs as a process of its own against the local push-service stand-in (which counts
+what each endpoint took); a first run stalls right after its 4th push was taken
+(tests/notifications/push_sender_stalling.py) and is killed with SIGKILL there; a second,
+normal run (`manage.py send_push --loop`) finishes the queue. No sleeps: the test waits on what
+it can observe (a marker file, the queue).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from notifications.mail.queue import PUSH
+from notifications.mail.selectors import SENT, UNKNOWN, ledger_get, ledger_outcome
+from notifications.models import MailQueue
+from project.dynamo import tables as dynamo
+from project.testing.harness import wait_for
+from project.testing.postgres import suite_database_url
+from tests.notifications.mail_helpers import reply_to
+from tests.notifications.push_helpers import push_on, subscribed, uid
+
+ROOT = Path(__file__).resolve().parents[2]
+RECIPIENTS = 12
+STALL_AFTER = 4
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the sender's process reads the accounts
+
+
+def _env(dynamodb, **extra: str) -> dict[str, str]:
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "VAPID"))},
+        "ENV_FILE": "/dev/null",
+        "SECRET_KEY": "push-kill-test-" + uuid.uuid4().hex,
+        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
+        "DYNAMODB_HOST": dynamodb,
+        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
+        "VAPID_PRIVATE_KEY": settings.VAPID_PRIVATE_KEY,
+        "VAPID_SUBJECT": settings.VAPID_SUBJECT,
+        "LOCAL_PLAIN_HTTP": "True",
+        "PUSH_SERVICE_HOSTS": "127.0.0.1",
+        "MAIL_LEASE_SECONDS": "1",  # the killed sender's claims run out at once
+        "LOG_LEVEL": "INFO",
+        "LOG_FORMAT": "text",
+        **extra,
+    }
+
+
+def _queued() -> int:
+    return sum(1 for item in MailQueue.scan(consistent_read=True) if item.channel == PUSH)
+
+
+def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamodb, make_user, push_service, tmp_path):
+    bob = make_user("bob")
+    people = [make_user(f"reader{n}") for n in range(RECIPIENTS)]
+    browsers = {}
+    for person in people:
+        push_on(person, "reply")
+        browsers[uid(person)] = subscribed(person, push_service)
+        reply_to(person, bob)
+    sources = {item.user_id: item.source for item in MailQueue.scan(consistent_read=True) if item.channel == PUSH}
+    assert len(sources) == RECIPIENTS
+
+    stalled = tmp_path / "stalled"
+    first_log = tmp_path / "first.log"
+    first = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "notifications" / "push_sender_stalling.py")],
+        cwd=ROOT,
+        env=_env(dynamodb, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
+        stdout=subprocess.DEVNULL,
+        stderr=first_log.open("w"),
+    )
+    try:
+        wait_for(lambda: stalled.exists() or first.poll() is not None, what="the first sender stalling", seconds=120)
+        assert first.poll() is None, first_log.read_text()[-3000:]
+        first.send_signal(signal.SIGKILL)
+        assert first.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert sum(push_service.counts().values()) == STALL_AFTER
+
+    second_log = tmp_path / "second.log"
+    second = subprocess.Popen(
+        [sys.executable, "manage.py", "send_push", "--loop", "--poll-seconds", "0.2"],
+        cwd=ROOT,
+        env=_env(dynamodb),
+        stdout=subprocess.DEVNULL,
+        stderr=second_log.open("w"),
+    )
+    try:
+        wait_for(lambda: _queued() == 0, what="the push queue emptied", seconds=120)
+        second.send_signal(signal.SIGTERM)
+        assert second.wait(timeout=60) == 0, second_log.read_text()[-3000:]
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.wait()
+    assert "send_push: stopped" in second_log.read_text()
+
+    assert push_service.refused == []
+    counts = push_service.counts()
+    assert max(counts.values()) == 1, counts  # no browser twice
+    outcomes = {
+        person.username: ledger_outcome(ledger_get(user_id=uid(person), channel=PUSH, source=sources[uid(person)]))
+        for person in people
+    }
+    unknown = {name for name, outcome in outcomes.items() if outcome == UNKNOWN}
+    assert len(unknown) == 1, outcomes  # the push the killed sender saw taken and did not mark
+    for person in people:
+        assert outcomes[person.username] in (SENT, UNKNOWN)
+        assert counts[browsers[uid(person)].token] == 1  # the unknown one did arrive, once
