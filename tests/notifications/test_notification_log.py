@@ -23,7 +23,7 @@ def manual_clock():
         yield manual
 
 
-def test_each_event_says_per_channel_what_happened_and_why(api, make_user, push_service, client):
+def test_each_event_says_per_channel_what_happened_and_why(api, make_user, push_service, client, manual_clock):
     alice = verified(make_user("alice", display_name="Alice"))
     bob, carol = make_user("bob", display_name="Bob"), make_user("carol", display_name="Carol")
     email_on(alice, "reply")
@@ -34,6 +34,7 @@ def test_each_event_says_per_channel_what_happened_and_why(api, make_user, push_
     schedule(alice)
     assert send_due().get("sent") == 1
     preferences_update(user_id=uid(alice), patch={"kinds": {"reply": {"push": False}}})
+    manual_clock.advance(60)  # a minute later: the newer event
     reply_to(alice, carol, "Second")  # push now off: not even scheduled; e-mail checked at send time
     preferences_update(user_id=uid(alice), patch={"kinds": {"reply": {"email": False}}})
     schedule(alice)

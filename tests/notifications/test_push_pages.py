@@ -43,5 +43,5 @@ def test_a_bad_token_is_a_400(api, body):
 def test_the_settings_page_offers_push_per_kind_and_asks_nothing_on_load(client, make_user):
     client.force_login(make_user("ann"))
     page = client.get("/me/notifications/").content.decode()
-    assert "Replies to your comments, and in threads you watch: Push" in page
+    assert 'in threads you watch: </span><span class="channel-name">Push</span>' in page
     assert "Turn on push in this browser" in page and "notifications/push.js" in page

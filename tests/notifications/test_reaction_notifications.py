@@ -122,6 +122,7 @@ def test_reactions_off_notify_nothing_and_still_count(people, api):
     assert api.as_user(author).get("/api/me/preferences/").json()["kinds"]["reaction"] == {
         "inbox": True,
         "email": False,
+        "push": False,
     }
     answer = api.as_user(author).patch("/api/me/preferences/", {"kinds": {"reaction": {"inbox": False}}}, format="json")
     assert answer.status_code == 200 and answer.json()["kinds"]["reaction"]["inbox"] is False
