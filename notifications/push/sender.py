@@ -56,7 +56,8 @@ from notifications.push import checks
 from notifications.push.content import delivery_of, push_payload, push_topic
 from notifications.push.keys import vapid
 from notifications.push.selectors import subscriptions_of
-from notifications.push.services import subscription_remove, subscription_used
+from notifications.push.services import subscription_remove
+from notifications.push.services import subscription_used as subscription_used  # a test stalls here
 from project.clock import clock
 
 logger = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def _wait(response: requests.Response | None, tries: int) -> float:
     said = response.headers.get("Retry-After", "") if response is not None else ""
     if said.strip().isdigit():
         return min(float(said), BACKOFF[1])
-    return min(BACKOFF[0] * 2 ** (tries - 1), BACKOFF[1])
+    return float(min(BACKOFF[0] * 2 ** (tries - 1), BACKOFF[1]))
 
 
 def vapid_headers(endpoint: str) -> dict[str, str]:

@@ -18,6 +18,7 @@ WORKERS = (
     "dispatch_deliveries",
     "rollup_activity",
     "mail_notifications",
+    "send_push",
     "erase_accounts",
 )
 

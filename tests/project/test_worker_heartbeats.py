@@ -144,6 +144,7 @@ def test_a_failing_pass_writes_no_heartbeat_and_a_failing_write_does_not_stop_th
     assert len(passes) == 3 and save.call_count == 2  # passes 2 and 3 tried; the failed one did not
 
 
+@pytest.mark.django_db  # posting reads its author's account (the spam screen)
 def test_counting_stops_at_the_cap_and_says_so(no_fold_in_request):
     comment = comment_create(author_id="1", body="hello").comment_id
     for liker in range(5):
@@ -159,6 +160,7 @@ def no_fold_in_request(settings):
     settings.LIKE_FOLD_AFTER_RESPONSE = False
 
 
+@pytest.mark.django_db
 def test_pending_like_events_and_their_age(no_fold_in_request, fold_likes):
     with clock_override(ManualClock(T0)):
         comment = comment_create(author_id="1", body="hello").comment_id
@@ -172,6 +174,7 @@ def test_pending_like_events_and_their_age(no_fold_in_request, fold_likes):
     assert like_events_backlog().count == 0
 
 
+@pytest.mark.django_db
 def test_counters_due_and_since_when(settings):
     settings.COUNTER_AGGREGATION_DELAY = 1.0
     with clock_override(ManualClock(T0)):
