@@ -15,7 +15,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods
 
 from notifications.mail.verification import email_address_set, email_verification_send
 from project.errors import ApplicationError, LockedOut, PermissionDenied, RateLimited
@@ -149,19 +149,24 @@ def account_settings(request):
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 def language_choose(request):
     """The switcher: remember the language in the language cookie and, for a logged-in person, in
-    their settings (so mails follow); back to the page it was chosen on. Twice: the same again."""
-    code = request.POST.get("language", "")
-    after = request.POST.get("next", "")
+    their settings (so mails follow); back to the page it was chosen on. Twice: the same again.
+
+    A visitor's switcher is a GET that only sets the cookie (their pages then set no CSRF cookie);
+    a logged-in person's choice changes their settings, so it is a POST with its CSRF check: a GET
+    from them sets the cookie only."""
+    data = request.POST if request.method == "POST" else request.GET
+    code = data.get("language", "")
+    after = data.get("next", "")
     if not url_has_allowed_host_and_scheme(
         after, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         after = "/"
     response = redirect(after)
     if language_of(code):
-        if request.user.is_authenticated:
+        if request.method == "POST" and request.user.is_authenticated:
             language.user_language_set(user=request.user, changes={"locale": code})
         response.set_cookie(
             settings.LANGUAGE_COOKIE_NAME,

@@ -49,12 +49,18 @@ def test_anonymous_visitors_get_their_browsers_language_and_english_by_default(c
 
 
 def test_the_switcher_remembers_the_choice_and_a_persons_setting_wins(client, make_user):
-    answer = client.post("/language/", {"language": "pl", "next": "/popular/"}, HTTP_ACCEPT_LANGUAGE="ja")
+    page = client.get("/", HTTP_ACCEPT_LANGUAGE="ja")
+    assert 'method="get" action="/language/"' in page.content.decode()  # a visitor's: no CSRF cookie
+    answer = client.get("/language/", {"language": "pl", "next": "/popular/"}, HTTP_ACCEPT_LANGUAGE="ja")
     assert answer.status_code == 302 and answer["Location"] == "/popular/"
     assert "Oś czasu" in client.get("/", HTTP_ACCEPT_LANGUAGE="ja").content.decode()
-    assert client.post("/language/", {"language": "pl", "next": "https://evil.example/"})["Location"] == "/"
+    assert client.get("/language/", {"language": "pl", "next": "https://evil.example/"})["Location"] == "/"
     alice = make_user("alice")
     client.force_login(alice)
+    client.get("/language/", {"language": "ja", "next": "/"})
+    alice.refresh_from_db()
+    assert alice.locale == ""  # a GET changes no setting: only the cookie
+    assert 'method="post" action="/language/"' in client.get("/").content.decode()
     client.post("/language/", {"language": "ja", "next": "/"})
     alice.refresh_from_db()
     assert alice.locale == "ja"  # saved for mails too
