@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
@@ -16,6 +16,7 @@ from notifications.services import inbox_mark_read
 from notifications.subjects import LIKE, REACTION, reaction_subject
 from project.errors import ApplicationError, NotFound
 from project.http.parsers import SafeJSONParser
+from project.http.schema import ErrorSerializer
 
 # The session remembers the subscriptions made from it: logging out removes them (signals.py).
 SESSION_KEY = "push_subscriptions"
@@ -28,11 +29,17 @@ def session_remember(request, subscription_id: str) -> None:
 
 class PushKeyApi(APIView):
     """The VAPID application server key (base64url) that `PushManager.subscribe` takes.
-    503 when the site has no VAPID key set."""
+    404 when the site has no VAPID key set (push is not offered here)."""
 
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: inline_serializer("PushKey", {"public_key": serializers.CharField()})}, auth=[])
+    @extend_schema(
+        responses={
+            200: inline_serializer("PushKey", {"public_key": serializers.CharField()}),
+            404: OpenApiResponse(ErrorSerializer, description="No VAPID key: no push here (`push_not_configured`)."),
+        },
+        auth=[],
+    )
     def get(self, request):
         return Response({"public_key": vapid_public_key()})
 

@@ -20,7 +20,9 @@ from project.errors import ApplicationError
 
 
 class PushNotConfigured(ApplicationError):
-    status_code = 503
+    """The site has no VAPID key: push is not offered here (404 to a client asking for the key)."""
+
+    status_code = 404
     code = "push_not_configured"
 
 
@@ -52,7 +54,7 @@ def _vapid(text: str) -> Vapid02:
 
 
 def vapid() -> Vapid02:
-    """The site's key (PushNotConfigured, 503, when none is set)."""
+    """The site's key (PushNotConfigured, 404 to a client, when none is set)."""
     text = _private_key_text()
     if not text:
         raise PushNotConfigured("Push notifications are not set up on this site (no VAPID key).")

@@ -23,10 +23,11 @@ def test_the_key_is_the_sites_vapid_public_key(api, push_service):
     assert key == push_service.vapid_public_key
 
 
-def test_no_key_set_is_a_503_not_a_500(api, settings):
+def test_no_key_set_is_a_404_not_a_5xx(api, settings):
     settings.VAPID_PRIVATE_KEY = ""
     settings.VAPID_PRIVATE_KEY_FILE = ""
-    assert api.get("/api/push/key/").status_code == 503
+    answer = api.get("/api/push/key/")
+    assert answer.status_code == 404 and answer.json()["code"] == "push_not_configured"
 
 
 def test_subscribe_list_and_remove(api, make_user, push_service):
