@@ -25,7 +25,7 @@ from notifications.mail.queue import PUSH
 from notifications.mail.selectors import SENT, UNKNOWN, ledger_get, ledger_outcome
 from notifications.models import MailQueue
 from project.dynamo import tables as dynamo
-from project.testing.harness import wait_for
+from project.testing.harness import kill_when_held, wait_for
 from project.testing.postgres import suite_database_url
 from tests.notifications.mail_helpers import reply_to
 from tests.notifications.push_helpers import push_on, subscribed, uid
@@ -80,15 +80,7 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamod
         stdout=subprocess.DEVNULL,
         stderr=first_log.open("w"),
     )
-    try:
-        wait_for(lambda: stalled.exists() or first.poll() is not None, what="the first sender stalling", seconds=120)
-        assert first.poll() is None, first_log.read_text()[-3000:]
-        first.send_signal(signal.SIGKILL)
-        assert first.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+    kill_when_held(first, stalled, log=first_log, what="the first sender stalling", seconds=120)
     assert sum(push_service.counts().values()) == STALL_AFTER
 
     second_log = tmp_path / "second.log"
