@@ -32,14 +32,14 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from project.dynamo import tables as dynamo  # noqa: E402
+from project.dynamo.schema.create import scratch_tables  # noqa: E402
 from project.operations.usage import aws_units  # noqa: E402
 
 
 @contextlib.contextmanager
 def bench_environment():
     """DynamoDB Local (in memory) with every table created, and a migrated in-memory SQLite."""
-    with dynamo.scratch_tables(prefix="bench_", external_host=os.environ.get("BENCH_DYNAMODB_HOST")) as host:
+    with scratch_tables(prefix="bench_", external_host=os.environ.get("BENCH_DYNAMODB_HOST")) as host:
         call_command("migrate", verbosity=0)
         yield host
 

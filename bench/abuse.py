@@ -112,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     from django.conf import settings
 
-    from project.dynamo import tables as dynamo
+    from project.dynamo import clients as dynamo
 
     with bench_environment() as host:
         servers = Servers(host, dynamo.endpoint().prefix)

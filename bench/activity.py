@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo
 
 from _setup import bench_environment, percentiles
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 
 DAY = date(2026, 11, 18)
 

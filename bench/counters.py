@@ -49,7 +49,7 @@ def main():
     with bench_environment():
         from actions.comments import comment_create
         from actions.likes import like_add
-        from project.dynamo.tables import client
+        from project.dynamo.clients import client
         from project.dynamo.transactions import transact
         from social import aggregation, counters, ranking
         from social.counters import LIKES, VIEWS, counter_key

@@ -29,7 +29,7 @@ from django.contrib.auth import get_user_model
 from delivery import preparation, services
 from delivery.dispatch import delivery_dispatch
 from delivery.models import Delivery
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 
 
 def make_users(count: int) -> list[str]:

@@ -32,7 +32,7 @@ def main() -> None:
         from notifications.feed import services as feed_services
         from notifications.feed.events import FeedEvent
         from notifications.models import Feed
-        from project.dynamo.tables import client
+        from project.dynamo.clients import client
 
         def event(tag: str, n: int) -> FeedEvent:
             """A reply notification: each a new entry (its own parent), the text left in the reply."""

@@ -57,7 +57,7 @@ def main() -> None:
         from notifications.models import FeedRetry, LikeEvent
         from notifications.selectors import like_events_backlog
         from project.clock import clock
-        from project.dynamo.tables import client, table_name
+        from project.dynamo.clients import client, table_name
         from project.operations.backlog import BACKLOG_CAP
         from project.operations.health_selectors import worker_statuses
         from project.operations.health_services import heartbeat_write

@@ -32,7 +32,7 @@ os.environ.setdefault("DATABASE_URL", f"sqlite:///{tempfile.mkdtemp(prefix='benc
 from _like_storm import fold_throughput, hot_vs_spread
 from _setup import bench_environment, percentiles, row, timed
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.harness import gunicorn_served, served_environment
 
 TEMPLATE_USER = "template-liker-0f1e2d3c"

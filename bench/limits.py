@@ -24,7 +24,7 @@ def main() -> None:
     repeat = args.repeat
 
     with bench_environment():
-        from project.dynamo import tables as dynamo
+        from project.dynamo import clients as dynamo
         from project.limits import store as limits
         from project.models import LimitCounter
 

@@ -122,7 +122,7 @@ def raw_floor(user_id: str, comment_ids: list[str], pool: ThreadPoolExecutor):
     them: the unread-count Query on the `by_count` LSI, then one Query per comment's counter
     items (concurrently, 8 at a time, as `counter_values` does), all eventually consistent."""
     from notifications.models import UnreadCount
-    from project.dynamo.tables import client
+    from project.dynamo.clients import client
     from social.counters import LIKES, counter_key
     from social.models import CounterShard
 

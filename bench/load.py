@@ -132,10 +132,10 @@ def prepare_data(folder: Path) -> dict:
     from rest_framework.authtoken.models import Token
 
     from actions.comments import comment_create
-    from project.dynamo import tables as dynamo
+    from project.dynamo.schema.create import tables_create
 
     call_command("migrate", verbosity=0)
-    dynamo.tables_create()
+    tables_create()
     call_command("activity_tables", verbosity=0)
     user_model = get_user_model()
     password = make_password("load-pass-2026")

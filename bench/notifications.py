@@ -226,7 +226,7 @@ def main() -> None:
     with bench_environment():
         from django.conf import settings
 
-        from project.dynamo import tables as dynamo
+        from project.dynamo import clients as dynamo
 
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
         client = dynamo.client()

@@ -17,7 +17,7 @@ import time
 
 from _setup import bench_environment, percentiles
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.dynamo import wire
 from social.models import CounterShard
 

@@ -24,7 +24,7 @@ from pynamodb.attributes import (
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from project.dynamo.tables import table_meta
+from project.dynamo.clients import table_meta
 
 # Delivery statuses, in the order a delivery moves through them.
 DRAFT = "draft"

@@ -20,7 +20,7 @@ from pynamodb.indexes import (
 from pynamodb.models import Model
 
 from notifications.feed.encoding import EventDigestsAttribute, FeedEntry, FeedRecordsAttribute
-from project.dynamo.tables import table_meta
+from project.dynamo.clients import table_meta
 
 
 class UnreadLikesIndex(LocalSecondaryIndex):

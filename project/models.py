@@ -13,7 +13,7 @@ from pynamodb.attributes import (
 )
 from pynamodb.models import Model
 
-from project.dynamo.tables import table_meta
+from project.dynamo.clients import table_meta
 
 # A heartbeat no process renewed for this long is dropped from every answer (and by TTL):
 # a host that died or was scaled away is reported stale for an hour, then forgotten.

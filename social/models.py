@@ -18,7 +18,7 @@ from pynamodb.attributes import (
 from pynamodb.indexes import GlobalSecondaryIndex, IncludeProjection, KeysOnlyProjection
 from pynamodb.models import Model
 
-from project.dynamo.tables import table_meta
+from project.dynamo.clients import table_meta
 from social.comment_indexes import AuthorIndex, ProfileIndex, RepliesIndex, TimelineIndex
 
 

@@ -13,12 +13,14 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
+from project.dynamo.schema import registry
+from project.dynamo.schema.create import scratch_tables
 
 
 @pytest.fixture(scope="session", autouse=True)
 def dynamodb(django_db_blocker):
-    with dynamo.scratch_tables(prefix="test_", external_host=os.environ.get("TEST_DYNAMODB_HOST")) as host:
+    with scratch_tables(prefix="test_", external_host=os.environ.get("TEST_DYNAMODB_HOST")) as host:
         yield host
 
 
@@ -32,7 +34,7 @@ def django_db_keepdb(request):
 
 def truncate_tables() -> None:
     client = dynamo.client()
-    for model in dynamo.registered_models():
+    for model in registry.registered_models():
         keys = [
             attribute.attr_name
             for attribute in (model._hash_key_attribute(), model._range_key_attribute())

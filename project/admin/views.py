@@ -12,7 +12,7 @@ from django.urls import path
 
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.clock import clock
-from project.dynamo.tables import tables_check
+from project.dynamo.schema.check import tables_check
 from project.operations.health_selectors import worker_statuses
 from project.operations.usage_selectors import usage_summary
 

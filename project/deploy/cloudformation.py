@@ -3,7 +3,7 @@
 `python manage.py cloudformation` writes two templates, each deployed as a stack of its own:
 
 - deploy/aws/tables.yaml: one AWS::DynamoDB::Table per registered model
-  (`project.dynamo.tables.registered_models`) with the keys, attribute definitions, GSIs and LSIs
+  (`project.dynamo.schema.registry.registered_models`) with the keys, attribute definitions, GSIs and LSIs
   (projections with their INCLUDE lists) and TTL attribute the model declares, the table
   itself PAY_PER_REQUEST, with point-in-time recovery, deletion protection and KMS
   encryption (the AWS managed key), kept when the stack or the resource goes
@@ -34,7 +34,7 @@ from django.conf import settings
 from pynamodb.models import Model
 
 from project.deploy.iam import PREFIX_MAX_LENGTH, policy_resources
-from project.dynamo.tables import TableMeta, registered_models
+from project.dynamo.schema.registry import TableMeta, registered_models
 
 TEMPLATE_PATH = Path(settings.BASE_DIR) / "deploy" / "aws" / "tables.yaml"
 IAM_TEMPLATE_PATH = TEMPLATE_PATH.with_name("iam.yaml")

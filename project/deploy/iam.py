@@ -50,7 +50,7 @@ INDEX_QUERY = "Query an index"
 # The monthly activity tables (social/activity/models.py: `activity_` + YYYYMM); `?` is one character in IAM.
 ACTIVITY_MONTHS = "activity_??????"
 # What the activity tables' life cycle calls (social/activity/month_tables.py, archive.py,
-# rotation.py): create with PITR and deletion protection on AWS (project/deploy/table_protection.py),
+# rotation.py): create with PITR and deletion protection on AWS (project/dynamo/schema/protection.py),
 # cool to the infrequent-access class, export (files: Query by_day; S3: DynamoDB's export,
 # PITR on first), take the protection off and drop.
 ACTIVITY_LIFE_CYCLE = (

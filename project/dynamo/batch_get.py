@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 from pynamodb.models import Model
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 
 M = TypeVar("M", bound=Model)
 PAGE = 100  # keys per BatchGetItem

@@ -16,7 +16,7 @@ from typing import Any
 
 from pynamodb.models import Model
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.dynamo.batch_get import key_of
 
 PAGE = 25  # writes per BatchWriteItem

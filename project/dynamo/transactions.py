@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
+from project.dynamo.clients import connection
 from project.dynamo.retry import backoff_sleep
-from project.dynamo.tables import connection
 from project.errors import Conflict, Throttled, condition_failed, error_code, is_throttling
 
 if TYPE_CHECKING:

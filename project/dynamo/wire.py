@@ -418,6 +418,6 @@ def _client_class_made(class_attributes: dict[str, Any], **_: Any) -> None:
 def install() -> None:
     """Every DynamoDB client made from now on calls through `make_api_call` (ProjectConfig.ready,
     before any DynamoDB client is made)."""
-    from project.dynamo.tables import client_hook_add
+    from project.dynamo.clients import client_hook_add
 
     client_hook_add("creating-client-class.dynamodb", _client_class_made)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pynamodb.models import Model
 
-from project.dynamo.tables import client
+from project.dynamo.clients import client
 
 BACKLOG_CAP = 1000  # entries counted at most per measurement
 

@@ -35,7 +35,9 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
+from project.dynamo.schema.check import table_problems
+from project.dynamo.schema.registry import registered_models
 from project.errors import retry_after_set
 from project.operations.metrics import is_operator
 
@@ -73,24 +75,7 @@ def _dynamodb_answers() -> str:
 
 def _tables_active() -> str:
     """Every registered model's table ACTIVE, with each declared index present (GSIs ACTIVE)."""
-    client = dynamo.probe_client()
-    problems = []
-    for model in dynamo.registered_models():
-        try:
-            table = client.describe_table(TableName=model.Meta.table_name)["Table"]
-        except client.exceptions.ResourceNotFoundException:
-            problems.append(f"{model.Meta.table_name} missing")
-            continue
-        if table["TableStatus"] != "ACTIVE":
-            problems.append(f"{model.Meta.table_name} {table['TableStatus']}")
-        live = {index["IndexName"]: "ACTIVE" for index in table.get("LocalSecondaryIndexes", [])}
-        for index in table.get("GlobalSecondaryIndexes", []):
-            live[index["IndexName"]] = index.get("IndexStatus", "ACTIVE")
-        for name in dynamo._declared_indexes(model):
-            if name not in live:
-                problems.append(f"{model.Meta.table_name} index {name} missing")
-            elif live[name] != "ACTIVE":
-                problems.append(f"{model.Meta.table_name} index {name} {live[name]}")
+    problems = [problem for model in registered_models() for problem in table_problems(model)]
     return "ok" if not problems else "; ".join(problems) + " (run create_tables)"
 
 

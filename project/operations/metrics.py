@@ -17,7 +17,7 @@ mode), and /metrics on any web process sums them:
   once per table it touches; outcome `ok`, the error code, or `connection_error`), `dynamodb_consumed_capacity_total
   {table,operation}`, `dynamodb_throttles_total{table,operation}` and
   `dynamodb_transaction_cancellations_total{table,reason}`: from botocore event hooks on every
-  DynamoDB client (project.dynamo.tables.client_hook_add). `table` is the logical table name.
+  DynamoDB client (project.dynamo.clients.client_hook_add). `table` is the logical table name.
 - `dynamodb_fast_path_fallbacks_total{operation,reason}`: calls project.dynamo.wire tried and
   handed to botocore (`fallback_count`); a steady rate of `failed` means the fast path cannot
   reach the endpoint that botocore reaches, and every such call is paid twice.
@@ -45,7 +45,7 @@ from django.conf import settings
 from django.core.exceptions import MiddlewareNotUsed
 from django.http import Http404, HttpResponse
 
-from project.dynamo.tables import endpoint
+from project.dynamo.clients import endpoint
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -239,7 +239,7 @@ def metrics_install() -> None:
     """Start recording (at start-up, when metrics are on): hooks on every DynamoDB client."""
     if not metrics_enabled():
         return
-    from project.dynamo.tables import client_hook_add
+    from project.dynamo.clients import client_hook_add
 
     client_hook_add("before-parameter-build.dynamodb", _note_tables)
     client_hook_add("response-received.dynamodb", _count_response)

@@ -415,7 +415,7 @@ def usage_install() -> None:
     """At start-up: the hooks on every DynamoDB client (USAGE_ENABLED)."""
     if not settings.USAGE_ENABLED:
         return
-    from project.dynamo.tables import client_hook_add
+    from project.dynamo.clients import client_hook_add
 
     client_hook_add("before-parameter-build.dynamodb", _note_call)
     client_hook_add("response-received.dynamodb", _count_call)

@@ -55,7 +55,7 @@ def warm_up(application: Callable[..., Any], *, log: logging.Logger = logger) ->
     statuses: dict[str, int] = {}
     clients = 0
     try:
-        from project.dynamo.tables import clients_make
+        from project.dynamo.clients import clients_make
 
         clients = clients_make()
     except Exception:  # each is made on its model's first call instead

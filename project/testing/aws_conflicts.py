@@ -44,7 +44,7 @@ class ConflictStats:
 
 
 def _key_names() -> dict[str, list[str]]:
-    from project.dynamo.tables import registered_models
+    from project.dynamo.schema.registry import registered_models
 
     names = {}
     for model in registered_models():

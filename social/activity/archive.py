@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from project.dynamo.tables import client, table_describe, table_name
+from project.dynamo.clients import client, table_name
+from project.dynamo.schema.describe import table_describe
 from social.activity.models import activity_logical_name, activity_model
 from social.activity.month_tables import activity_table_drop
 from social.activity.periods import day_partitions, month_days

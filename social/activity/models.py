@@ -4,7 +4,7 @@ relational models the daily rollup writes.
 The physical table of a month is `<DYNAMODB_TABLE_PREFIX>activity_YYYYMM`, so the table
 name is chosen per month: `activity_model("202611")` returns a model class bound to that
 month's table, built once per (endpoint, prefix, month) and cached. These classes are not
-in `project.dynamo.tables.registered_models()`: `create_tables` does not create them, the
+in `project.dynamo.schema.registry.registered_models()`: `create_tables` does not create them, the
 `activity_tables` command (and the write path, as a last resort) does.
 """
 
@@ -18,7 +18,7 @@ from pynamodb.attributes import UnicodeAttribute
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
-from project.dynamo.tables import endpoint, table_meta
+from project.dynamo.clients import endpoint, table_meta
 
 # The actions the log records.
 COMMENT = "comment"

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from pynamodb.exceptions import TableError
 
-from project.deploy.table_protection import table_protect, table_unprotect
-from project.dynamo.tables import client, endpoint, table_describe, table_name, table_wait_active
+from project.dynamo.clients import client, endpoint, table_name
+from project.dynamo.schema.describe import table_describe, table_wait_active
+from project.dynamo.schema.protection import table_protect, table_unprotect
 from project.errors import error_code
 from social.activity.models import ACTIVITY_TABLE_STEM, activity_logical_name, activity_model
 
@@ -41,7 +42,7 @@ def activity_table_ensure(*, month: str) -> bool:
     both end with the one table: the loser of the create race waits for it to be ACTIVE.
     Remembered per process, so the write path asks DynamoDB once per month. On AWS the
     creator switches on point-in-time recovery and deletion protection, as `create_tables`
-    does for its tables (project/deploy/table_protection.py).
+    does for its tables (project/dynamo/schema/protection.py).
     """
     if _ready_key(month) in _ready:
         return False

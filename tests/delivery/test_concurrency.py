@@ -11,7 +11,7 @@ import pytest
 
 from delivery import dispatch, preparation
 from delivery.models import Delivery, DeliveryChunk, chunk_key
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.harness import WAIT_SECONDS, in_threads, wait_for
 from tests.delivery.helpers import assert_exactly_once, create
 

@@ -15,8 +15,8 @@ import pytest
 
 from delivery import dispatch, preparation
 from project.clock import ManualClock, clock_override
-from project.dynamo import tables as dynamo
 from project.dynamo import wire
+from project.dynamo.schema import registry
 from tests.conftest import truncate_tables
 from tests.delivery.helpers import assert_exactly_once, create
 
@@ -60,8 +60,10 @@ TOUCHED = {"deliveries", "delivery_chunks", "delivery_targets", "delivery_queue"
 
 def clear_delivery_state():
     """Empty only the tables a delivery touches (the whole set per iteration is slow)."""
-    every = dynamo.registered_models
-    with mock.patch.object(dynamo, "registered_models", lambda: [m for m in every() if m.Meta.logical_name in TOUCHED]):
+    every = registry.registered_models
+    with mock.patch.object(
+        registry, "registered_models", lambda: [m for m in every() if m.Meta.logical_name in TOUCHED]
+    ):
         truncate_tables()
 
 

@@ -6,7 +6,7 @@ import pytest
 from notifications import services
 from notifications.models import UnreadCount
 from notifications.selectors import unread_count_sources
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from tests.notifications.helpers import like, post, uid
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("fold_by_the_worker", "aws_read_lag")]

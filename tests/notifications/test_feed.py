@@ -8,7 +8,7 @@ from notifications.feed import merge as feed_merge
 from notifications.feed import services as feed_services
 from notifications.feed.events import FeedEvent, FeedEventTooLarge
 from notifications.models import Feed, UnreadCount
-from project.dynamo.tables import connection
+from project.dynamo.clients import connection
 from project.dynamo.transactions import LabelledTransactWrite
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]

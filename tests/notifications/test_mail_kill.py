@@ -23,7 +23,7 @@ from django.db import connection
 
 from notifications.mail.selectors import EMAIL, SENT, UNKNOWN, ledger_get, ledger_outcome
 from notifications.models import MailQueue
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.harness import kill_when_held, wait_for
 from project.testing.postgres import suite_database_url
 from tests.notifications.mail_helpers import email_on, reply_to, schedule, uid, verified

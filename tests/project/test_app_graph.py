@@ -109,6 +109,48 @@ def test_no_module_imports_an_app_that_imports_it_back():
     assert back == []
 
 
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every set of modules that import each other round (Tarjan's strongly connected components)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in graph.get(module, set()) - {module}:
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            circle = []
+            while (popped := stack.pop()) != module:
+                circle.append(popped)
+            if circle:
+                circles.append(sorted([module, *circle]))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_the_circle_rule_finds_circles_through_imports_inside_functions_too():
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_project_core_has_no_import_circle():
+    """The modules of `project` (the DynamoDB clients and schema, deploy, operations...) import
+    one way, inside functions too: a module never needs one that needs it back."""
+    graph = _graph()
+    core = {module: imported for module, imported in graph.items() if _app(module) == "project"}
+    assert _circles(core) == []
+
+
 def test_apps_below_do_not_import_apps_above():
     upward = sorted(
         (module, other)

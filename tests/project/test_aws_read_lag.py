@@ -6,7 +6,7 @@ depends on no real time.
 
 import pytest
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.aws_conflicts import aws_conflict_model
 from project.testing.aws_read_lag import aws_read_lag_model
 from social.models import Comment, CounterShard, Like, TimelineDay

@@ -27,11 +27,15 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from project.clock import ManualClock, clock_override
-from project.deploy import cloudformation, table_protection
+from project.deploy import cloudformation
 from project.deploy import iam as cloudformation_iam
 from project.deploy.iam import ACTIVITY_MONTHS
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.dynamo import wire
+from project.dynamo.schema import protection
+from project.dynamo.schema.describe import table_describe
+from project.dynamo.schema.drift import table_drift
+from project.dynamo.schema.registry import TableMeta, registered_models
 from social.activity.models import ACTIVITY_TABLE_STEM
 
 TEMPLATE = cloudformation.TEMPLATE_PATH
@@ -58,7 +62,7 @@ def _iam_template() -> dict:
 
 
 def _logical_names() -> set[str]:
-    return {cast(dynamo.TableMeta, model.Meta).logical_name for model in dynamo.registered_models()}
+    return {cast(TableMeta, model.Meta).logical_name for model in registered_models()}
 
 
 def _policies(template: dict) -> dict[str, list[dict]]:
@@ -135,7 +139,7 @@ def test_every_model_has_its_table_in_the_template_as_create_tables_made_it():
         ordered = sorted(schema, key=lambda key: key["KeyType"])  # HASH first
         return " ".join(f"{key['KeyType']} {key['AttributeName']}" for key in ordered)
 
-    for model in dynamo.registered_models():
+    for model in registered_models():
         live = client.describe_table(TableName=model.Meta.table_name)["Table"]
         declared = {"primary key": keys(live["KeySchema"])}
         for kind, key in (("GSI", "GlobalSecondaryIndexes"), ("LSI", "LocalSecondaryIndexes")):
@@ -169,7 +173,7 @@ def test_tables_made_from_the_template_match_the_models():
     CloudFormation would: `create_tables --check`'s comparison finds no drift."""
     client = dynamo.client()
     prefix = "cfn_"
-    models = {model.Meta.logical_name: model for model in dynamo.registered_models()}
+    models = {model.Meta.logical_name: model for model in registered_models()}
     made = []
     try:
         for resource in _template()["Resources"].values():
@@ -193,7 +197,7 @@ def test_tables_made_from_the_template_match_the_models():
             assert description["DeletionProtectionEnabled"] is True
             ttl = client.describe_time_to_live(TableName=name)
             model = models[name.removeprefix(prefix)]
-            assert dynamo.table_drift(model, description, ttl) == [], name
+            assert table_drift(model, description, ttl) == [], name
         assert {name.removeprefix(prefix) for name in made} == set(models)
     finally:
         for name in made:
@@ -672,7 +676,7 @@ def test_check_fails_on_an_out_of_date_template(tmp_path, monkeypatch, capsys):
 @pytest.fixture
 def on_aws(monkeypatch):
     """Protection expected as on AWS, on DynamoDB Local (which answers deletion protection, not PITR)."""
-    monkeypatch.setattr(table_protection, "endpoint_is_aws", lambda: True)
+    monkeypatch.setattr(protection, "endpoint_is_aws", lambda: True)
 
 
 def test_on_aws_create_tables_protects_what_it_creates_and_check_reports_the_rest(on_aws, capsys):
@@ -694,7 +698,7 @@ def test_on_aws_create_tables_protects_what_it_creates_and_check_reports_the_res
         with pytest.raises(client.exceptions.ClientError, match="protected against deletion"):
             client.delete_table(TableName=name)
     finally:
-        table_protection.table_unprotect(name)
+        protection.table_unprotect(name)
 
 
 def test_on_aws_a_months_activity_table_is_protected_and_unprotected_to_be_dropped(on_aws):
@@ -704,12 +708,12 @@ def test_on_aws_a_months_activity_table_is_protected_and_unprotected_to_be_dropp
     name = dynamo.table_name(f"{ACTIVITY_TABLE_STEM}{month}")
     try:
         assert activity_table_ensure(month=month) is True
-        assert dynamo.table_describe(name)["DeletionProtectionEnabled"] is True
+        assert table_describe(name)["DeletionProtectionEnabled"] is True
         activity_table_drop(month=month)
-        assert dynamo.table_describe(name) is None
+        assert table_describe(name) is None
     finally:
-        if dynamo.table_describe(name):
-            table_protection.table_unprotect(name)
+        if table_describe(name):
+            protection.table_unprotect(name)
             dynamo.client().delete_table(TableName=name)
         activity_tables_forget()
 
@@ -734,14 +738,14 @@ def test_pitr_is_retried_while_aws_still_enables_backups_of_a_new_table(on_aws):
         stub.add_client_error("update_continuous_backups", service_error_code="ContinuousBackupsUnavailableException")
         stub.add_response("update_continuous_backups", pitr_on)
         stub.add_response("update_table", {"TableDescription": table}, {**table, "DeletionProtectionEnabled": True})
-        assert table_protection.table_protect("prod_likes") == ["point-in-time recovery", "deletion protection"]
+        assert protection.table_protect("prod_likes") == ["point-in-time recovery", "deletion protection"]
         stub.assert_no_pending_responses()
-    assert manual.now() - started == table_protection.PITR_RETRY_SECONDS
+    assert manual.now() - started == protection.PITR_RETRY_SECONDS
 
 
 def test_off_aws_nothing_is_protected():
-    assert table_protection.endpoint_is_aws() is False  # the suite's DynamoDB Local
-    assert table_protection.table_protect(dynamo.table_name("likes")) == []
+    assert protection.endpoint_is_aws() is False  # the suite's DynamoDB Local
+    assert protection.table_protect(dynamo.table_name("likes")) == []
 
 
 # --- one GSI change per table per stack update ---------------------------------------------------
@@ -816,7 +820,7 @@ def test_on_aws_a_table_without_pitr_is_drift(on_aws):
     }
     with Stubber(client) as stub:
         stub.add_response("describe_continuous_backups", pitr_off, {"TableName": "prod_likes"})
-        check = table_protection.table_protection_drift("prod_likes", {"DeletionProtectionEnabled": True})
+        check = protection.table_protection_drift("prod_likes", {"DeletionProtectionEnabled": True})
     assert [line.split(" (")[0] for line in check.drift] == ["point-in-time recovery is off"]
     assert check.unchecked == []
 

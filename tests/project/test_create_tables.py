@@ -4,7 +4,12 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
+from project.dynamo.schema import create, drift
+from project.dynamo.schema.check import tables_check
+from project.dynamo.schema.create import tables_create
+from project.dynamo.schema.describe import table_describe
+from project.dynamo.schema.registry import registered_models
 from social.models import Comment
 
 pytestmark = pytest.mark.django_db
@@ -19,14 +24,15 @@ def ttl_off_elsewhere(monkeypatch):
     AWS has no such limit; the other tests check TTL as the models declare it."""
     client = dynamo.client()
     turned_off = []
-    for model in dynamo.registered_models():
+    for model in registered_models():
         name = model.Meta.table_name
         ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
         if ttl.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
             spec = {"Enabled": False, "AttributeName": ttl["AttributeName"]}
             client.update_time_to_live(TableName=name, TimeToLiveSpecification=spec)
             turned_off.append((name, ttl["AttributeName"]))
-    monkeypatch.setattr(dynamo, "_ttl_attribute_name", lambda model: None)
+    for module in (drift, create):
+        monkeypatch.setattr(module, "ttl_attribute_name", lambda model: None)
     yield
     monkeypatch.undo()
     for name, attribute in turned_off:
@@ -55,7 +61,7 @@ def test_check_reports_a_table_created_without_its_indexes(ttl_off_elsewhere):
         BillingMode="PAY_PER_REQUEST",
     )
     try:
-        reports = {report.logical_name: report for report in dynamo.tables_check()}
+        reports = {report.logical_name: report for report in tables_check()}
         assert any("GSI timeline is missing" in line for line in reports["comments"].drift)
         assert reports["likes"].drift == []
         with pytest.raises(CommandError, match="differ from the models") as exit_info:
@@ -63,10 +69,10 @@ def test_check_reports_a_table_created_without_its_indexes(ttl_off_elsewhere):
         assert exit_info.value.returncode == 1
         # create_tables repairs what can be repaired: GSIs can be added to a live table.
         call_command("create_tables")
-        assert {r.logical_name: r for r in dynamo.tables_check()}["comments"].drift == []
+        assert {r.logical_name: r for r in tables_check()}["comments"].drift == []
     finally:
         client.delete_table(TableName=name)
-        dynamo.tables_create()
+        tables_create()
 
 
 def test_check_says_a_missing_lsi_needs_the_table_recreated():
@@ -85,11 +91,11 @@ def test_check_says_a_missing_lsi_needs_the_table_recreated():
         BillingMode="PAY_PER_REQUEST",
     )
     try:
-        drift = {r.logical_name: r for r in dynamo.tables_check()}["unread_counts"].drift
+        drift = {r.logical_name: r for r in tables_check()}["unread_counts"].drift
         assert any("LSI by_count is missing" in line and "recreated" in line for line in drift)
     finally:
         client.delete_table(TableName=name)
-        dynamo.tables_create()
+        tables_create()
 
 
 def test_missing_table_is_reported():
@@ -97,10 +103,10 @@ def test_missing_table_is_reported():
 
     dynamo.client().delete_table(TableName=Like.Meta.table_name)
     try:
-        report = {r.logical_name: r for r in dynamo.tables_check()}["likes"]
+        report = {r.logical_name: r for r in tables_check()}["likes"]
         assert report.status == "MISSING"
     finally:
-        dynamo.tables_create()
+        tables_create()
 
 
 def test_a_replaced_index_is_added_served_from_and_dropped_on_request(capsys, ttl_off_elsewhere):
@@ -146,7 +152,7 @@ def test_a_replaced_index_is_added_served_from_and_dropped_on_request(capsys, tt
     try:
         comment = _comment_with_total(7)
         call_command("create_tables")
-        drift = {r.logical_name: r for r in dynamo.tables_check()}["counter_totals"].drift
+        drift = {r.logical_name: r for r in tables_check()}["counter_totals"].drift
         assert drift == [line for line in drift if "GSI ranking exists but no model declares it" in line] != []
         [ranked] = ranking_top(kind="like", limit=5)  # read from the new index, backfilled
         assert (ranked.comment.id, ranked.total) == (comment, 7)
@@ -154,11 +160,11 @@ def test_a_replaced_index_is_added_served_from_and_dropped_on_request(capsys, tt
         capsys.readouterr()
         call_command("create_tables", "--drop-undeclared")
         assert f"{name}.ranking: dropped" in capsys.readouterr().out
-        assert {r.logical_name: r for r in dynamo.tables_check()}["counter_totals"].drift == []
+        assert {r.logical_name: r for r in tables_check()}["counter_totals"].drift == []
         assert [r.total for r in ranking_top(kind="like", limit=5)] == [7]
     finally:
         client.delete_table(TableName=name)
-        dynamo.tables_create()
+        tables_create()
 
 
 def _comment_with_total(total: int) -> str:
@@ -187,7 +193,7 @@ def test_a_table_another_create_tables_made_meanwhile_is_not_an_error(monkeypatc
 
     name = Like.Meta.table_name
     dynamo.client().delete_table(TableName=name)
-    describe = dynamo.table_describe
+    describe = table_describe
 
     def the_other_creates_it_first(table_name):
         found = describe(table_name)
@@ -196,11 +202,11 @@ def test_a_table_another_create_tables_made_meanwhile_is_not_an_error(monkeypatc
             monkeypatch.setattr(Like, "exists", classmethod(lambda cls: False))  # what this one saw
         return found
 
-    monkeypatch.setattr(dynamo, "table_describe", the_other_creates_it_first)
+    monkeypatch.setattr(create, "table_describe", the_other_creates_it_first)
     try:
-        reports = {report.logical_name: report for report in dynamo.tables_create()}
+        reports = {report.logical_name: report for report in tables_create()}
         assert reports["likes"].created is False
         assert describe(name)["TableStatus"] == "ACTIVE"
     finally:
         monkeypatch.undo()
-        dynamo.tables_create()
+        tables_create()

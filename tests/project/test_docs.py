@@ -23,7 +23,7 @@ from django.conf import settings
 from django.core.management import get_commands
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from project.dynamo.tables import registered_models
+from project.dynamo.schema.registry import registered_models
 from project.operations.health import HEALTH_PATHS
 
 ROOT = Path(__file__).resolve().parents[2]

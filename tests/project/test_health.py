@@ -7,8 +7,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import RequestFactory
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.dynamo.local import free_port
+from project.dynamo.schema import drift
 from project.operations import health
 from project.testing.harness import in_threads
 
@@ -112,7 +113,7 @@ def test_readyz_names_the_missing_tables(client, operator):
 
 
 def test_readyz_names_a_missing_index(client, monkeypatch, operator):
-    declared = dynamo._declared_indexes
+    declared = drift.declared_indexes
 
     def with_an_extra_index(model):
         indexes = declared(model)
@@ -120,7 +121,7 @@ def test_readyz_names_a_missing_index(client, monkeypatch, operator):
             indexes["by_mood"] = {"kind": "GSI", "keys": [], "projection": "ALL"}
         return indexes
 
-    monkeypatch.setattr(dynamo, "_declared_indexes", with_an_extra_index)
+    monkeypatch.setattr(drift, "declared_indexes", with_an_extra_index)
     assert client.get("/readyz", **OPERATOR).json()["failing"] == ["tables"]
     assert "comments index by_mood missing" in health.readiness_check().checks["tables"]
 

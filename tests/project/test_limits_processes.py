@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 
 ROOT = Path(__file__).resolve().parents[2]
 

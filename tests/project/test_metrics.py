@@ -11,7 +11,7 @@ from pynamodb.exceptions import GetError, TransactWriteError
 
 from actions.comments import comment_create
 from project.clock import clock
-from project.dynamo.tables import connection
+from project.dynamo.clients import connection
 from project.dynamo.transactions import LabelledTransactWrite
 from project.operations import metrics
 from project.operations.backlog import Backlog

@@ -17,8 +17,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from delivery import selectors, services
+from project.dynamo import clients as dynamo
 from project.dynamo import local as dynamo_local
-from project.dynamo import tables as dynamo
+from project.dynamo.schema.create import tables_create
 from project.operations import health
 from project.testing.harness import wait_for
 from project.testing.postgres import suite_database_url
@@ -55,7 +56,7 @@ def emulator(tmp_path, settings):
     emulator = Emulator(tmp_path / "dynamodb")
     emulator.prefix = f"outage{uuid.uuid4().hex[:6]}_"
     dynamo.point_models_at(emulator.host, prefix=emulator.prefix)
-    dynamo.tables_create()
+    tables_create()
     health.remembered.forget()
     yield emulator
     dynamo_local.stop(emulator.process)

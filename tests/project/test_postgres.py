@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.harness import served_environment
 from project.testing.postgres import postgres_database_drop, postgres_database_url
 

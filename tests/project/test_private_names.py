@@ -1,7 +1,7 @@
 """Every private name of a library that this code relies on, listed with the library's version.
 
-The fast DynamoDB path (project/dynamo/wire.py), the client set-up (project/dynamo/tables.py),
-the transactions' outcome (project/dynamo/transactions.py), the schema hooks
+The fast DynamoDB path (project/dynamo/wire.py), the client set-up (project/dynamo/clients.py),
+the schema reads (project/dynamo/schema/), the transactions' outcome (project/dynamo/transactions.py), the schema hooks
 (project/http/schema.py) and the compiled log-in read (project/accounts/compiled_get.py) reach
 into botocore, PynamoDB, Django, DRF and drf-spectacular past their public API. A new version
 may move any of those names without notice, so:
@@ -32,7 +32,7 @@ from pynamodb.connection import Connection
 from pynamodb.transactions import TransactWrite
 from rest_framework.request import Request
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from social.models import Comment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,15 +67,15 @@ PRIVATE = {
     "pynamodb": {
         "_before_send": "wire.py: PynamoDB's handler that adds no headers",
         "_extra_headers": "wire.py: the same",
-        "_client": "tables.py: a connection's cached client (clients_make)",
-        "_local": "tables.py: a connection's session per thread (clients_make)",
-        "_aws_access_key_id": "tables.py: a connection's credentials (clients_make)",
+        "_client": "clients.py: a connection's cached client (clients_make)",
+        "_local": "clients.py: a connection's session per thread (clients_make)",
+        "_aws_access_key_id": "clients.py: a connection's credentials (clients_make)",
         "_aws_secret_access_key": "tables.py: the same",
         "_aws_session_token": "tables.py: the same",
-        "_connection": "tables.py: a model's cached connection, re-pointed (point_models_at)",
-        "_get_connection": "tables.py, social/aggregation.py: a model's connection",
-        "_get_schema": "tables.py, deploy/cloudformation.py: a model's table schema",
-        "_ttl_attribute": "tables.py, deploy/cloudformation.py: a model's TTL attribute",
+        "_connection": "clients.py: a model's cached connection, re-pointed (point_models_at)",
+        "_get_connection": "clients.py, social/aggregation.py: a model's connection",
+        "_get_schema": "schema/drift.py, schema/create.py, deploy/cloudformation.py: a model's table schema",
+        "_ttl_attribute": "schema/drift.py, deploy/cloudformation.py: a model's TTL attribute",
         "_hash_key_attribute": "dynamo/batch_get.py, testing/aws_conflicts.py: key attributes",
         "_range_key_attribute": "the same",
         "_hash_keyname": "dynamo/batch_write.py: key names",
@@ -100,7 +100,7 @@ INTERNALS = {
     "botocore": [
         "handlers.BUILTIN_HANDLERS",  # tables.client_hook_add
         "httpsession.get_cert_path",  # wire.py
-        "useragent.sanitize_user_agent_string_component",  # tables.py memoises it
+        "useragent.sanitize_user_agent_string_component",  # clients.py memoises it
     ],
     "pynamodb": ["settings.default_settings_dict"],
     "Django": ["Query.get_compiler", "SQLCompiler.as_sql", "SQLCompiler.get_converters", "apply_converters"],
@@ -109,7 +109,7 @@ INTERNALS = {
 # Underscored but public by contract: Django's model API, os._exit, namedtuple's methods.
 PUBLIC_BY_CONVENTION = {"_meta", "_default_manager", "_exit", "_replace"}
 # This repository's own, used across its modules.
-OWN = {"_Sender", "_declared_indexes", "_idle", "_lock"}
+OWN = {"_Sender", "declared_indexes", "_idle", "_lock"}
 
 
 def _private_attributes_used() -> set[str]:

@@ -103,10 +103,11 @@ def test_warm_up_serves_the_worker_its_first_requests():
 def test_every_models_client_is_made_up_front_so_no_request_makes_one():
     from botocore.session import Session
 
-    from project.dynamo import tables as dynamo
+    from project.dynamo import clients as dynamo
+    from project.dynamo.schema.registry import registered_models
 
     dynamo.point_models_at(dynamo.endpoint().host)  # every model as a fresh worker has it: no client yet
-    models = dynamo.registered_models()
+    models = registered_models()
     assert dynamo.clients_make() == len(models) + 2  # and the transactions' and the health probe's
     made = []
     real = Session.create_client
@@ -123,7 +124,7 @@ def test_every_models_client_is_made_up_front_so_no_request_makes_one():
 
 
 def test_a_worker_makes_its_clients_before_its_first_request():
-    with mock.patch("project.dynamo.tables.clients_make", return_value=30) as clients_make:
+    with mock.patch("project.dynamo.clients.clients_make", return_value=30) as clients_make:
         serving.warm_up(lambda environ, start_response: [])
     clients_make.assert_called_once_with()
 
@@ -138,7 +139,7 @@ def test_warm_up_never_stops_a_worker_from_starting():
 def test_the_memoised_user_agent_sanitiser_builds_the_same_header(monkeypatch):
     from botocore import useragent
 
-    from project.dynamo import tables as dynamo
+    from project.dynamo import clients as dynamo
 
     memoised = useragent.sanitize_user_agent_string_component
     assert hasattr(memoised, "cache_info")

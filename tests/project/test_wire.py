@@ -18,7 +18,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.dynamo import wire
 from project.models import UsageTally
 from project.testing.harness import WAIT_SECONDS

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.models import WorkerHeartbeat
 from project.testing.harness import wait_for
 from project.testing.postgres import suite_database_url

@@ -23,7 +23,7 @@ from django.db import connection
 
 from actions.likes import like_add
 from notifications.selectors import notification_inbox, unread_count
-from project.dynamo import tables as dynamo
+from project.dynamo import clients as dynamo
 from project.testing.harness import kill_when_held
 from project.testing.postgres import suite_database_url
 from social.account.services import account_delete_request

@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Any
 from django.core.management.base import BaseCommand, CommandError
 
 from project.deploy.cloudformation import templates_check
-from project.dynamo.tables import tables_check, tables_create, tables_drop_undeclared_indexes
+from project.dynamo.schema.check import tables_check
+from project.dynamo.schema.create import tables_create, tables_drop_undeclared_indexes
 
 if TYPE_CHECKING:
     from django.core.management.base import CommandParser

@@ -25,7 +25,9 @@ from botocore.exceptions import ClientError
 from django.conf import settings
 
 from project.clock import clock
-from project.dynamo.tables import client, endpoint, table_describe
+from project.dynamo.clients import client, endpoint
+from project.dynamo.schema.describe import table_describe
+from project.errors import error_code
 
 logger = logging.getLogger(__name__)
 
@@ -41,10 +43,6 @@ def endpoint_is_aws() -> bool:
     """True on AWS DynamoDB: `DYNAMODB_HOST` empty (the AWS endpoint of DYNAMODB_REGION), or
     real credentials sent to an endpoint (`DYNAMODB_LOCAL_CREDENTIALS=False`, a VPC endpoint)."""
     return endpoint().host is None or not settings.DYNAMODB_LOCAL_CREDENTIALS
-
-
-def _code(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Code", ""))
 
 
 def table_protect(name: str) -> list[str]:
@@ -78,7 +76,7 @@ def _pitr_enabled(name: str) -> bool | None:
     try:
         answer = client().describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
     except ClientError as error:
-        if _code(error) == UNKNOWN_OPERATION:
+        if error_code(error) == UNKNOWN_OPERATION:
             return None
         raise
     pitr: dict[str, Any] = answer.get("PointInTimeRecoveryDescription", {})
@@ -93,7 +91,7 @@ def _pitr_enable(name: str) -> None:
             )
             return
         except ClientError as error:
-            if _code(error) != "ContinuousBackupsUnavailableException" or attempt + 1 == PITR_ATTEMPTS:
+            if error_code(error) != "ContinuousBackupsUnavailableException" or attempt + 1 == PITR_ATTEMPTS:
                 raise
             clock.sleep(PITR_RETRY_SECONDS)
 
