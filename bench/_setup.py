@@ -23,6 +23,9 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("DEBUG", "True")  # development settings: the defaults are production-safe
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")  # Django's test Client is `testserver`
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")  # measure the work, not the write limits
+# A new account's comments are screened as on a site (the screen's reads are counted) but
+# published, not held for review: the benches like, reply to and read what they post.
+os.environ.setdefault("HOLD_FOR_REVIEW_ENABLED", "False")
 os.environ.setdefault("USAGE_ENABLED", "False")  # no usage tallies into tables the bench drops at exit
 
 import django

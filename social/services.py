@@ -144,7 +144,8 @@ def user_create(
         raise ApplicationError(USERNAME_TAKEN, field="username") from None
 
 
-DISPLAY_NAME_MAX_LENGTH = 50
+# The model's column is where the limit is written; forms, APIs and this check read it there.
+DISPLAY_NAME_MAX_LENGTH = int(User._meta.get_field("display_name").max_length or 0)
 
 
 def user_display_name_set(*, user: User, display_name: str) -> User:

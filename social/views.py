@@ -2,6 +2,8 @@
 delete, the popular ranking, like buttons, sign-up, and password change and reset."""
 
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django import forms
 from django.conf import settings
@@ -12,7 +14,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordChangeForm, PasswordResetForm, UserCreationForm
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.validators import MaxLengthValidator
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.debug import sensitive_variables
@@ -144,27 +146,53 @@ def _viewer_id(request):
     return str(request.user.pk) if request.user.is_authenticated else None
 
 
+@dataclass
+class _Composed:
+    """A page's compose box after its request: the form to show again, the preview asked for,
+    the refusal (the form keeps the text for another try), or the answer that ends the request."""
+
+    form: CommentForm
+    preview: object = None
+    refused: ApplicationError | None = None
+    answer: HttpResponse | None = None
+
+
+def _compose(request, *, button: str, posted: str, landing: Callable[[], HttpResponse], parent_id=None) -> _Composed:
+    """The timeline's post form and a comment page's reply form: on a POST, log in first (the
+    draft kept), preview, or post once (the `posted` message, then `landing`, where the new
+    comment is listed exactly); a held comment gets the held page."""
+    composed = _Composed(
+        _form_with_kept_draft(request, button=button) if request.user.is_authenticated else CommentForm()
+    )
+    if request.method != "POST":
+        return composed
+    if not request.user.is_authenticated:
+        composed.answer = _keep_draft_and_log_in(request)
+        return composed
+    composed.form = form = CommentForm(request.POST)
+    if preview_asked(request):
+        composed.preview = comment_preview(form)
+    elif form.is_valid():
+        try:
+            posted_id, replayed = _post_once(request, form, parent_id=parent_id)
+        except ApplicationError as error:
+            form.add_error("body", error.message)
+            composed.refused = error
+            return composed
+        if posted_held(posted_id):
+            composed.answer = held_answer(request, posted_id)
+            return composed
+        messages.success(request, ALREADY_POSTED if replayed else posted, extra_tags="posted")
+        composed.answer = landing()
+        FRESH_COMMENTS.remember(request, composed.answer, value=posted_id)  # listed on the page it lands on
+    return composed
+
+
 def timeline(request):
-    form = _form_with_kept_draft(request, button="Post") if request.user.is_authenticated else CommentForm()
-    refused = preview = None
-    if request.method == "POST":
-        if not request.user.is_authenticated:
-            return _keep_draft_and_log_in(request)
-        form = CommentForm(request.POST)
-        if preview_asked(request):
-            preview = comment_preview(form)
-        elif form.is_valid():
-            try:
-                posted_id, replayed = _post_once(request, form)
-                if posted_held(posted_id):
-                    return held_answer(request, posted_id)
-                messages.success(request, ALREADY_POSTED if replayed else "Posted.", extra_tags="posted")
-                response = redirect("timeline")
-                FRESH_COMMENTS.remember(request, response, value=posted_id)  # listed on the page it lands on
-                return response
-            except ApplicationError as error:
-                form.add_error("body", error.message)  # the form keeps the text for another try
-                refused = error
+    composed = _compose(request, button="Post", posted="Posted.", landing=lambda: redirect("timeline"))
+    if composed.answer is not None:
+        return composed.answer
+    form, refused, preview = composed.form, composed.refused, composed.preview
     page = page_or_first(
         request,
         lambda cursor: selectors.comment_timeline(
@@ -325,26 +353,16 @@ def comment_detail(request, comment_id):
         if viewer_id is None or comment.author.id != viewer_id:
             raise Http404("No such comment.")
         return render(request, "social/comment_hidden.html", {"comment": comment, "held": comment.held})
-    form = _form_with_kept_draft(request, button="Reply") if request.user.is_authenticated else CommentForm()
-    refused = preview = None
-    if request.method == "POST":
-        if not request.user.is_authenticated:
-            return _keep_draft_and_log_in(request)
-        form = CommentForm(request.POST)
-        if preview_asked(request):
-            preview = comment_preview(form)
-        elif form.is_valid():
-            try:
-                reply_id, replayed = _post_once(request, form, parent_id=comment_id)
-                if posted_held(reply_id):
-                    return held_answer(request, reply_id)
-                messages.success(request, ALREADY_POSTED if replayed else "Your reply is posted.", extra_tags="posted")
-                response = redirect("comment", comment_id=comment_id)
-                FRESH_COMMENTS.remember(request, response, value=reply_id)  # listed on the page it lands on
-                return response
-            except ApplicationError as error:
-                form.add_error("body", error.message)
-                refused = error
+    composed = _compose(
+        request,
+        button="Reply",
+        posted="Your reply is posted.",
+        landing=lambda: redirect("comment", comment_id=comment_id),
+        parent_id=comment_id,
+    )
+    if composed.answer is not None:
+        return composed.answer
+    form, refused, preview = composed.form, composed.refused, composed.preview
     replies = page_or_first(
         request,
         lambda cursor: selectors.comment_replies(
