@@ -1,6 +1,8 @@
-"""Writes of the social room: sign-up (usernames, display names, its limits), comments (post,
-edit, delete, hide, views counted) and the timeline's day index. Likes are written by
-actions/likes.py (they notify), reactions by social/reactions/, reports by social/moderation/.
+"""Writes of the social room: accounts (the username rule, the sign-up and password-reset
+limits, creating a user, the display name) and comments (a new comment and its timeline day,
+which actions/comments.py writes with what it causes in other apps; the replied and flag
+marks; hide and show; edit; delete; views counted). Likes are written by actions/likes.py
+(they notify), reactions by social/reactions/, reports by social/moderation/.
 
 Every write states what happens when it runs twice, concurrently, or dies half way.
 """

@@ -1,5 +1,6 @@
-"""Server-rendered pages: the timeline and its post form, a comment with its replies, edit and
-delete, the popular ranking, like buttons, sign-up, and password change and reset."""
+"""Server-rendered pages of the social room: the timeline and a comment's page with their
+compose boxes (post and reply: preview, the draft kept across a log-in, posted once per form),
+edit and delete, the popular ranking, like buttons, sign-up, and password change and reset."""
 
 import uuid
 from collections.abc import Callable

@@ -70,6 +70,28 @@ def clean_state(dynamodb):
 
 
 @pytest.fixture
+def worker_environment(dynamodb):
+    """The environment of a worker a test runs as its own process (`manage.py <name> --loop`):
+    this session's DynamoDB Local tables and the suite's database
+    (project.testing.harness.worker_environment). Call it with the test's own settings."""
+    from django.db import connection
+
+    from project.testing.harness import worker_environment
+    from project.testing.postgres import suite_database_url
+
+    def environment(*, drop: tuple[str, ...] = (), **settings: str) -> dict[str, str]:
+        return worker_environment(
+            dynamodb_host=dynamodb,
+            table_prefix=dynamo.endpoint().prefix,
+            database_url=suite_database_url(connection.settings_dict["NAME"]),
+            drop=drop,
+            **settings,
+        )
+
+    return environment
+
+
+@pytest.fixture
 def make_user(django_user_model):
     counter = {"n": 0}
 

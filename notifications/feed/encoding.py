@@ -1,10 +1,12 @@
-"""How a feed's entries are stored: a small fixed-size record per entry: a write is billed by the whole item's size.
+"""How a feed's entries are stored: one compact binary record per entry (a fixed head, then
+varints and short strings), because a write is billed by the whole item's size.
 
 A feed item is rewritten whole on every event, and DynamoDB bills a write by the item's
 size (one unit per KB, two in a transaction). So an entry keeps only what ordering,
 capping, roll-up and counting need: its id, kind, a digest of its roll-up key, the id
 of what it points at (the newest reply, or the delivery), actor ids and counts, times
-and the read flag. About 43 bytes; a full feed of 100 entries is about 4.5 KB. The text
+and the read flag. About 40 to 50 bytes (38 for one person's reply, 49 for three rolled up);
+a full feed of 100 entries is about 4.5 KB. The text
 shown (a reply's excerpt, a delivery's title) is read when the feed is shown, from
 where it lives (notifications/feed/selectors.py), so a hidden reply is shown as such.
 
@@ -25,8 +27,8 @@ by without decoding the rest (`Record`), and copies untouched records as they ar
     actors      v   2 x the number of actor ids kept, + 1 when they are all plain numbers
                     (Django pks), then each as v, or else each as a short string
     text        title, body, url as long strings, for events that point at nothing (TEXT)
-    read_after  v   seconds from updated_at to when it was read (READ; records written
-                    before the read time was kept end before it and have none)
+    read_after  v   seconds from updated_at to when it was read (READ; a record may end
+                    before it: read, at a time not known)
 
 `v` is an unsigned LEB128 varint (1 byte below 128); a short string is 1 byte of
 length then UTF-8, a long one 2 bytes of length.

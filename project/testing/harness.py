@@ -227,6 +227,27 @@ def served_environment(*, dynamodb_host: str, table_prefix: str, database_url: s
     }
 
 
+def worker_environment(
+    *, dynamodb_host: str, table_prefix: str, database_url: str, drop: tuple[str, ...] = (), **settings: str
+) -> dict[str, str]:
+    """The environment of a command (`manage.py <worker> --loop`) that a test runs as a process
+    of its own against the test's DynamoDB tables and database: this environment's variables
+    but Django's, DEBUG, SECRET_KEY (a fresh one) and those starting with `drop`; no `.env`
+    file; logs as text at INFO. `settings` adds or overrides variables."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", *drop))}
+    return {
+        **kept,
+        "ENV_FILE": "/dev/null",
+        "SECRET_KEY": "worker-" + uuid.uuid4().hex,
+        "DATABASE_URL": database_url,
+        "DYNAMODB_HOST": dynamodb_host,
+        "DYNAMODB_TABLE_PREFIX": table_prefix,
+        "LOG_LEVEL": "INFO",
+        "LOG_FORMAT": "text",
+        **settings,
+    }
+
+
 @contextlib.contextmanager
 def gunicorn_served(
     *, env: dict[str, str], port: int, log_path: Path, args: Sequence[str] = (), stop_seconds: float = 60

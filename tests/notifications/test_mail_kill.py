@@ -10,22 +10,17 @@ can observe (a marker file, the queue).
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from notifications.mail.selectors import EMAIL, SENT, UNKNOWN, ledger_get, ledger_outcome
 from notifications.models import MailQueue
-from project.dynamo import clients as dynamo
 from project.testing.harness import kill_when_held, wait_for
-from project.testing.postgres import suite_database_url
 from tests.notifications.mail_helpers import email_on, reply_to, schedule, uid, verified
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,20 +30,12 @@ STALL_AFTER = 4
 pytestmark = pytest.mark.django_db(transaction=True)  # the sender's process reads the accounts
 
 
-def _env(dynamodb, mail_dir: Path, **extra: str) -> dict[str, str]:
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
-        "ENV_FILE": "/dev/null",
-        "SECRET_KEY": "mail-kill-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
-        "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
-        "EMAIL_URL": f"filemail:///{mail_dir}",  # django-environ drops one slash: this is absolute
-        "MAIL_LEASE_SECONDS": "1",  # the killed sender's claims run out at once
-        "LOG_LEVEL": "INFO",
-        "LOG_FORMAT": "text",
+def _env(worker_environment, mail_dir: Path, **extra: str) -> dict[str, str]:
+    return worker_environment(
+        EMAIL_URL=f"filemail:///{mail_dir}",  # django-environ drops one slash: this is absolute
+        MAIL_LEASE_SECONDS="1",  # the killed sender's claims run out at once
         **extra,
-    }
+    )
 
 
 def _mails_by_recipient(mail_dir: Path) -> Counter[str]:
@@ -61,7 +48,7 @@ def _mails_by_recipient(mail_dir: Path) -> Counter[str]:
     return counts
 
 
-def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(dynamodb, make_user, tmp_path):
+def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(worker_environment, make_user, tmp_path):
     mail_dir = tmp_path / "mail"
     mail_dir.mkdir()
     bob = make_user("bob")
@@ -77,7 +64,7 @@ def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(dynamodb, mak
     first = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "notifications" / "mail_sender_stalling.py")],
         cwd=ROOT,
-        env=_env(dynamodb, mail_dir, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
+        env=_env(worker_environment, mail_dir, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
         stdout=subprocess.DEVNULL,
         stderr=log,
     )
@@ -88,7 +75,7 @@ def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(dynamodb, mak
     second = subprocess.Popen(
         [sys.executable, "manage.py", "mail_notifications", "--loop", "--poll-seconds", "0.2", "--no-digests"],
         cwd=ROOT,
-        env=_env(dynamodb, mail_dir),
+        env=_env(worker_environment, mail_dir),
         stdout=subprocess.DEVNULL,
         stderr=second_log.open("w"),
     )

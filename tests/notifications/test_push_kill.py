@@ -10,23 +10,18 @@ it can observe (a marker file, the queue).
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
 
 from notifications.mail.queue import PUSH
 from notifications.mail.selectors import SENT, UNKNOWN, ledger_get, ledger_outcome
 from notifications.models import MailQueue
-from project.dynamo import clients as dynamo
 from project.testing.harness import kill_when_held, wait_for
-from project.testing.postgres import suite_database_url
 from tests.notifications.mail_helpers import reply_to
 from tests.notifications.push_helpers import push_on, subscribed, uid
 
@@ -37,30 +32,25 @@ STALL_AFTER = 4
 pytestmark = pytest.mark.django_db(transaction=True)  # the sender's process reads the accounts
 
 
-def _env(dynamodb, **extra: str) -> dict[str, str]:
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY", "VAPID"))},
-        "ENV_FILE": "/dev/null",
-        "SECRET_KEY": "push-kill-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
-        "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
-        "VAPID_PRIVATE_KEY": settings.VAPID_PRIVATE_KEY,
-        "VAPID_SUBJECT": settings.VAPID_SUBJECT,
-        "LOCAL_PLAIN_HTTP": "True",
-        "PUSH_SERVICE_HOSTS": "127.0.0.1",
-        "MAIL_LEASE_SECONDS": "1",  # the killed sender's claims run out at once
-        "LOG_LEVEL": "INFO",
-        "LOG_FORMAT": "text",
+def _env(worker_environment, **extra: str) -> dict[str, str]:
+    return worker_environment(
+        drop=("VAPID",),
+        VAPID_PRIVATE_KEY=settings.VAPID_PRIVATE_KEY,
+        VAPID_SUBJECT=settings.VAPID_SUBJECT,
+        LOCAL_PLAIN_HTTP="True",
+        PUSH_SERVICE_HOSTS="127.0.0.1",
+        MAIL_LEASE_SECONDS="1",  # the killed sender's claims run out at once
         **extra,
-    }
+    )
 
 
 def _queued() -> int:
     return sum(1 for item in MailQueue.scan(consistent_read=True) if item.channel == PUSH)
 
 
-def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamodb, make_user, push_service, tmp_path):
+def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(
+    worker_environment, make_user, push_service, tmp_path
+):
     bob = make_user("bob")
     people = [make_user(f"reader{n}") for n in range(RECIPIENTS)]
     browsers = {}
@@ -76,7 +66,7 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamod
     first = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "notifications" / "push_sender_stalling.py")],
         cwd=ROOT,
-        env=_env(dynamodb, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
+        env=_env(worker_environment, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
         stdout=subprocess.DEVNULL,
         stderr=first_log.open("w"),
     )
@@ -87,7 +77,7 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamod
     second = subprocess.Popen(
         [sys.executable, "manage.py", "send_push", "--loop", "--poll-seconds", "0.2"],
         cwd=ROOT,
-        env=_env(dynamodb),
+        env=_env(worker_environment),
         stdout=subprocess.DEVNULL,
         stderr=second_log.open("w"),
     )

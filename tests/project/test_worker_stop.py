@@ -7,21 +7,16 @@ generous (a busy CI machine): what fails here is a worker that waits out its wor
 of stopping, which takes far longer than any deadline below.
 """
 
-import os
 import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
-from project.dynamo import clients as dynamo
 from project.models import WorkerHeartbeat
 from project.testing.harness import wait_for
-from project.testing.postgres import suite_database_url
 from social import counters
 from social.activity import month_tables
 from social.counters import VIEWS, counter_key
@@ -34,19 +29,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def worker_env(dynamodb):
+def worker_env(worker_environment):
     # The workers share the test's PostgreSQL database (migrated, its rows committed: the
     # tests are transactional), as workers share a deployment's.
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
-        "ENV_FILE": "/dev/null",
-        "SECRET_KEY": "worker-stop-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
-        "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
-        "LOG_LEVEL": "INFO",
-        "LOG_FORMAT": "text",
-    }
+    return worker_environment()
 
 
 def start(env, name, *args, tmp_path):

@@ -11,21 +11,16 @@ marker file.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 from actions.likes import like_add
 from notifications.selectors import notification_inbox, unread_count
-from project.dynamo import clients as dynamo
 from project.testing.harness import kill_when_held
-from project.testing.postgres import suite_database_url
 from social.account.services import account_delete_request
 from social.counters import LIKES, counter_key, counter_value
 from social.models import AccountDeletion, Like
@@ -38,22 +33,11 @@ HOLD_AFTER = 30
 pytestmark = pytest.mark.django_db(transaction=True)  # the eraser's processes read the request
 
 
-def _env(dynamodb, **extra: str) -> dict[str, str]:
-    return {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DEBUG", "SECRET_KEY"))},
-        "ENV_FILE": "/dev/null",
-        "SECRET_KEY": "erase-kill-test-" + uuid.uuid4().hex,
-        "DATABASE_URL": suite_database_url(connection.settings_dict["NAME"]),
-        "DYNAMODB_HOST": dynamodb,
-        "DYNAMODB_TABLE_PREFIX": dynamo.endpoint().prefix,
-        "ACCOUNT_DELETION_DELAY_SECONDS": "0",
-        "LOG_LEVEL": "INFO",
-        "LOG_FORMAT": "text",
-        **extra,
-    }
+def _env(worker_environment, **extra: str) -> dict[str, str]:
+    return worker_environment(ACCOUNT_DELETION_DELAY_SECONDS="0", **extra)
 
 
-def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb, make_user, tmp_path):
+def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(worker_environment, make_user, tmp_path):
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     comments = [post(bob, f"Bob {n}") for n in range(COMMENTS)]
     for comment_id in comments:
@@ -68,7 +52,7 @@ def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb,
     first = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "social" / "held_eraser.py")],
         cwd=ROOT,
-        env=_env(dynamodb, HELD_MARKER=str(held), HOLD_AFTER=str(HOLD_AFTER)),
+        env=_env(worker_environment, HELD_MARKER=str(held), HOLD_AFTER=str(HOLD_AFTER)),
         stdout=subprocess.DEVNULL,
         stderr=log.open("w"),
     )
@@ -82,7 +66,7 @@ def test_an_eraser_killed_mid_way_and_run_again_undoes_every_like_once(dynamodb,
     second = subprocess.run(
         [sys.executable, "manage.py", "erase_accounts"],
         cwd=ROOT,
-        env=_env(dynamodb),
+        env=_env(worker_environment),
         capture_output=True,
         text=True,
         timeout=600,
