@@ -193,7 +193,7 @@ def main() -> None:
                 repeat,
             ),
         )
-        line("health read (five workers: manage.py health, /metrics)", measure(worker_statuses, repeat))
+        line("health read (every worker: manage.py health, /metrics)", measure(worker_statuses, repeat))
 
 
 if __name__ == "__main__":

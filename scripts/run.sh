@@ -2,7 +2,7 @@
 # `make run` (scripts/run.sh) and `make dev` (scripts/run.sh dev):
 # DynamoDB Local (persistent, var/dynamodb) unless DYNAMODB_HOST points elsewhere,
 # migrations, tables, demo data on the first start, then supervisord with
-# deploy/supervisord.conf: gunicorn, the seven workers and the daily session clean-up, each
+# deploy/supervisord.conf: gunicorn, every worker and the daily session clean-up, each
 # started again when it dies. supervisord runs in a session of its own; when it dies
 # (kill -9, the out-of-memory killer), the programs it left running are stopped and it is
 # started again. `dev` serves with Django's development server instead (autoreload,

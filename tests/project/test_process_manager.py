@@ -1,5 +1,5 @@
 """`make run` as it runs: scripts/run.sh starts supervisord (deploy/supervisord.conf) with
-gunicorn, the five workers and the session clean-up, against the suite's DynamoDB Local (its
+gunicorn, every worker and the session clean-up, against the suite's DynamoDB Local (its
 own table prefix) and a PostgreSQL database of its own. Each kind of process is killed with
 SIGKILL in turn: a gunicorn worker, the gunicorn master, every background program, supervisord
 itself. Each time the site answers again, every program runs again (once: no orphan or
