@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from pynamodb.transactions import TransactWrite
 
-from notifications import like_fold, like_fold_requests
+from notifications import like_fold
 from notifications.models import LikeEvent
 from project.errors import NotFound
 from project.serving.after_response import after_response
@@ -40,7 +40,7 @@ def _like_transaction(
     Only items no other liker of the comment writes at the same moment: the person's
     like row, one counter shard (the counter grows its shards when they collide), and
     the event under its own key, which the fold turns into the author's notification,
-    badge, the counter's due flag and the liker's activity-log line (notifications/like_fold.py).
+    badge, the counter's due flag and the liker's activity-log line (notifications/like_fold/).
     No condition check on the comment item: every like of a comment would hold it (on AWS,
     a transaction conflict); the comment is read before, and the fold drops likes on a
     comment hidden meanwhile. Three actions under 1 KB each: 6 write capacity units.
@@ -89,9 +89,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
     # only where that is cheap: not on a hot comment, where concurrent folds would only
     # cancel each other, and not after contention (below). What is not folded here, the
     # folder folds; what is, its event says so, and the folder leaves it to this request.
-    folds_here = erasing or (
-        settings.LIKE_FOLD_AFTER_RESPONSE and like_fold_requests.request_folds_claim(comment_id=comment_id)
-    )
+    folds_here = erasing or (settings.LIKE_FOLD_AFTER_RESPONSE and like_fold.request_folds_claim(comment_id=comment_id))
 
     events: list[LikeEvent] = []  # each attempt's; the last one's was written if the transaction was
     written = counter_transact(
@@ -119,7 +117,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
     elif written.outcome.ok and folds_here and not written.contended:
 
         def fold() -> None:
-            like_fold_requests.like_events_fold_after_response(event=events[-1])
+            like_fold.like_events_fold_after_response(event=events[-1])
 
         if not after_response(fold):
             fold()

@@ -1,6 +1,6 @@
 """React and take back: social's reaction row and counter, notifications' event, one transaction.
 
-A reaction is folded as a like is (notifications/like_fold.py), under the subject
+A reaction is folded as a like is (notifications/like_fold/), under the subject
 `reaction#<comment id>` (notifications/subjects.py): the fold gives the author one notification
 per comment while unread ("Alice and 3 others reacted to your comment"), takes a person out of
 it when they withdraw their last reaction there, follows the author's `reaction` preferences,
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from notifications import like_fold, like_fold_requests
+from notifications import like_fold
 from notifications.models import LikeEvent, LikeNotified
 from notifications.subjects import reaction_subject
 from project.errors import NotFound
@@ -28,7 +28,7 @@ from social.selectors import comment_thread_id
 if TYPE_CHECKING:
     from project.dynamo.transactions import LabelledTransactWrite
 
-# Event kinds: a person's reaction or undo (no activity-log line: notifications/like_fold_steps.py).
+# Event kinds: a person's reaction or undo (no activity-log line: notifications/like_fold/batches.py).
 REACT = "react"
 UNREACT = "unreact"
 
@@ -41,9 +41,7 @@ def _reaction(*, comment_id: str, user_id: str, name: str, adding: bool, erasing
     and otherwise by `fold_like_events` within its poll.
     """
     subject = reaction_subject(comment_id)
-    folds_here = erasing or (
-        settings.LIKE_FOLD_AFTER_RESPONSE and like_fold_requests.request_folds_claim(comment_id=subject)
-    )
+    folds_here = erasing or (settings.LIKE_FOLD_AFTER_RESPONSE and like_fold.request_folds_claim(comment_id=subject))
     events: list[LikeEvent] = []  # each attempt's; the last one's was written if the transaction was
 
     def event(transaction: LabelledTransactWrite, comment: Comment, contended: bool) -> None:
@@ -67,7 +65,7 @@ def _reaction(*, comment_id: str, user_id: str, name: str, adding: bool, erasing
     elif written.ok and folds_here and not written.contended:
 
         def fold() -> None:
-            like_fold_requests.like_events_fold_after_response(event=events[-1])
+            like_fold.like_events_fold_after_response(event=events[-1])
 
         if not after_response(fold):
             fold()

@@ -77,8 +77,8 @@ def bench_like(count: int) -> None:
     author = get_user_model().objects.create_user(username="author", password="x")
     comments = [comment_create(author_id=str(author.pk), body=f"c{i}").comment_id for i in range(count)]
     with_log, without_log = [], []
-    # The fold writes the likers' activity lines beside the notification (notifications/like_fold.py).
-    no_log = mock.patch("notifications.like_fold.activity_lines", lambda *args, **kwargs: None)
+    # The fold writes the likers' activity lines beside the notification (social/fold_effects.py).
+    no_log = mock.patch("social.fold_effects.activity_record_keyed", lambda *args, **kwargs: 0)
     for _ in range(20):  # warm-up
         like_with_fold(random.choice(comments), uuid.uuid4().hex)
     for n in range(count):

@@ -51,7 +51,7 @@ class LikeUnread(Model):
     num_likes = NumberAttribute(default=0)
     updated_at = UnicodeAttribute()
     # Every fold and mark-read adds 1; the badge item carries the `seq` it was brought to,
-    # so a late write never overwrites a newer state (notifications/like_fold.py).
+    # so a late write never overwrites a newer state (notifications/like_fold/).
     seq = NumberAttribute(null=True)
     # The likers the last fold notified, and when: a fold that died before writing their
     # markers is completed by the next fold of the comment.
@@ -143,7 +143,7 @@ class LikeEvent(Model):
     kind = UnicodeAttribute()  # like, unlike, silence (a block's trigger: notifications/silence.py)
     created_at = NumberAttribute()  # epoch seconds (fold lag)
     # True: the liking request folds it once answered, and the polling folder leaves it to that
-    # request for REQUEST_FOLD_GRACE_SECONDS (notifications/like_fold.py).
+    # request for REQUEST_FOLD_GRACE_SECONDS (notifications/like_fold/).
     request_folds = BooleanAttribute(null=True)
     # The comment's thread (social.selectors.comment_thread_id), as the like read it: the fold
     # reads the author's state in it with its other reads (absent: a GetItem of its own).

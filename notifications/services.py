@@ -1,7 +1,7 @@
 """Writes of the notifications room: like notifications and their unread counts.
 
 Likes and unlikes reach the author's unread notification and badge through their
-events, folded many at a time by notifications/like_fold.py, so the like's own
+events, folded many at a time by notifications/like_fold/, so the like's own
 transaction touches nothing another liker touches.
 
 Invariants kept by every write below and by the fold, for each comment and its

@@ -1,6 +1,6 @@
 """What a like-fold subject is about: a comment's likes (its id) or its reactions (`reaction#<comment id>`).
 
-A comment's reactions are folded and notified as its likes are (notifications/like_fold.py), under
+A comment's reactions are folded and notified as its likes are (notifications/like_fold/), under
 this key in place of the comment id: their events, unread and read items, markers and badge item
 (`like#reaction#<comment id>`) sit beside the likes' in the same tables.
 """

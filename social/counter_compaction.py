@@ -1,6 +1,6 @@
 """Compaction of a sharded counter (docs/explanation/counters.md): its shard items folded into one
 base item, so a counter that a storm spread over many shards is read with a small Query again.
-The like fold compacts a comment's counter after folding its likes (notifications/like_fold.py).
+The like fold compacts a comment's counter after folding its likes (notifications/like_fold/).
 """
 
 from __future__ import annotations

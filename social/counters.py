@@ -275,7 +275,7 @@ def counter_add(
     No read, no condition: an ADD on the member's shard and `if_not_exists` sets on the
     counter's `counter_totals` item, so the change and its scheduled aggregation commit
     together or not at all. Likes pass `flag=False`: the flag item is shared by every
-    liker, so the like's fold raises it instead (notifications/like_fold.py).
+    liker, so the like's fold raises it instead (notifications/like_fold/).
     The shard: `shard` if given (likes pass a `ShardPick`'s), else the member's stable
     shard; the sum of every shard stays exact whichever shard a change or its undo hits.
     """

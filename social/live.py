@@ -95,7 +95,7 @@ def live_signal(ids: Iterable[str]) -> None:
 
 def live_signal_items(ids: Iterable[str]) -> list[LiveChange]:
     """The change-log items that signal `ids`, to put as `live_signal` does (a caller may put them
-    with other plain writes in one BatchWriteItem: notifications/like_fold.py)."""
+    with other plain writes in one BatchWriteItem: social/fold_effects.py)."""
     wanted = sorted({each for each in ids if each})
     items = []
     for start in range(0, len(wanted), LIVE_SIGNAL_IDS_MAX):

@@ -147,7 +147,7 @@ def activity_record_keyed(*, lines: Iterable[ActivityLine]) -> int:
 
     Exactly one line per event however often it runs: writing a line again puts the same
     item under the same key. The like's fold writes its likers' lines this way
-    (notifications/like_fold.py), so a like's own transaction carries no log line (a
+    (social/fold_effects.py), so a like's own transaction carries no log line (a
     plain put and its `by_day` entry cost 2 write units, half a transactional one); the
     line has the like's time and lands when the like is folded. Never raises: lines that
     cannot be written are logged (`ERROR`) and lost, as `activity_record`'s. Returns how many.

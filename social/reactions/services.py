@@ -5,7 +5,7 @@ Built as a like is (actions/likes.py): only items no other reactor of the commen
 that moment (the person's row for that reaction, one counter shard that grows when shards
 collide, an event under its own key), so reactions of one popular comment do not cancel each
 other on AWS; what every reactor of the comment shares (the counter's due flag, the author's
-notification and badge) is written by the fold of the events (notifications/like_fold.py).
+notification and badge) is written by the fold of the events (notifications/like_fold/).
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from actions.comments import comment_create
 from actions.relations import relation_change
 from notifications.feed.selectors import feed_entries_list, feed_read
 from notifications.feed.services import feed_mark_read, feed_retries_process
+from notifications.like_fold import batches as fold_batches
 from notifications.models import FeedRetry, LikeEvent
 from notifications.preferences.services import thread_watch
 from notifications.selectors import notification_inbox, unread_count
@@ -195,7 +196,7 @@ def test_a_block_racing_a_fold_that_read_before_it_still_retracts(people, monkey
     author, bob = people["author"], people["bob"]
     comment = post(author)
     like(bob, comment, folded=False)
-    real_write = like_fold.notification_write
+    real_write = fold_batches.notification_write
     blocked: list[bool] = []
 
     def block_then_write(fold_state, now):
@@ -203,7 +204,7 @@ def test_a_block_racing_a_fold_that_read_before_it_still_retracts(people, monkey
             blocked.append(block(author, bob).blocked)
         return real_write(fold_state, now)
 
-    monkeypatch.setattr(like_fold, "notification_write", block_then_write)
+    monkeypatch.setattr(fold_batches, "notification_write", block_then_write)
     fold()
     assert blocked == [True]
     assert like_texts(author) == [] and unread_count(user_id=uid(author)) == 0
@@ -215,15 +216,15 @@ def test_without_the_after_commit_read_that_race_would_keep_the_blocked_liker(pe
     author, bob = people["author"], people["bob"]
     comment = post(author)
     like(bob, comment, folded=False)
-    real_write = like_fold.notification_write
-    monkeypatch.setattr(like_fold, "_silenced_since_read", lambda fold_state: None)
+    real_write = fold_batches.notification_write
+    monkeypatch.setattr(fold_batches, "_silenced_since_read", lambda fold_state: None)
 
     def block_then_write(fold_state, now):
-        monkeypatch.setattr(like_fold, "notification_write", real_write)
+        monkeypatch.setattr(fold_batches, "notification_write", real_write)
         block(author, bob)
         return real_write(fold_state, now)
 
-    monkeypatch.setattr(like_fold, "notification_write", block_then_write)
+    monkeypatch.setattr(fold_batches, "notification_write", block_then_write)
     fold()
     # What the after-commit read prevents (the inbox's display filter would still hide it).
     assert unread_item(author, comment).liker_ids == [uid(bob)]

@@ -1,10 +1,9 @@
-"""The like fold's decision without DynamoDB (notifications/like_fold_plan.py): whom a batch
+"""The like fold's decision without DynamoDB (notifications/like_fold/decide.py): whom a batch
 of like events notifies, withdraws and puts back, from what the fold read."""
 
 from dataclasses import replace
 
-from notifications.like_fold_plan import FoldFacts, fold_decide
-from notifications.like_fold_steps import Fold
+from notifications.like_fold.decide import Fold, FoldFacts, fold_decide
 from notifications.models import LikeEvent, LikeUnread
 
 NOW = 1_000_000.0

@@ -14,6 +14,7 @@ from django.core.management import call_command
 
 from actions.likes import like_add, like_remove
 from notifications import like_fold, selectors
+from notifications.like_fold import batches as fold_batches
 from notifications.models import LikeEvent, LikeNotified, LikeUnread
 from project.dynamo import wire
 from social.models import Like
@@ -119,7 +120,7 @@ def test_overlapping_batches_killed_anywhere_count_every_overflow_like_once(peop
     lines, delete). Overflow likes (the list is full) are kept from counting twice only by
     their markers: killed between any two calls, from any thread, nobody is counted twice."""
     settings.LIKE_NOTIFICATION_LIKERS_MAX = 2
-    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
+    monkeypatch.setattr(fold_batches, "FOLD_EVENTS_MAX", 4)
     rng = random.Random(seed)
     author = people["author"]
     comment_id = post(author)
@@ -153,14 +154,14 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
     the next one writes them before its own commit, so a folder that dies right after that
     commit leaves overflow likes that the clean run does not count again."""
     settings.LIKE_NOTIFICATION_LIKERS_MAX = 1
-    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
+    monkeypatch.setattr(fold_batches, "FOLD_EVENTS_MAX", 4)
     author = people["author"]
     comment_id = post(author)
     likers = [str(3000 + n) for n in range(8)]
     for liker in likers:
         like_add(comment_id=comment_id, user_id=liker)
 
-    real_markers, real_write = like_fold.markers_put_async, like_fold.notification_write
+    real_markers, real_write = fold_batches.markers_put_async, fold_batches.notification_write
     calls = {"markers": 0, "commits": 0}
 
     def markers_failing_once(*args):
@@ -178,8 +179,8 @@ def test_a_batch_whose_markers_failed_is_completed_by_the_next_before_it_commits
             raise Killed("after the second batch's commit")
         return committed
 
-    monkeypatch.setattr(like_fold, "markers_put_async", markers_failing_once)
-    monkeypatch.setattr(like_fold, "notification_write", commit_then_die)
+    monkeypatch.setattr(fold_batches, "markers_put_async", markers_failing_once)
+    monkeypatch.setattr(fold_batches, "notification_write", commit_then_die)
     with pytest.raises(Killed):
         like_fold.like_events_fold(comment_id=comment_id)
     monkeypatch.undo()

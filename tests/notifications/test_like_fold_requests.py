@@ -8,7 +8,9 @@ import threading
 import pytest
 
 from actions.likes import like_add
-from notifications import like_fold, like_fold_requests
+from notifications import like_fold
+from notifications.like_fold import batches as fold_batches
+from notifications.like_fold import requests as fold_requests
 from notifications.models import LikeEvent
 from project.clock import ManualClock, clock_override
 from project.testing.harness import in_threads
@@ -37,14 +39,14 @@ def request_fold_fails(monkeypatch) -> None:
     def failing(**kwargs) -> int:
         raise RuntimeError("the request's fold failed")
 
-    monkeypatch.setattr(like_fold, "fold_batch", failing)
+    monkeypatch.setattr(fold_batches, "fold_batch", failing)
 
 
 def test_a_request_that_folds_its_like_marks_its_event_and_the_folder_leaves_it_for_a_while(
     people, folds_after_response, clock, monkeypatch
 ):
     comment_id = post(people["author"])
-    real_fold_batch = like_fold.fold_batch
+    real_fold_batch = fold_batches.fold_batch
     request_fold_fails(monkeypatch)
     like_add(comment_id=comment_id, user_id=uid(people["alice"]))
     [event] = LikeEvent.query(comment_id, consistent_read=True)
@@ -53,7 +55,7 @@ def test_a_request_that_folds_its_like_marks_its_event_and_the_folder_leaves_it_
     assert like_fold.like_events_fold_pending(leave_to_requests=True) == 0  # its request's to fold
     assert pending(comment_id) == [event.event_id] and table_badge(uid(people["author"])) == 0
 
-    monkeypatch.setattr(like_fold, "fold_batch", real_fold_batch)
+    monkeypatch.setattr(fold_batches, "fold_batch", real_fold_batch)
     clock.advance(like_fold.REQUEST_FOLD_GRACE_SECONDS + 0.1)  # the request never folded it
     assert like_fold.like_events_fold_pending(leave_to_requests=True) == 1
     assert pending(comment_id) == [] and table_badge(uid(people["author"])) == 1
@@ -80,7 +82,7 @@ def test_an_event_no_request_folds_is_folded_by_the_polling_folder_at_once(peopl
 
 def test_likes_of_a_hot_comment_are_left_to_the_folder_unmarked(people, make_user, folds_after_response, clock):
     comment_id = post(people["author"])
-    likers = [make_user(f"fan{n}") for n in range(like_fold_requests.HOT_LIKES_PER_SECOND + 1)]
+    likers = [make_user(f"fan{n}") for n in range(fold_requests.HOT_LIKES_PER_SECOND + 1)]
     for liker in likers:  # all within one second of the manual clock
         like_add(comment_id=comment_id, user_id=uid(liker))
     left = list(LikeEvent.query(comment_id, consistent_read=True))
@@ -95,7 +97,7 @@ def test_a_like_while_its_process_folds_the_comment_is_taken_by_that_fold_going_
     """Two requests of one process: the second finds the first folding its comment and starts no
     second fold; the first goes round once more when done and folds the second's event too."""
     comment_id = post(people["author"])
-    real_fold_batch = like_fold.fold_batch
+    real_fold_batch = fold_batches.fold_batch
     first_batch_done, go_on = threading.Event(), threading.Event()
     batches = []
 
@@ -107,7 +109,7 @@ def test_a_like_while_its_process_folds_the_comment_is_taken_by_that_fold_going_
             assert go_on.wait(60)
         return folded
 
-    monkeypatch.setattr(like_fold, "fold_batch", fold_batch_then_hold)
+    monkeypatch.setattr(fold_batches, "fold_batch", fold_batch_then_hold)
 
     def first_request() -> None:
         like_add(comment_id=comment_id, user_id=uid(people["alice"]))  # folds inline (no request here)

@@ -9,6 +9,7 @@ import pytest
 
 from notifications import like_fold, selectors
 from notifications import services as notification_services
+from notifications.like_fold import batches as fold_batches
 from notifications.models import LikeEvent, LikeRead, LikeUnread
 from project.dynamo import wire
 from social.models import Like
@@ -296,7 +297,7 @@ def test_a_like_landing_during_mark_all_read_is_not_lost(people):
 
 def _plan_then(action):
     """Patch the fold's read-and-decide step: run `action` once right after the first plan."""
-    real_plan = like_fold._plan
+    real_plan = fold_batches._plan
     plans = []
 
     def plan_then(**kwargs):
@@ -306,7 +307,7 @@ def _plan_then(action):
             action()
         return fold
 
-    return mock.patch.object(like_fold, "_plan", plan_then), plans
+    return mock.patch.object(fold_batches, "_plan", plan_then), plans
 
 
 def test_two_folders_on_the_same_events_fold_each_once(people):

@@ -99,10 +99,10 @@ def test_a_mute_of_a_reply_s_thread_is_read_with_the_fold_s_other_reads(people, 
 
 
 def test_events_that_do_not_name_their_thread_read_the_mute_on_their_own(people, thread_reads, monkeypatch):
-    from notifications import like_fold
+    from notifications.like_fold import reads
 
-    real = like_fold.fold_reads
-    monkeypatch.setattr(like_fold, "fold_reads", lambda **kwargs: real(**{**kwargs, "thread_id": None}))
+    real = reads.fold_reads
+    monkeypatch.setattr(reads, "fold_reads", lambda **kwargs: real(**{**kwargs, "thread_id": None}))
     author, alice = people["author"], people["alice"]
     comment = post(author)
     thread_mute(user_id=uid(author), thread_id=comment)

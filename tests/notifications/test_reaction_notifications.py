@@ -12,7 +12,7 @@ from django.core import mail
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-import notifications.like_fold_requests as like_fold_requests
+import notifications.like_fold as like_fold
 from actions.reactions import reaction_add, reaction_remove
 from actions.relations import relation_change
 from notifications import selectors
@@ -198,7 +198,7 @@ def test_a_process_that_dies_after_the_answer_leaves_the_notification_and_the_ra
     def died(*, event):
         raise SystemExit("the process died after the answer")
 
-    monkeypatch.setattr(like_fold_requests, "like_events_fold_after_response", died)
+    monkeypatch.setattr(like_fold, "like_events_fold_after_response", died)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=alice).key}")
     with pytest.raises(SystemExit):

@@ -15,6 +15,7 @@ import pytest
 
 from actions.likes import like_add
 from notifications import like_fold
+from notifications.like_fold import batches as fold_batches
 from notifications.models import LikeEvent, LikeUnread
 from project.serving import pools
 from project.serving.pools import FINISH, READS, WRITES, TierOrderError, pool, pools_shutdown, tier_threads
@@ -82,7 +83,7 @@ def test_the_like_fold_finishes_with_one_thread_per_tier(one_thread_each, make_u
     """Overlapping batches (the next one commits while the last one's finisher waits on its
     writes), several writes per batch, three threads in all."""
     settings.LIKE_FOLD_AFTER_RESPONSE = False  # folded below, by one folder
-    monkeypatch.setattr(like_fold, "FOLD_EVENTS_MAX", 4)
+    monkeypatch.setattr(fold_batches, "FOLD_EVENTS_MAX", 4)
     author = make_user("author")
     comment_id = post(author)
     likers = [str(4000 + n) for n in range(13)]

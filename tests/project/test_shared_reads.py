@@ -11,12 +11,11 @@ import pytest
 
 from actions.comments import comment_create
 from actions.likes import like_add
-from notifications import like_fold
 from project.clock import ManualClock, clock_override
 from project.dynamo import shared_reads, wire
 from project.dynamo.shared_reads import SharedReads
 from project.testing.harness import WAIT_SECONDS, wait_for
-from social import counters, selectors
+from social import counters, fold_effects, selectors
 from social.models import LiveChange
 
 pytestmark = pytest.mark.django_db
@@ -194,7 +193,7 @@ def test_a_list_page_reads_its_counts_when_the_log_cannot_vouch_and_a_lost_signa
     # plain put fails): the kept count holds until the net.
     with (
         mock.patch.object(LiveChange, "save", side_effect=RuntimeError("injected")),
-        mock.patch.object(like_fold, "live_signal_items", return_value=[]),
+        mock.patch.object(fold_effects, "live_signal_items", return_value=[]),
     ):
         like_add(comment_id=comment_id, user_id=str(carol.pk))
     manual.advance(1)

@@ -318,20 +318,20 @@ def test_work_after_the_answer_keeps_the_slot_and_logs_under_the_request_s_id(sl
     """A like's fold runs once its answer is sent (project/serving/after_response.py): its request
     keeps its slot until the fold is done, and the fold's log lines carry the request's id."""
     from actions.comments import comment_create
-    from notifications import like_fold
+    from notifications.like_fold import batches as fold_batches
     from project.operations import logs
 
     settings.LIKE_FOLD_AFTER_RESPONSE = True
     author, liker = make_user("author"), make_user("liker")
     comment = comment_create(author_id=str(author.pk), body="like me")
     seen = []
-    real_fold_batch = like_fold.fold_batch
+    real_fold_batch = fold_batches.fold_batch
 
     def fold_batch(**kwargs):
         seen.append((shedding.in_flight.count, logs._request_id.get()))
         return real_fold_batch(**kwargs)
 
-    monkeypatch.setattr(like_fold, "fold_batch", fold_batch)
+    monkeypatch.setattr(fold_batches, "fold_batch", fold_batch)
     client = Client()
     client.force_login(liker)
     answer = client.put(f"/api/comments/{comment.comment_id}/like/")

@@ -1,113 +1,48 @@
-"""The like fold: the likes' outbox (like events), folded into the authors' notifications many at a time.
+"""How a like fold runs: one comment's pending events, batch by batch (the package's
+docstring, notifications/like_fold/__init__.py, says what the fold does and why).
 
-A like or unlike writes, in its own transaction, only items no other liker writes: its
-like row, one counter shard, and a `like_events` item with its own key. Everything that
-all likes of a comment share (the author's `like_unread` item, the `unread_counts` badge
-item, the counter's due flag) is written here, by the fold, for up to FOLD_EVENTS_MAX
-events of one comment at a time.
-
-Who folds: the web process right after the like's answer was sent (project/serving/after_response.py,
-one attempt, never on a hot comment), and `fold_like_events --loop`, which polls the
-table (a Scan: it holds only events not folded yet) for whatever is left: events of hot
-comments, of a process that died, of a fold that lost a race. An event says whether its
-request folds it (`request_folds`); the folder leaves those to their request for
-REQUEST_FOLD_GRACE_SECONDS, so one like is not folded twice at once by two processes, each
-reading everything and one losing its commit.
-
-Why an outbox table and not DynamoDB Streams: the event is written in the like's own
-transaction, so a committed like always leaves something to fold, and it stays until a
-fold has taken it into account; a stream keeps records 24 hours, by shard, at least
-once, and tests and development would run a different path than production.
-
-The fold is *state-based*: for each liker with pending events it compares the liker's
-current like row with the notification and the liker's `like_notified` marker, so the
-order in which one person's like/unlike/like events are folded cannot matter, and
-folding an event a second time changes nothing (which is why the events can be deleted
-after the fold's transaction instead of inside it):
-
-- liked, not listed, and not notified within LIKE_RENOTIFY_WINDOW_HOURS (or withdrawn from
-  this unread notification, below): listed if the list has room (at most
-  LIKE_NOTIFICATION_LIKERS_MAX), else an overflow like; +1 `num_likes` and badge; the
-  marker is written with the time.
-- not liked, listed in the unread notification: taken out, -1, and remembered as
-  withdrawn (`unliked_ids`, cleared by the read) unless already put back once since the
-  read (`restored_ids`); the marker stays. A withdrawn liker who likes again is put back.
-- a liker the author blocked or muted counts as not liking (their like still counts on the
-  comment): not listed, or taken out as above. A block writes a `silence` event for each
-  unread notification listing them (notifications/silence.py), so that fold happens at once.
-- anything else changes nothing. So a person who likes, unlikes and likes again counts
-  once in the unread notification however their events were split between folds; once
-  it is read, their like again within the window does not raise it again, and flapping
-  before a read raises it at most once more (a read while the notification shows nothing
-  does not reach its item).
-
-Exactly once: the commit point is one write of the notification conditioned on it still
-holding what was read, so two folders (or a fold and a mark-read) cannot both apply the
-same likes; the markers, badge item, lines and the events' delete are idempotent plain
-writes after it, the delete last, so a crash anywhere leaves the events pending and their
-next fold completes the rest (`_fold_commit`). A folder's batches of one comment overlap
-by one: the next is read and committed while the one before finishes, and its commit
-waits for that one's markers. A like on a hidden or deleted comment is dropped here: never listed,
-never counted in the badge. Self-likes notify nobody. Every fold raises the counter's due
-flag (ranking).
-
-Reactions are folded the same way, under the subject `reaction#<comment id>`
-(notifications/subjects.py) in place of the comment id: a reactor "likes" while any of their
-six reaction rows exists, the author's `reaction` preferences decide, the reaction counter's
-due flag is raised, and the notification and badge items are the reaction subject's own.
+Each batch is read (reads.py), decided once (decide.py), committed with one conditional
+write of the notification and finished with plain idempotent writes (writes.py) and one
+call into `social` (social/fold_effects.py: the counter's due flag, the likers' activity
+lines, the live signal). The polling folder's pass (`like_events_fold_pending`) is here too;
+how a request asks for its own fold is requests.py.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from pynamodb.transactions import TransactWrite
-
-from notifications.like_fold_plan import FoldFacts, fold_decide
-from notifications.like_fold_steps import (
-    Fold,
-    FoldReads,
-    activity_lines,
+from notifications.like_fold.decide import Fold, fold_decide
+from notifications.like_fold.reads import batch_read
+from notifications.like_fold.writes import (
+    PERSON_ACTIONS,
     badge_sync,
-    chunks,
     events_delete,
-    fold_reads,
+    like_event_put,
     like_mail_schedule,
-    markers_get,
     markers_put,
     markers_put_async,
     markers_written,
     notification_write,
-    notified_at,
-    renotify_window,
 )
 from notifications.mail.queue import PUSH
 from notifications.models import LikeEvent
-from notifications.preferences.selectors import thread_state
-from notifications.services import likers_max
 from notifications.subjects import REACTION, subject_comment, subject_kind
 from project.clock import clock
-from project.serving.pools import FINISH, READS, WRITES, pool
+from project.serving.pools import FINISH, WRITES, pool
+from social.activity.services import ActivityLine
 from social.counter_compaction import counter_compact
-from social.counters import LIKES, REACTIONS, counter_due_flag_raise, counter_key
-from social.live import live_comment, live_signal_items, live_user
-from social.models import Comment
+from social.counters import LIKES, REACTIONS, counter_key
+from social.fold_effects import FoldEffects, fold_effects_start
 from social.relations.selectors import silenced_ids
-from social.selectors import comment_thread_id
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("notifications.like_fold")
 
-LIKE = "like"
-UNLIKE = "unlike"
-# A block's or mute's trigger (notifications/silence.py): no action of the liker's, only a
-# reason to fold their state again, which the block changed.
-SILENCE = "silence"
 # Events one fold takes (one Query page). The notification lists the likers a fold notified
 # (`fold_notified`): a few short ids for a quiet comment, at most 45 when a storm's folds
 # amortise a bigger item over as many likes.
@@ -125,101 +60,17 @@ PENDING_SCAN_LIMIT = 200
 REQUEST_FOLD_GRACE_SECONDS = 5.0
 
 
-def like_event_add(
-    transaction: TransactWrite,
-    *,
-    author_id: str,
-    comment_id: str,
-    liker_id: str,
-    kind: str,
-    request_folds: bool = False,
-    thread_id: str | None = None,
-) -> LikeEvent:
-    """Add the like's (or unlike's) event to its transaction: a put under a fresh key, no condition.
-
-    No index: an event item under 1 KB in a table of its own costs 2 write units in the
-    like's transaction, the least an outbox entry can cost. The fold writes the person's
-    activity-log line from it (`activity_lines`), under a key derived from the event id.
-    `request_folds`: the request folds it once answered (notifications/like_fold_requests.py);
-    `thread_id`: the comment's thread, whose state for the author the fold then reads with the rest.
-    """
-    event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
-    event = LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now())
-    if request_folds:
-        event.request_folds = True
-    event.thread_id = thread_id
-    transaction.save(event)
-    return event
-
-
-def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str = SILENCE) -> None:
-    """A plain put of an event outside any like (a block's trigger): the comment's next fold
-    takes the liker's state again. Twice: two events, folded as one (the fold is state-based)."""
-    event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
-    LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now()).save()
-
-
 def _plan(*, comment_id: str, events: list[LikeEvent], previous: _Committed | None = None) -> Fold:
-    """Read what the fold needs (comment, notification, badge item, like rows, markers) and decide
-    (`fold_decide`, notifications/like_fold_plan.py: no I/O).
+    """Read a batch (reads.py `batch_read`: the author's state in the thread with the rest) and
+    decide its fold, once (decide.py: no I/O).
 
-    The reads are one BatchGetItem (`fold_reads`) beside the author's block list (a Query),
-    concurrently: one round trip of latency. The markers
-    of the last fold's likers (its journal) are a second one, after the notification, unless
-    that fold is `previous`, this folder's own batch right before, whose markers are being
-    written: then this fold counts them as notified and waits for those writes before its
-    commit (`_fold_commit`), instead of reading them.
+    After `previous`, this folder's own batch right before, whose markers are being written,
+    this fold counts them as notified and waits for those writes before its commit
+    (`_fold_commit`), instead of reading them.
     """
-    author_id = events[0].author_id
-    likers = list(dict.fromkeys(e.liker_id for e in events if e.liker_id != author_id))
-    # The people the author blocked or muted, once per batch (one Query of a small list): for
-    # the notification they do not like the comment (their likes still count).
-    silenced = pool(READS).submit(silenced_ids, user_id=author_id) if likers else None
-    # With the author's choices, once per batch (strongly: they decide whom this fold notifies).
-    # The thread the likes name (all the same: one comment), so the author's state in it is read too.
-    threads = {event.thread_id for event in events}
-    thread_id = threads.pop() if len(threads) == 1 else None
-    reads = fold_reads(comment_id=comment_id, author_id=author_id, likers=likers, thread_id=thread_id)
-    fold = Fold(comment_id, author_id, events, reads.unread, reads.badge)
-    if previous is not None and previous.markers is not None and fold.unread and fold.old_seq == previous.seq:
-        # The notification is as `previous` committed it: its journal is `previous.notify`.
-        fold.markers_in_flight = previous.markers
-        markers = reads.markers
-    else:
-        # The last fold's likers have markers unless it died before writing them (rare: read apart).
-        journal_rest = [x for x in fold.journal if x not in likers]
-        markers = {**markers_get(comment_id, journal_rest), **reads.markers}
-    found = reads.comment
-    facts = FoldFacts(
-        likers=likers,
-        liking=reads.liked - (silenced.result() if silenced is not None else frozenset()),
-        notified_at={liker: notified_at(marker) for liker, marker in markers.items()},
-        visible=found is not None and not found.hidden and not found.deleted_at,
-        hears=True,
-        mail_wanted=reads.preferences.wants(subject_kind(comment_id), "email"),
-        push_wanted=reads.preferences.wants(subject_kind(comment_id), "push"),
-        now=clock.now(),
-        window=renotify_window(),
-        most=likers_max(),
-    )
-    decided = fold_decide(fold, facts)
-    # Whether the author takes them is read only when someone is to be notified (the thread's mute).
-    kind = subject_kind(comment_id)
-    if decided.notify and found is not None and not _author_hears(reads, author_id=author_id, comment=found, kind=kind):
-        decided = fold_decide(fold, replace(facts, hears=False))
-    return decided
-
-
-def _author_hears(reads: FoldReads, *, author_id: str, comment: Comment, kind: str) -> bool:
-    """Whether the author takes `kind`'s notifications (like, reaction) of this comment: on in their inbox, and
-    its thread not muted (read with the fold's other reads when the events named the thread,
-    else one consistent GetItem; either way only when someone is to be notified)."""
-    if not reads.preferences.wants(kind, "inbox"):
-        return False
-    thread_id = comment_thread_id(comment)
-    if reads.thread is not None and reads.thread[0] == thread_id:
-        return reads.thread[1] != "mute"
-    return thread_state(thread_id=thread_id, user_id=author_id) != "mute"
+    in_flight = (previous.seq, previous.markers) if previous is not None and previous.markers is not None else None
+    fold, facts = batch_read(comment_id=comment_id, events=events, previous=in_flight)
+    return fold_decide(fold, facts)
 
 
 def _fold_read(comment_id: str, previous: _Committed | None, given: list[LikeEvent] | None = None) -> Fold | None:
@@ -228,7 +79,7 @@ def _fold_read(comment_id: str, previous: _Committed | None, given: list[LikeEve
     After `previous` (this folder's batch right before, whose events are not deleted yet),
     the Query starts past its last event; an event committed meanwhile under an older key
     is left to the next pass. `given`: these events, not read (the requests that wrote them
-    fold them: notifications/like_fold_requests.py); one already folded is folded again, which
+    fold them: requests.py); one already folded is folded again, which
     changes nothing.
     """
     if given is not None:
@@ -292,11 +143,14 @@ def _fold_commit(
         return None
     # Steps 3-6 depend on nothing but the commit: one round trip of latency, then the events.
     markers = markers_put_async(comment_id, fold.notify, now) if fold.changes else None
-    steps = [
-        *(markers or []),
-        pool(WRITES).submit(counter_due_flag_raise, key=_counter(comment_id)),
-        *[pool(WRITES).submit(activity_lines, chunk) for chunk in chunks(fold.events)],
-    ]
+    # What the batch does in `social`, in one call: the due flag and the activity lines now, the signal last.
+    social = fold_effects_start(
+        counter=_counter(comment_id),
+        comment_id=subject_comment(comment_id),
+        lines=_activity_lines(fold.events),
+        badge_of=fold.author_id if fold.changes else None,
+    )
+    steps = [*(markers or []), *social.writes]
     if fold.notify:
         steps.append(pool(WRITES).submit(_silenced_since_read, fold))
     if fold.changes:
@@ -309,7 +163,7 @@ def _fold_commit(
         markers=markers,
         last_event_id=fold.events[-1].event_id,
         count=len(fold.events),
-        finish=pool(FINISH).submit(_fold_finish, fold, steps),
+        finish=pool(FINISH).submit(_fold_finish, fold, steps, social),
     )
 
 
@@ -333,7 +187,23 @@ def _silenced_since_read(fold: Fold) -> None:
         like_event_put(author_id=fold.author_id, comment_id=fold.comment_id, liker_id=liker)
 
 
-def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
+def _activity_lines(events: list[LikeEvent]) -> list[ActivityLine]:
+    """The likers' activity-log lines, under keys derived from the event ids: written again
+    by a fold that repeats an event, they land on the same items (exactly one line per like)."""
+    return [
+        ActivityLine(
+            user_id=event.liker_id,
+            action=event.kind,
+            object_id=event.comment_id,
+            millis=int(event.event_id.split("#")[0]) // 1_000_000,
+            suffix=event.event_id.split("#")[-1],
+        )
+        for event in events
+        if event.kind in PERSON_ACTIONS  # not a block's trigger (notifications/silence.py)
+    ]
+
+
+def _fold_finish(fold: Fold, steps: list[Future[Any]], social: FoldEffects) -> None:
     failures = []
     for step in steps:  # every step ends before this does, so nothing of the batch outlives it
         try:
@@ -344,9 +214,7 @@ def _fold_finish(fold: Fold, steps: list[Future[Any]]) -> None:
         raise failures[0]
     # Open pages follow: the count moved (the events' likes and unlikes), the badge if it did.
     # The signal goes in the events' delete request: one round trip.
-    comment_signal = live_comment(subject_comment(fold.comment_id))
-    signals = live_signal_items([comment_signal, live_user(fold.author_id) if fold.changes else ""])
-    events_delete(fold.events, signals=signals)
+    events_delete(fold.events, signals=social.signals())
     if fold.changes:
         logger.info(
             "folded %d like event(s) of %s: +%d notified, -%d withdrawn",

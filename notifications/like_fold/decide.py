@@ -1,18 +1,73 @@
 """What a like fold decides from what it read: the pure part of the fold
 (docs/explanation/likes.md "Like events and the fold").
 
-`like_fold._plan` reads (the notification, the likers' rows and markers, the author's
-choices) and `fold_decide` decides, with no I/O: who is notified, whose like is withdrawn
-from the unread notification, the new liker list and count, the likers who unliked or came
-back, whether a mail is due, and which likers of the last fold still lack their marker.
+`reads.batch_read` reads a batch (the notification, the likers' rows and markers, the
+author's choices and their state in the comment's thread) into a `Fold` and its
+`FoldFacts`, and `fold_decide` decides, once per batch and with no I/O: who is notified,
+whose like is withdrawn from the unread notification, the new liker list and count, the
+likers who unliked or came back, whether a mail or a push is due, and which likers of the
+last fold still lack their marker.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, replace
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 
-from notifications.like_fold_steps import Fold
+from notifications.models import LikeEvent, LikeUnread, UnreadCount
+
+
+@dataclass
+class Fold:
+    """What one fold read and decided for one comment."""
+
+    comment_id: str
+    author_id: str
+    events: list[LikeEvent]
+    unread: LikeUnread | None
+    badge: UnreadCount | None = None
+    new_list: list[str] = field(default_factory=list)
+    new_count: int = 0
+    notify: list[str] = field(default_factory=list)
+    withdraw: list[str] = field(default_factory=list)
+    # Likers the last fold notified whose marker is not written yet (it died before): written first.
+    unmarked: list[str] = field(default_factory=list)
+    # The writes of `unmarked`'s markers, when the previous batch of this very folder is making them.
+    markers_in_flight: list[Future[None]] | None = None
+    new_unliked: list[str] = field(default_factory=list)
+    new_restored: list[str] = field(default_factory=list)
+    mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
+    push: bool = False  # the author wants likes by push, and this fold notifies of someone
+
+    @property
+    def changes(self) -> bool:
+        """Whether the notification changes (else the fold completes the last one and deletes its events)."""
+        return bool(self.notify or self.withdraw)
+
+    @property
+    def old_list(self) -> list[str]:
+        return list(self.unread.liker_ids or []) if self.unread else []
+
+    @property
+    def old_count(self) -> int:
+        return int(self.unread.num_likes or 0) if self.unread else 0
+
+    @property
+    def old_seq(self) -> int:
+        return int(self.unread.seq or 0) if self.unread else 0
+
+    @property
+    def old_unliked(self) -> list[str]:
+        return list(self.unread.unliked_ids or []) if self.unread else []
+
+    @property
+    def old_restored(self) -> list[str]:
+        return list(self.unread.restored_ids or []) if self.unread else []
+
+    @property
+    def journal(self) -> list[str]:
+        return list(self.unread.fold_notified or []) if self.unread else []
 
 
 @dataclass(frozen=True)

@@ -1,197 +1,62 @@
-"""The like fold's reads and plain writes (notifications/like_fold.py orders them).
+"""The like fold's plain writes (notifications/like_fold/batches.py orders them), and its events.
 
 Each write is idempotent (a put of the same item, a conditional update, a delete), so a
 fold that dies between any two of them is completed by the next one; BatchWriteItem's
 25 items a request go out at once, on the `writes` tier of the process's pools
 (project/serving/pools.py: their tasks hand nothing on; the finishers that wait on them are
-a tier above). `Fold` is what one fold read and decided.
+a tier above).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+import uuid
+from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from django.conf import settings
-from pynamodb.exceptions import DoesNotExist, PynamoDBException
-from pynamodb.models import Model
+from pynamodb.exceptions import PynamoDBException
 
 from notifications.feed.services import notify_email_delay_ms
+from notifications.like_fold.decide import Fold
+from notifications.like_fold.reads import renotify_window
 from notifications.mail.queue import EMAIL, mail_queue_item
-from notifications.models import (
-    LikeEvent,
-    LikeNotified,
-    LikeUnread,
-    Preferences,
-    ThreadSubscription,
-    UnreadCount,
-    unread_count_set,
-)
-from notifications.preferences.selectors import NotifyPreferences, preferences_from_item
+from notifications.models import LikeEvent, LikeNotified, LikeUnread, UnreadCount, unread_count_set
 from notifications.services import like_seq_condition, like_source
-from notifications.subjects import REACTION, subject_comment, subject_kind
+from notifications.subjects import subject_comment, subject_kind
 from project.clock import clock
-from project.dynamo.batch_get import batch_get_many
 from project.dynamo.batch_write import batch_write_many
 from project.dynamo.transactions import write_retrying
 from project.errors import condition_failed
 from project.serving.pools import WRITES, pool
-from social.activity.services import ActivityLine, activity_record_keyed
-from social.models import Comment, Like, LiveChange, Reaction
-from social.reactions.names import NAMES, reactor_key
+from social.models import LiveChange
 
 logger = logging.getLogger("notifications.like_fold")
 T = TypeVar("T")
 
 BATCH_WRITE_MAX = 25
-PERSON_ACTIONS = ("like", "unlike")  # event kinds that are a person's action (and an activity line)
+
+# Event kinds: a person's like or unlike (each an activity-log line), and a block's or mute's
+# trigger (notifications/silence.py): no action of the liker's, only a reason to fold their
+# state again, which the block changed.
+LIKE = "like"
+UNLIKE = "unlike"
+SILENCE = "silence"
+PERSON_ACTIONS = (LIKE, UNLIKE)
 
 
-@dataclass
-class Fold:
-    """What one fold read and decided for one comment."""
-
-    comment_id: str
-    author_id: str
-    events: list[LikeEvent]
-    unread: LikeUnread | None
-    badge: UnreadCount | None = None
-    new_list: list[str] = field(default_factory=list)
-    new_count: int = 0
-    notify: list[str] = field(default_factory=list)
-    withdraw: list[str] = field(default_factory=list)
-    # Likers the last fold notified whose marker is not written yet (it died before): written first.
-    unmarked: list[str] = field(default_factory=list)
-    # The writes of `unmarked`'s markers, when the previous batch of this very folder is making them.
-    markers_in_flight: list[Future[None]] | None = None
-    new_unliked: list[str] = field(default_factory=list)
-    new_restored: list[str] = field(default_factory=list)
-    mail: bool = False  # the author wants likes by e-mail, and this fold makes the notification unread
-    push: bool = False  # the author wants likes by push, and this fold notifies of someone
-
-    @property
-    def changes(self) -> bool:
-        """Whether the notification changes (else the fold completes the last one and deletes its events)."""
-        return bool(self.notify or self.withdraw)
-
-    @property
-    def old_list(self) -> list[str]:
-        return list(self.unread.liker_ids or []) if self.unread else []
-
-    @property
-    def old_count(self) -> int:
-        return int(self.unread.num_likes or 0) if self.unread else 0
-
-    @property
-    def old_seq(self) -> int:
-        return int(self.unread.seq or 0) if self.unread else 0
-
-    @property
-    def old_unliked(self) -> list[str]:
-        return list(self.unread.unliked_ids or []) if self.unread else []
-
-    @property
-    def old_restored(self) -> list[str]:
-        return list(self.unread.restored_ids or []) if self.unread else []
-
-    @property
-    def journal(self) -> list[str]:
-        return list(self.unread.fold_notified or []) if self.unread else []
+def like_event(*, author_id: str, comment_id: str, liker_id: str, kind: str) -> LikeEvent:
+    """A new event under a fresh key (the time in nanoseconds, then a random suffix): no two
+    writers of one comment's events ever write the same item."""
+    event_id = f"{clock.now_ns():020d}#{uuid.uuid4().hex[:12]}"
+    return LikeEvent(comment_id, event_id, author_id=author_id, liker_id=liker_id, kind=kind, created_at=clock.now())
 
 
-def unread_get(author_id: str, comment_id: str) -> LikeUnread | None:
-    try:
-        return LikeUnread.get(author_id, comment_id, consistent_read=True)
-    except DoesNotExist:
-        return None
-
-
-def badge_get(author_id: str, comment_id: str) -> UnreadCount | None:
-    try:
-        return UnreadCount.get(author_id, like_source(comment_id), consistent_read=True)
-    except DoesNotExist:
-        return None
-
-
-def renotify_window() -> float:
-    """Seconds during which a person's new like of a comment does not notify its author again."""
-    return float(settings.LIKE_RENOTIFY_WINDOW_HOURS) * 3600
-
-
-def notified_at(marker: LikeNotified) -> float:
-    # A marker written before markers had a time counts as long ago.
-    return float(marker.notified_at or 0)
-
-
-def markers_get(comment_id: str, likers: list[str]) -> dict[str, LikeNotified]:
-    if not likers:
-        return {}
-    keys = [(comment_id, liker) for liker in dict.fromkeys(likers)]
-    return {row.user_id: row for row in LikeNotified.batch_get(keys, consistent_read=True)}
-
-
-@dataclass(frozen=True)
-class FoldReads:
-    """What a fold reads of one comment before it decides, all strongly consistent."""
-
-    comment: Comment | None  # None: gone
-    unread: LikeUnread | None
-    badge: UnreadCount | None
-    liked: set[str]  # the likers whose like row exists (still liking)
-    markers: dict[str, LikeNotified]  # the likers' markers (notified lately)
-    preferences: NotifyPreferences  # the author's
-    thread: tuple[str, str | None] | None = None  # (thread id, the author's state in it), when asked
-
-
-def fold_reads(*, comment_id: str, author_id: str, likers: list[str], thread_id: str | None = None) -> FoldReads:
-    """One strongly consistent BatchGetItem across six tables (project/dynamo/batch_get.py): the
-    comment, the notification, its badge item, the likers' rows and markers, the author's
-    preferences, and with `thread_id` the author's state in that thread (seven). Each key is
-    billed as its own GetItem would be; one call instead of six or seven.
-
-    A reaction subject (`reaction#<comment id>`) reads the reactors' reaction rows instead of
-    like rows: the six names of each (six keys), a reactor who still has any of them reacts."""
-    target = subject_comment(comment_id)
-    pairs = [(comment_id, liker) for liker in likers]
-    wanted: dict[type[Model], list[Any]] = {
-        Comment: [target],
-        LikeUnread: [(author_id, comment_id)],
-        UnreadCount: [(author_id, like_source(comment_id))],
-        LikeNotified: pairs,
-        Preferences: [author_id],
-    }
-    reacting = subject_kind(comment_id) == REACTION
-    if reacting:
-        wanted[Reaction] = [(target, reactor_key(user_id=liker, name=name)) for liker in likers for name in NAMES]
-    else:
-        wanted[Like] = [(target, liker) for liker in likers]
-    if thread_id is not None:
-        wanted[ThreadSubscription] = [(thread_id, author_id)]
-    found = batch_get_many(wanted, consistent=True)
-
-    def one(model: type) -> Any:
-        return found[model][0] if found[model] else None
-
-    return FoldReads(
-        comment=one(Comment),
-        unread=one(LikeUnread),
-        badge=one(UnreadCount),
-        liked={row.user_id for row in found[Reaction if reacting else Like]},
-        markers={row.user_id: row for row in found[LikeNotified]},
-        preferences=preferences_from_item(one(Preferences)),
-        thread=(thread_id, one(ThreadSubscription).state if found[ThreadSubscription] else None)
-        if thread_id is not None
-        else None,
-    )
-
-
-def likes_batch_get(keys: list[tuple[str, str]]) -> Iterator[Like]:
-    """The like rows of these (comment, person) keys that exist, strongly consistent: the truth the fold follows."""
-    return Like.batch_get(keys, consistent_read=True)
+def like_event_put(*, author_id: str, comment_id: str, liker_id: str, kind: str = SILENCE) -> None:
+    """A plain put of an event outside any like (a block's trigger): the comment's next fold
+    takes the liker's state again. Twice: two events, folded as one (the fold is state-based)."""
+    like_event(author_id=author_id, comment_id=comment_id, liker_id=liker_id, kind=kind).save()
 
 
 def markers_put(comment_id: str, likers: list[str], at: float) -> None:
@@ -346,21 +211,3 @@ def events_delete(events: list[LikeEvent], *, signals: Sequence[LiveChange] = ()
         if puts or deletes
     ]:
         future.result()
-
-
-def activity_lines(events: list[LikeEvent]) -> None:
-    """The likers' activity-log lines, under keys derived from the event ids: written again
-    by a fold that repeats an event, they land on the same items (exactly one line per like)."""
-    activity_record_keyed(
-        lines=[
-            ActivityLine(
-                user_id=event.liker_id,
-                action=event.kind,
-                object_id=event.comment_id,
-                millis=int(event.event_id.split("#")[0]) // 1_000_000,
-                suffix=event.event_id.split("#")[-1],
-            )
-            for event in events
-            if event.kind in PERSON_ACTIONS  # not a block's trigger (notifications/silence.py)
-        ]
-    )
