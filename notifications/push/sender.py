@@ -38,7 +38,7 @@ from django.conf import settings
 from pywebpush import WebPusher
 
 from notifications.mail.queue import PUSH
-from notifications.mail.selectors import FAILED, SENDING, SENT, SKIPPED, ledger_get
+from notifications.mail.selectors import FAILED, SENDING, SENT, ledger_get
 from notifications.mail.services import (
     ALREADY,
     POSTPONED,
@@ -49,6 +49,7 @@ from notifications.mail.services import (
     mail_queue_claim,
     mail_queue_done,
     mail_queue_postpone,
+    queue_item_skip,
 )
 from notifications.models import MailQueue, PushSubscription
 from notifications.presence import is_present, present_window_ms
@@ -151,17 +152,7 @@ def _summary(attempts: list[Attempt]) -> str:
 
 
 def _skip(item: MailQueue, reason: str) -> str:
-    ledger_put(
-        user_id=item.user_id,
-        source=item.source,
-        kind=item.kind,
-        state=SKIPPED,
-        entry_id=item.entry_id,
-        reason=reason,
-        channel=PUSH,
-    )
-    mail_queue_done(item)
-    return SKIPPED
+    return queue_item_skip(item, reason, channel=PUSH)
 
 
 def push_process(*, item: MailQueue, session: requests.Session | None = None) -> str:

@@ -3,7 +3,7 @@ has a ledger line `unknown` (the sender died between the push service taking it 
 
 The sender runs as a process of its own against the local push-service stand-in (which counts
 what each endpoint took); a first run stalls right after its 4th push was taken
-(tests/notifications/push_sender_stalling.py) and is killed with SIGKILL there; a second,
+(tests/notifications/sender_stalling.py) and is killed with SIGKILL there; a second,
 normal run (`manage.py send_push --loop`) finishes the queue. No sleeps: the test waits on what
 it can observe (a marker file, the queue).
 """
@@ -74,7 +74,7 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(dynamod
     stalled = tmp_path / "stalled"
     first_log = tmp_path / "first.log"
     first = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "notifications" / "push_sender_stalling.py")],
+        [sys.executable, str(ROOT / "tests" / "notifications" / "sender_stalling.py"), "push"],
         cwd=ROOT,
         env=_env(dynamodb, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
         stdout=subprocess.DEVNULL,

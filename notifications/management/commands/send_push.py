@@ -4,15 +4,15 @@ import logging
 
 import requests
 
+from notifications.channel_worker import ChannelWorkerCommand
 from notifications.mail import selectors as mail_selectors
-from notifications.mail import services as mail_services
 from notifications.mail.queue import PUSH
+from notifications.models import MailQueue
 from notifications.push.sender import push_process
 from project.operations.backlog import Backlog
-from project.operations.worker_loop import WorkerCommand
 
 
-class Command(WorkerCommand):
+class Command(ChannelWorkerCommand):
     help = (
         "Send the Web Push notifications that are due (replies, mentions, watched threads, likes and "
         "staff messages that people chose to get by push) to each of the person's subscribed browsers. "
@@ -23,6 +23,10 @@ class Command(WorkerCommand):
     )
     worker = "send_push"
     logger = logging.getLogger("notifications.push.sender")
+    channel = PUSH
+    unit = "push"
+    summary_label = "push notifications"
+    failed_message = "{failed} push(es) failed; see the ledger (admin: Mail ledger)."
     finishing = "the current push"
     poll_seconds = 1.0
     poll_help = "seconds between polls when no push is due"
@@ -31,7 +35,6 @@ class Command(WorkerCommand):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.totals = mail_services.MailStats()
         self.session = requests.Session()  # one connection pool: keep-alive to each push service
 
     def backlog(self) -> Backlog:
@@ -44,24 +47,5 @@ class Command(WorkerCommand):
             oldest_at=int(due[0].due_at) / 1000 if due else None,
         )
 
-    def loop_pass(self) -> bool:
-        limit = self.options["limit"]
-        due = mail_selectors.mail_queue_due(limit=limit, channel=PUSH)
-        for item in due:
-            if self.should_stop():
-                return False
-            outcome = push_process(item=item, session=self.session)
-            self.totals.count(outcome)
-            if self.verbosity >= 2 or outcome == mail_selectors.FAILED:
-                self.logger.info("push %s to user %s: %s", item.source, item.user_id, outcome)
-        if due and self.looping:
-            self.logger.info("%s: %s", self.worker, self.totals.summary)
-        return len(due) >= limit
-
-    def stopped_details(self):
-        return f" after {self.totals.summary}"
-
-    def finish(self):
-        self.report(f"push notifications: {self.totals.summary}")
-        failed = self.totals.get(mail_selectors.FAILED)
-        self.exit_failed(failed, f"{failed} push(es) failed; see the ledger (admin: Mail ledger).")
+    def process(self, item: MailQueue) -> str:
+        return push_process(item=item, session=self.session)
