@@ -15,6 +15,9 @@ divided by the pushes (ReturnConsumedCapacity, as bench/costs.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
+import pstats
 import time
 
 from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES, bench_environment, capacity_meter
@@ -23,6 +26,7 @@ from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES, bench_envi
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--people", type=int, default=100)
+    parser.add_argument("--profile", action="store_true", help="print where the sender's time goes (cProfile)")
     args = parser.parse_args()
 
     with bench_environment():
@@ -79,7 +83,8 @@ def main() -> None:
             committed = time.time()
             assert report.delivered == args.people, report
             created = {item.user_id: int(item.created_at) / 1000 for item in mail_queue_due(channel=PUSH)}
-            with capacity_meter() as meter:
+            profiler = cProfile.Profile() if args.profile else None
+            with capacity_meter() as meter, profiler or contextlib.nullcontext():
                 while True:  # the send_push worker's passes, in this process (the accounts are in its SQLite)
                     due = mail_queue_due(channel=PUSH)
                     if not due:
@@ -89,6 +94,8 @@ def main() -> None:
             finished = time.time()
             server.shutdown()
 
+        if profiler is not None:
+            pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
         delivered = service.delivered()
         latencies = sorted(one.at - created[user_of[one.token]] for one in delivered)
         assert service.refused == [], service.refused[:3]

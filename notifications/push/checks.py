@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 
-from notifications.mail.checks import About, about_unread, recipient_of, thread_muted
+from notifications.mail.checks import READ_BEFORE, RETRACTED, About, about_unread_or_why, recipient_of, thread_muted
 from notifications.mail.quiet import quiet_until
 from notifications.preferences.selectors import preferences_get
 from project.clock import clock
@@ -19,7 +19,8 @@ from social.relations.selectors import silenced_ids
 # The reasons a push is skipped (the ledger's `reason`, the notification log's words).
 NO_ACCOUNT = "no active account"
 PREFERENCE_OFF = "preference off"
-READ = "read before send"
+READ = READ_BEFORE
+GONE = RETRACTED
 MUTED_THREAD = "thread muted"
 SILENCED = "person blocked or muted"
 NO_DEVICE = "no subscribed browser"
@@ -46,9 +47,9 @@ def push_verdict(*, user_id: str, kind: str, entry_id: str) -> PushVerdict:
         return PushVerdict(skip=f"{PREFERENCE_OFF}: push for {kind}")
     if quiet_until(recipient=recipient_of(user), now=clock.utcnow()) is not None:
         return PushVerdict(skip=QUIET_HOURS)
-    about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)
-    if about is None:
-        return PushVerdict(skip=READ)
+    about = about_unread_or_why(user_id=user_id, kind=kind, entry_id=entry_id)
+    if not isinstance(about, About):
+        return PushVerdict(skip=about)  # READ or GONE
     if thread_muted(user_id=user_id, comment_id=about.comment_id):
         return PushVerdict(skip=MUTED_THREAD)
     if about.actor_ids and set(about.actor_ids) <= silenced_ids(user_id=user_id):
