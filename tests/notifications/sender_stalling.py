@@ -28,14 +28,20 @@ stalled_marker = Path(os.environ["STALLED_MARKER"])
 done = 0
 
 
+counting = threading.Lock()  # the push sender's threads count together
+
+
 def then_stall(real, units):
-    """`real`, then count `units(args)` handed over, and stall once STALL_AFTER are."""
+    """`real`, then count `units(args)` handed over, and stall once STALL_AFTER are (every
+    thread that hands one over after that stalls too)."""
 
     def wrapped(*args):
         global done
         result = real(*args)
-        done += units(*args)
-        if done >= stall_after:
+        with counting:
+            done += units(*args)
+            stall = done >= stall_after
+        if stall:
             stalled_marker.write_text(str(done))
             threading.Event().wait()  # never set: the test kills the process here
         return result
@@ -48,4 +54,4 @@ if channel == "mail":
     call_command("mail_notifications", "--loop", "--poll-seconds", "0.2", "--no-digests")
 else:
     sender.subscription_used = then_stall(sender.subscription_used, lambda _: 1)
-    call_command("send_push", "--loop", "--poll-seconds", "0.2")
+    call_command("send_push", "--loop", "--poll-seconds", "0.2", "--threads", os.environ.get("THREADS", "1"))
