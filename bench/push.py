@@ -1,13 +1,13 @@
 """Web Push: from the event's commit to the push service's 201, at N subscriptions receiving at
 once, and the DynamoDB units one push costs; what a push to 10,000 people costs and takes.
 
-    .venv/bin/python bench/push.py [--people 100] [--senders 1]
+    .venv/bin/python bench/push.py [--people 100] [--threads 8] [--profile]
 
 `--people` people, each with push on for staff messages and one browser subscribed at a local
 push service stand-in (tests/notifications/push_service.py: it checks the VAPID signature and
 decrypts every push, as a vendor's service would, on this machine). A staff message to all of
 them is dispatched (its transactions commit each feed entry with its push), then one sender
-works through the push queue as `send_push` does, in this process. Each latency runs from the
+works through the push queue as `send_push` does (`--threads` pushes at once), in this process. Each latency runs from the
 dispatch's commit to the stand-in's answer. Units: every read and write the sender made,
 divided by the pushes (ReturnConsumedCapacity, as bench/costs.py).
 """
@@ -15,6 +15,9 @@ divided by the pushes (ReturnConsumedCapacity, as bench/costs.py).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import cProfile
+import pstats
 import time
 
 from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES, bench_environment, capacity_meter
@@ -23,6 +26,9 @@ from _setup import PRICE_PER_MILLION_READS, PRICE_PER_MILLION_WRITES, bench_envi
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--people", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=8, help="pushes one sender sends at once (send_push --threads)")
+    parser.add_argument("--profile", action="store_true", help="print where the sender's time goes (cProfile)")
+    parser.add_argument("--sort", default="cumulative", help="with --profile: cumulative or tottime")
     args = parser.parse_args()
 
     with bench_environment():
@@ -37,7 +43,7 @@ def main() -> None:
         from notifications.models import MailQueue
         from notifications.preferences.services import preferences_update
         from notifications.push.keys import vapid_key_generate, vapid_public_key
-        from notifications.push.sender import push_process
+        from notifications.push.sender import PushSender
         from notifications.push.services import subscription_add
         from tests.notifications.push_service import push_service_start
 
@@ -79,16 +85,21 @@ def main() -> None:
             committed = time.time()
             assert report.delivered == args.people, report
             created = {item.user_id: int(item.created_at) / 1000 for item in mail_queue_due(channel=PUSH)}
-            with capacity_meter() as meter:
+            profiler = cProfile.Profile() if args.profile else None
+            with capacity_meter() as meter, profiler or contextlib.nullcontext():
+                sender = PushSender(threads=args.threads)
                 while True:  # the send_push worker's passes, in this process (the accounts are in its SQLite)
                     due = mail_queue_due(channel=PUSH)
                     if not due:
                         break
-                    for item in due:
-                        push_process(item=item)
+                    for _ in sender.process(due, stopped=lambda: False):
+                        pass
+                sender.close()
             finished = time.time()
             server.shutdown()
 
+        if profiler is not None:
+            pstats.Stats(profiler).sort_stats(args.sort).print_stats(30)
         delivered = service.delivered()
         latencies = sorted(one.at - created[user_of[one.token]] for one in delivered)
         assert service.refused == [], service.refused[:3]
@@ -96,7 +107,7 @@ def main() -> None:
         pushes = len(delivered)
         read, write = meter.read / max(1, pushes), meter.write / max(1, pushes)
         # The replies' own units are metered too: what the sender alone costs is the rest.
-        print(f"{pushes} of {args.people} pushes taken by the stand-in, one sender")
+        print(f"{pushes} of {args.people} pushes taken by the stand-in, one sender sending {args.threads} at once")
         print(f"dispatch committed in {committed - started:.2f} s; last push {finished - committed:.2f} s after it")
         if latencies:
             p50 = latencies[len(latencies) // 2]

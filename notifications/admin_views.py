@@ -44,5 +44,6 @@ class UserNotificationsAdmin(DynamoAdmin):
 
 dynamo_admin.register(UserNotificationsAdmin)
 
-# The mail ledger page lives with the mail code; importing it registers it.
+# The mail ledger and notification log pages live with their code; importing them registers them.
+import notifications.log.admin_views  # noqa: E402
 import notifications.mail.admin_views  # noqa: E402, F401

@@ -33,6 +33,7 @@ from notifications.models import (
 )
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
+from notifications.push.selectors import subscriptions_shown
 from project.accounts.erasure import erasure_step, export_section
 from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 
@@ -179,10 +180,26 @@ def threads_export(*, user_id: str) -> Iterator[dict[str, Any]]:
         yield {"thread_id": entry.thread_id, "state": entry.state, "at": iso_time(entry.at)}
 
 
+@export_section(name="push_subscriptions", order=47)
+def push_subscriptions_export(*, user_id: str) -> Iterator[dict[str, Any]]:
+    """The person's browsers subscribed to push: the push service's host, the device's name,
+    when subscribed and last used; never the endpoint's path or the keys (what a push is
+    encrypted to: not the person's data, and enough to send them pushes)."""
+    for view in subscriptions_shown(user_id=user_id):
+        yield {
+            "id": view.id,
+            "endpoint_host": view.endpoint_host,
+            "device": view.device,
+            "created_at": view.created_at.isoformat(),
+            "last_used_at": view.last_used_at.isoformat() if view.last_used_at else None,
+        }
+
+
 @export_section(name="mail_sent", order=50)
 def sends_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for line in Send.query(user_id, consistent_read=True, page_size=PAGE):
         yield {
+            "channel": line.channel,
             "kind": line.kind,
             "source": line.source,
             "state": line.state,

@@ -334,8 +334,9 @@ class Send(Model):
     token = UnicodeAttribute(default="")  # the claimer's: only it marks the line
     at = NumberAttribute()  # epoch milliseconds of the last change
     lease_until = NumberAttribute(default=0)  # epoch ms: past it, a line still `sending` is `unknown`
-    # MAIL_LEDGER_DAYS after the line was put. No mail depends on an expired line: its queue
-    # item was deleted when the line got its outcome, and a digest's period is long past.
+    # NOTIFICATION_READ_RETENTION_DAYS after the line was put (an entry's marker: MAIL_LEDGER_DAYS).
+    # No mail depends on an expired line: its queue item was deleted when the line got its
+    # outcome, and a digest's period is long past.
     expires_at = TTLAttribute(null=True)
 
     by_source = SendsBySourceIndex()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from drf_spectacular.utils import extend_schema
@@ -10,15 +11,13 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from notifications.log.selectors import notification_log
-
-CHANNELS = ("email", "push")
+from notifications.log.selectors import CHANNELS, notification_log
 
 
 class ChannelOutcomeSerializer(serializers.Serializer):
     outcome = serializers.CharField(help_text="sent, failed, unknown, skipped (or sending, within its lease)")
     reason = serializers.CharField(help_text="why skipped or failed, in the log's words; empty when sent")
-    detail = serializers.CharField(help_text="what the sender recorded")
+    detail = serializers.CharField(help_text="what the sender recorded; for the inbox: read or unread")
     at = serializers.DateTimeField()
 
 
@@ -27,12 +26,12 @@ class LogEventSerializer(serializers.Serializer):
     kind = serializers.CharField()
     at = serializers.DateTimeField()
     text = serializers.CharField()
-    channels = serializers.DictField(child=ChannelOutcomeSerializer(), help_text="email, push: those that applied")
+    channels = serializers.DictField(child=ChannelOutcomeSerializer(), help_text="inbox, email, push: those that apply")
 
 
 class NotificationLogApi(APIView):
-    """Why the caller was notified, or not: each event, newest first, with per channel (e-mail,
-    push) its outcome and reason. Read only."""
+    """Why the caller was notified, or not: each event, newest first, with per channel (inbox,
+    e-mail, push) its outcome and reason. Read only."""
 
     permission_classes = [IsAuthenticated]
 
@@ -47,4 +46,5 @@ def notification_log_page(request):
     """The same, as a table: when, what, and per channel what happened and why."""
     events = notification_log(user_id=str(request.user.pk))
     rows = [(event, [event.channels.get(channel) for channel in CHANNELS]) for event in events]
-    return render(request, "notifications/notification_log.html", {"rows": rows})
+    context = {"rows": rows, "retention_days": settings.NOTIFICATION_READ_RETENTION_DAYS}
+    return render(request, "notifications/notification_log.html", context)

@@ -117,17 +117,29 @@ def like_comment_id(entry_id: str) -> str:
     return entry_id.removeprefix("like:")
 
 
+# Why there is nothing unread to tell about any more (the ledger's reason, the notification log's words).
+READ_BEFORE = "read before send"
+RETRACTED = "retracted: no longer in the inbox (a block or mute, an unlike, a hidden or deleted comment)"
+
+
 def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
     """What the unread entry (or like notification) says; None when it is read or gone by now."""
+    about = about_unread_or_why(user_id=user_id, kind=kind, entry_id=entry_id)
+    return about if isinstance(about, About) else None
+
+
+def about_unread_or_why(*, user_id: str, kind: str, entry_id: str) -> About | str:
+    """What the unread entry (or like notification) says, or why nothing: READ_BEFORE (read by
+    now) or RETRACTED (taken out of the inbox since: the entry, or every like of it, is gone)."""
     if kind in (LIKE, REACTION):
         comment_id = like_comment_id(entry_id)
         subject = reaction_subject(comment_id) if kind == REACTION else comment_id
         try:
             item = LikeUnread.get(user_id, subject, consistent_read=True)
         except DoesNotExist:
-            return None
-        if not int(item.num_likes or 0):
-            return None
+            return RETRACTED
+        if not int(item.num_likes or 0):  # read (which clears `unliked_ids`), or every like undone
+            return RETRACTED if item.unliked_ids else READ_BEFORE
         (notification,) = _like_notifications([item], unread=True)
         comment = comment_find(comment_id=comment_id)
         body = comment.body if comment and not comment.hidden and not comment.deleted_at else ""
@@ -147,11 +159,13 @@ def about_unread(*, user_id: str, kind: str, entry_id: str) -> About | None:
         )
     feed = feed_read(user_id=user_id)
     entries = [entry for entry in feed.entries if entry.entry_id == entry_id]
-    if not entries or entries[0].read:
-        return None
+    if not entries:
+        return RETRACTED  # a read entry stays in the feed; an unread one leaves it only retracted
+    if entries[0].read:
+        return READ_BEFORE
     (view,) = feed_entry_views(entries, silenced=frozenset(feed.silenced or ()))
     if view.removed or view.hidden:  # hidden: it names only people the reader blocked or muted
-        return None
+        return RETRACTED
     thread_comment_id = entries[0].object_id if kind != "message" else None
     names = tuple(actor.display_name for actor in view.actors[:2])
     # A comment's body is Markdown; a message from the staff is plain text (the HTML mail escapes it).
@@ -206,9 +220,11 @@ def _verdict_for(found: Recipient, *, kind: str, entry_id: str) -> Verdict:
         return Verdict(recipient=found, about=About(kind, str(subject), str(text), path))
     if not preferences_get(user_id=user_id, consistent=True).wants(kind, "email"):
         return Verdict(skip=f"e-mail for {kind} turned off")
-    about = about_unread(user_id=user_id, kind=kind, entry_id=entry_id)
-    if about is None:
-        return Verdict(skip="read in the inbox (or gone) before the mail was due")
+    about = about_unread_or_why(user_id=user_id, kind=kind, entry_id=entry_id)
+    if about == READ_BEFORE:
+        return Verdict(skip="read in the inbox before the mail was due")
+    if not isinstance(about, About):
+        return Verdict(skip=about)
     if thread_muted(user_id=user_id, comment_id=about.comment_id):
         return Verdict(skip="thread muted")
     if about.actor_ids and set(about.actor_ids) <= silenced_ids(user_id=user_id):

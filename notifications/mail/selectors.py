@@ -71,6 +71,7 @@ class LedgerLine:
     address: str
     subject: str
     at: datetime
+    entry_id: str = ""  # the feed entry (or like:<comment_id>) it was about
 
 
 def ledger_outcome(line: Send, *, now_ms: int | None = None) -> str:
@@ -93,6 +94,7 @@ def _view(line: Send, now_ms: int) -> LedgerLine:
         address=line.address,
         subject=line.subject,
         at=datetime.fromtimestamp(int(line.at) / 1000, UTC),
+        entry_id=line.entry_id or "",
     )
 
 

@@ -72,9 +72,12 @@ def entry_marker_source(entry_id: str) -> str:
     return f"entry:{entry_id}"
 
 
-def _expiry() -> datetime:
-    """When TTL may delete a ledger line put now (MAIL_LEDGER_DAYS)."""
-    return clock.utcnow() + timedelta(days=int(settings.MAIL_LEDGER_DAYS))
+def _expiry(*, marker: bool = False) -> datetime:
+    """When TTL may delete a ledger line put now: as long as read notifications are kept
+    (NOTIFICATION_READ_RETENTION_DAYS: the notification log shows these lines), and an entry's
+    marker MAIL_LEDGER_DAYS (a feed entry may stay unread that long and roll more events up)."""
+    days = settings.MAIL_LEDGER_DAYS if marker else settings.NOTIFICATION_READ_RETENTION_DAYS
+    return clock.utcnow() + timedelta(days=int(days))
 
 
 def _lease_ms() -> int:
@@ -161,7 +164,7 @@ def ledger_claim_with_entry(
         reason=f"marks the mail about {source}",
         entry_id=entry_id,
         at=line.at,
-        expires_at=_expiry(),
+        expires_at=_expiry(marker=True),
     )
 
     def build(transaction: LabelledTransactWrite) -> None:
@@ -303,6 +306,22 @@ def mail_queue_postpone(item: MailQueue, *, seconds: float) -> None:
     )
 
 
+def queue_item_skip(item: MailQueue, reason: str, *, channel: str = EMAIL) -> str:
+    """Put a `skipped` line saying `reason` about a claimed queue item of `channel`, and delete the
+    item. Twice: the line exists and stays, the item is gone either way."""
+    ledger_put(
+        user_id=item.user_id,
+        source=item.source,
+        kind=item.kind,
+        state=SKIPPED,
+        entry_id=item.entry_id,
+        reason=reason,
+        channel=channel,
+    )
+    mail_queue_done(item)
+    return SKIPPED
+
+
 def _finish(item: MailQueue, delivered: Delivered) -> str:
     if delivered.outcome == POSTPONED:
         mail_queue_postpone(item, seconds=delivered.retry_after)
@@ -350,16 +369,7 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         return ALREADY
     verdict = mail_verdict(user_id=item.user_id, kind=item.kind, entry_id=item.entry_id)
     if verdict.skip or verdict.recipient is None or verdict.about is None:
-        ledger_put(
-            user_id=item.user_id,
-            source=item.source,
-            kind=item.kind,
-            state=SKIPPED,
-            entry_id=item.entry_id,
-            reason=verdict.skip,
-        )
-        mail_queue_done(item)
-        return SKIPPED
+        return queue_item_skip(item, verdict.skip)
     recipient, about = verdict.recipient, verdict.about
     if item.kind != ACCOUNT and is_present(user_id=item.user_id):
         # Seen in an open tab (notifications/presence.py): wait; read meanwhile, the next check skips it.
@@ -370,30 +380,13 @@ def mail_process(*, item: MailQueue, connection: BaseEmailBackend | None = None)
         if until is not None:  # held for the one roll-up mail at the end of the quiet hours
             quiet_rollup_queue(user_id=item.user_id, until=until)
             reason = f"quiet hours: in the one mail at {until.strftime('%Y-%m-%d %H:%M')} UTC if still unread"
-            ledger_put(
-                user_id=item.user_id,
-                source=item.source,
-                kind=item.kind,
-                state=SKIPPED,
-                entry_id=item.entry_id,
-                reason=reason,
-            )
-            mail_queue_done(item)
-            return SKIPPED
+            return queue_item_skip(item, reason)
     build: Callable[[], EmailMultiAlternatives]
     if item.kind == QUIET:
         with translation.override(recipient.language):
             items, more = unread_items(user_id=item.user_id, limit=QUIET_ITEMS)
         if not items:
-            ledger_put(
-                user_id=item.user_id,
-                source=item.source,
-                kind=item.kind,
-                state=SKIPPED,
-                reason="nothing unread when the quiet hours ended",
-            )
-            mail_queue_done(item)
-            return SKIPPED
+            return queue_item_skip(item, "nothing unread when the quiet hours ended")
         build = lambda: quiet_message(recipient=recipient, items=items, more=more)  # noqa: E731
     else:
         compose = account_message if item.kind == ACCOUNT else notification_message

@@ -29,16 +29,23 @@ after the mark, the next sender finds the line and deletes the item.
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextvars import copy_context
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import requests.adapters
 from django.conf import settings
+from django.db import close_old_connections
+from py_vapid import Vapid02
 from pywebpush import WebPusher
 
 from notifications.mail.queue import PUSH
-from notifications.mail.selectors import FAILED, SENDING, SENT, SKIPPED, ledger_get
+from notifications.mail.selectors import FAILED, SENDING, SENT, ledger_get
 from notifications.mail.services import (
     ALREADY,
     POSTPONED,
@@ -49,6 +56,7 @@ from notifications.mail.services import (
     mail_queue_claim,
     mail_queue_done,
     mail_queue_postpone,
+    queue_item_skip,
 )
 from notifications.models import MailQueue, PushSubscription
 from notifications.presence import is_present, present_window_ms
@@ -91,15 +99,40 @@ def _wait(response: requests.Response | None, tries: int) -> float:
     return float(min(BACKOFF[0] * 2 ** (tries - 1), BACKOFF[1]))
 
 
+@dataclass(frozen=True)
+class _Signed:
+    key: Vapid02  # the key that signed it (another key, after a change of settings: sign again)
+    subject: str
+    exp: int  # epoch seconds
+    headers: dict[str, str]
+
+
+_signed: dict[str, _Signed] = {}  # by audience (a push service's origin)
+_signed_lock = threading.Lock()
+
+
 def vapid_headers(endpoint: str) -> dict[str, str]:
-    """The `Authorization: vapid t=<JWT>, k=<public key>` of a push to `endpoint`'s origin."""
+    """The `Authorization: vapid t=<JWT>, k=<public key>` of a push to `endpoint`'s origin.
+
+    A JWT is valid VAPID_HOURS and says nothing but the audience, the subject and its expiry,
+    so one is signed per push service and reused until half its validity is left (RFC 8292
+    lets a sender reuse a token while it is valid): the signature is not redone per push."""
     parts = urlsplit(endpoint)
-    claims = {
-        "aud": f"{parts.scheme}://{parts.netloc}",
-        "sub": settings.VAPID_SUBJECT,
-        "exp": int(clock.now()) + VAPID_HOURS * 3600,
-    }
-    headers: dict[str, str] = vapid().sign(claims)
+    audience = f"{parts.scheme}://{parts.netloc}"
+    key, subject, now = vapid(), str(settings.VAPID_SUBJECT), int(clock.now())
+    with _signed_lock:
+        found = _signed.get(audience)
+    if (
+        found
+        and found.key is key
+        and found.subject == subject
+        and VAPID_HOURS * 1800 < found.exp - now <= VAPID_HOURS * 3600
+    ):
+        return found.headers
+    exp = now + VAPID_HOURS * 3600
+    headers: dict[str, str] = key.sign({"aud": audience, "sub": subject, "exp": exp})
+    with _signed_lock:
+        _signed[audience] = _Signed(key=key, subject=subject, exp=exp, headers=headers)
     return headers
 
 
@@ -151,22 +184,14 @@ def _summary(attempts: list[Attempt]) -> str:
 
 
 def _skip(item: MailQueue, reason: str) -> str:
-    ledger_put(
-        user_id=item.user_id,
-        source=item.source,
-        kind=item.kind,
-        state=SKIPPED,
-        entry_id=item.entry_id,
-        reason=reason,
-        channel=PUSH,
-    )
-    mail_queue_done(item)
-    return SKIPPED
+    return queue_item_skip(item, reason, channel=PUSH)
 
 
-def push_process(*, item: MailQueue, session: requests.Session | None = None) -> str:
+def push_process(*, item: MailQueue, session: requests.Session | None = None, account: Any = checks.READ_HERE) -> str:
     """Handle one due push (module doc): sent, failed, skipped, postponed (the person is present in
-    an open tab: notifications/presence.py), already or taken."""
+    an open tab: notifications/presence.py), already or taken. `account`: the person's account as
+    the caller read it (checks.push_verdict); by default read here. Safe in several threads at
+    once (each item is claimed by one); `session` may be shared by them."""
     if not mail_queue_claim(item):
         return TAKEN
     if ledger_get(user_id=item.user_id, channel=PUSH, source=item.source) is not None:
@@ -175,7 +200,7 @@ def push_process(*, item: MailQueue, session: requests.Session | None = None) ->
     expires_ms = int(item.created_at) + delivery_of(item.kind).ttl * 1000
     if clock.now_ms() >= expires_ms:
         return _skip(item, checks.EXPIRED)
-    verdict = checks.push_verdict(user_id=item.user_id, kind=item.kind, entry_id=item.entry_id)
+    verdict = checks.push_verdict(user_id=item.user_id, kind=item.kind, entry_id=item.entry_id, account=account)
     if verdict.skip or verdict.about is None:
         return _skip(item, verdict.skip)
     about = verdict.about
@@ -219,3 +244,51 @@ def push_process(*, item: MailQueue, session: requests.Session | None = None) ->
     ledger_mark(line, state=outcome, reason=_summary(attempts), subject=about.text)
     mail_queue_done(item)
     return outcome
+
+
+def push_session(threads: int) -> requests.Session:
+    """One HTTP session for a sender's threads: keep-alive connections to each push service,
+    as many per service as threads send at once (no new TCP and TLS handshake per push)."""
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=threads)
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return session
+
+
+class PushSender:
+    """A sender's due pushes handled `threads` at a time (a push spends its time waiting on
+    DynamoDB and the push service, so one process sends many at once), over one keep-alive
+    session. Each item is still claimed by one thread (`push_process`: exactly as when sent
+    one by one). The batch's accounts are read in the caller's thread, in one SQL query; a
+    thread's own database connection (the notification's author names) is closed as a
+    request's is (CONN_MAX_AGE). `close` waits for the pushes under way."""
+
+    def __init__(self, *, threads: int) -> None:
+        self.threads = threads
+        self.session = push_session(threads)
+        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="send-push")
+
+    def process(self, due: list[MailQueue], *, stopped: Callable[[], bool]) -> Iterator[tuple[MailQueue, str]]:
+        """Each item of `due` with its outcome, as they finish; once `stopped()` is true, the
+        items not yet begun are left for a later pass (the pushes under way finish)."""
+        accounts = checks.accounts_of(item.user_id for item in due)
+
+        def one(item: MailQueue) -> str | None:
+            if stopped():
+                return None
+            close_old_connections()
+            try:
+                return push_process(item=item, session=self.session, account=accounts.get(item.user_id))
+            finally:
+                close_old_connections()
+
+        futures = {self.pool.submit(copy_context().run, one, item): item for item in due}
+        for future in as_completed(futures):
+            outcome = future.result()
+            if outcome is not None:
+                yield futures[future], outcome
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+        self.session.close()

@@ -82,6 +82,7 @@ PAGES = [
     ("settings", lambda w: "/me/settings/", "alice"),
     ("two-factor", lambda w: "/me/two-factor/", "alice"),
     ("notification-settings", lambda w: "/me/notifications/", "alice"),
+    ("notification-log", lambda w: "/me/notifications/log/", "alice"),
     ("password-change", lambda w: "/accounts/password/change/", "alice"),
     ("password-reset", lambda w: "/accounts/password/reset/", None),
     ("password-reset-sent", lambda w: "/accounts/password/reset/sent/", None),
@@ -98,6 +99,7 @@ PAGES = [
     ("admin-comments", lambda w: reverse("admin:dynamo-comments"), "staff"),
     ("admin-rankings", lambda w: reverse("admin:dynamo-rankings"), "staff"),
     ("admin-user-notifications", lambda w: reverse("admin:dynamo-user-notifications") + "?username=alice", "staff"),
+    ("admin-notification-log", lambda w: reverse("admin:dynamo-notification-log") + "?username=alice", "staff"),
     ("admin-tables", lambda w: reverse("admin:dynamo-tables"), "staff"),
     ("admin-activity", lambda w: reverse("admin:dynamo-activity"), "staff"),
     ("admin-system", lambda w: reverse("admin:dynamo-system"), "staff"),
@@ -130,6 +132,7 @@ def test_every_page_fits_the_screen_and_passes_axe(pages, world, viewport):
 CLOSE_TARGETS = [
     ("settings", lambda w: "/me/settings/", "alice"),
     ("notification-settings", lambda w: "/me/notifications/", "alice"),
+    ("notification-log", lambda w: "/me/notifications/log/", "alice"),
     ("profile-other", lambda w: "/u/bob/", "alice"),
     ("admin-comments", lambda w: reverse("admin:dynamo-comments"), "staff"),
     ("admin-reports", lambda w: reverse("admin:dynamo-reports"), "staff"),

@@ -2,7 +2,7 @@
 line `unknown` (the sender died between handing the mail over and marking it sent).
 
 The sender runs as a process of its own with Django's file-based e-mail backend; a first run
-stalls right after handing over its 4th mail (tests/notifications/mail_sender_stalling.py) and
+stalls right after handing over its 4th mail (tests/notifications/sender_stalling.py) and
 is killed with SIGKILL there; a second, normal run (`manage.py mail_notifications --loop`)
 finishes the queue. The mails are counted in the files. No sleeps: the test waits on what it
 can observe (a marker file, the queue).
@@ -62,7 +62,7 @@ def test_a_sender_killed_mid_way_and_restarted_sends_no_mail_twice(worker_enviro
     stalled = tmp_path / "stalled"
     log = (tmp_path / "first.log").open("w")
     first = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "notifications" / "mail_sender_stalling.py")],
+        [sys.executable, str(ROOT / "tests" / "notifications" / "sender_stalling.py"), "mail"],
         cwd=ROOT,
         env=_env(worker_environment, mail_dir, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
         stdout=subprocess.DEVNULL,

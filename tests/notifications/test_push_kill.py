@@ -2,9 +2,10 @@
 has a ledger line `unknown` (the sender died between the push service taking it and the mark).
 
 The sender runs as a process of its own against the local push-service stand-in (which counts
-what each endpoint took); a first run stalls right after its 4th push was taken
-(tests/notifications/push_sender_stalling.py) and is killed with SIGKILL there; a second,
-normal run (`manage.py send_push --loop`) finishes the queue. No sleeps: the test waits on what
+what each endpoint took); a first run, sending 3 at once, stalls right after its 4th push was
+taken (tests/notifications/sender_stalling.py; its other threads stall too as theirs are taken)
+and is killed with SIGKILL there; a second, normal run (`manage.py send_push --loop`, its
+default threads) finishes the queue. No sleeps: the test waits on what
 it can observe (a marker file, the queue).
 """
 
@@ -28,6 +29,7 @@ from tests.notifications.push_helpers import push_on, subscribed, uid
 ROOT = Path(__file__).resolve().parents[2]
 RECIPIENTS = 12
 STALL_AFTER = 4
+THREADS = 3  # the first sender's: pushes sent at once
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the sender's process reads the accounts
 
@@ -64,14 +66,15 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(
     stalled = tmp_path / "stalled"
     first_log = tmp_path / "first.log"
     first = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "notifications" / "push_sender_stalling.py")],
+        [sys.executable, str(ROOT / "tests" / "notifications" / "sender_stalling.py"), "push"],
         cwd=ROOT,
-        env=_env(worker_environment, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled)),
+        env=_env(worker_environment, STALL_AFTER=str(STALL_AFTER), STALLED_MARKER=str(stalled), THREADS=str(THREADS)),
         stdout=subprocess.DEVNULL,
         stderr=first_log.open("w"),
     )
     kill_when_held(first, stalled, log=first_log, what="the first sender stalling", seconds=120)
-    assert sum(push_service.counts().values()) == STALL_AFTER
+    # The other threads' pushes under way may still have been taken before the kill.
+    assert STALL_AFTER <= sum(push_service.counts().values()) < STALL_AFTER + THREADS
 
     second_log = tmp_path / "second.log"
     second = subprocess.Popen(
@@ -99,7 +102,8 @@ def test_a_push_sender_killed_mid_way_and_restarted_pushes_nothing_twice(
         for person in people
     }
     unknown = {name for name, outcome in outcomes.items() if outcome == UNKNOWN}
-    assert len(unknown) == 1, outcomes  # the push the killed sender saw taken and did not mark
+    # The pushes the killed sender's threads saw taken and did not mark (at least the stalled one).
+    assert 1 <= len(unknown) <= THREADS, outcomes
     for person in people:
         assert outcomes[person.username] in (SENT, UNKNOWN)
         assert counts[browsers[uid(person)].token] == 1  # the unknown one did arrive, once

@@ -3,6 +3,8 @@ preferences (docs/reference/http.md "Push")."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.test import Client
 
@@ -140,3 +142,17 @@ def test_logging_out_removes_the_sessions_subscriptions(make_user, push_service)
         item.subscription_id for item in PushSubscription.query(uid(ann)) if item.endpoint != browser_json["endpoint"]
     ]
     assert PushSubscription.count(uid(ann)) == 1
+
+
+def test_the_account_export_lists_the_devices_never_their_keys(api, make_user, push_service):
+    ann = make_user("ann")
+    client = api.as_user(ann)
+    browser = push_service.subscribe()
+    assert client.post(URL, browser.to_json(), format="json", HTTP_USER_AGENT="Firefox on a phone").status_code == 201
+    answer = client.get("/api/me/export/")
+    text = b"".join(answer.streaming_content).decode()
+    [device] = json.loads(text)["push_subscriptions"]
+    assert device["endpoint_host"] == "127.0.0.1" and device["device"] == "Firefox on a phone"
+    assert device["created_at"] and device["last_used_at"] is None
+    keys = browser.to_json()["keys"]
+    assert keys["p256dh"] not in text and keys["auth"] not in text and browser.to_json()["endpoint"] not in text

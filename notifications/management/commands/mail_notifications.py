@@ -1,16 +1,19 @@
 """Send the notification e-mail that is due, and the digests (docs/explanation/email.md)."""
 
+import contextlib
 import logging
+from collections.abc import Iterator
 
 from django.core.mail import get_connection
 
+from notifications.channel_worker import ChannelWorkerCommand
 from notifications.mail import digest as mail_digest
 from notifications.mail import selectors as mail_selectors
 from notifications.mail import services as mail_services
-from project.operations.worker_loop import WorkerCommand
+from notifications.models import MailQueue
 
 
-class Command(WorkerCommand):
+class Command(ChannelWorkerCommand):
     help = (
         "Send the notification e-mail that is due (replies, mentions, watched threads, likes and "
         "staff messages that people chose to get by e-mail and had not read NOTIFY_EMAIL_DELAY "
@@ -22,6 +25,9 @@ class Command(WorkerCommand):
     )
     worker = "mail_notifications"
     logger = logging.getLogger("notifications.mail.services")
+    unit = "mail"
+    summary_label = "notification mail"
+    failed_message = "{failed} mail(s) failed; see the ledger (admin: Mail ledger)."
     finishing = "the current mail"
     poll_seconds = 5.0
     poll_help = "seconds between polls when no mail is due"
@@ -32,37 +38,21 @@ class Command(WorkerCommand):
         super().add_arguments(parser)
         parser.add_argument("--no-digests", action="store_true", help="send notification mails only, no digests")
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.totals = mail_services.MailStats()
-
     def backlog(self):
         return mail_selectors.mail_queue_backlog()
 
-    def loop_pass(self) -> bool:
-        limit = self.options["limit"]
-        due = mail_selectors.mail_queue_due(limit=limit)
+    def process(self, item: MailQueue) -> str:
+        return mail_services.mail_process(item=item, connection=self.connection)
+
+    @contextlib.contextmanager
+    def pass_open(self) -> Iterator[None]:
         # One connection for the pass (one SMTP session for many mails), opened at the first mail.
         with get_connection() as connection:
-            for item in due:
-                if self.should_stop():
-                    return False
-                outcome = mail_services.mail_process(item=item, connection=connection)
-                self.totals.count(outcome)
-                if self.verbosity >= 2 or outcome == mail_selectors.FAILED:
-                    self.logger.info("mail %s to user %s: %s", item.source, item.user_id, outcome)
-            if not self.options["no_digests"]:
-                mail_digest.digests_send(
-                    should_stop=self.should_stop, on_outcome=self.totals.count, connection=connection
-                )
-        if due and self.looping:
-            self.logger.info("%s: %s", self.worker, self.totals.summary)
-        return len(due) >= limit
+            self.connection = connection
+            yield
 
-    def stopped_details(self):
-        return f" after {self.totals.summary}"
-
-    def finish(self):
-        self.report(f"notification mail: {self.totals.summary}")
-        failed = self.totals.get(mail_selectors.FAILED)
-        self.exit_failed(failed, f"{failed} mail(s) failed; see the ledger (admin: Mail ledger).")
+    def pass_more(self) -> None:
+        if not self.options["no_digests"]:
+            mail_digest.digests_send(
+                should_stop=self.should_stop, on_outcome=self.totals.count, connection=self.connection
+            )

@@ -1,38 +1,52 @@
 """Send the Web Push notifications that are due (docs/how-to/turn-on-push.md)."""
 
 import logging
+from collections.abc import Iterator
 
-import requests
+from django.core.management.base import CommandError
 
+from notifications.channel_worker import ChannelWorkerCommand
 from notifications.mail import selectors as mail_selectors
-from notifications.mail import services as mail_services
 from notifications.mail.queue import PUSH
-from notifications.push.sender import push_process
+from notifications.models import MailQueue
+from notifications.push.sender import PushSender
 from project.operations.backlog import Backlog
-from project.operations.worker_loop import WorkerCommand
+
+PUSH_THREADS = 8
 
 
-class Command(WorkerCommand):
+class Command(ChannelWorkerCommand):
     help = (
         "Send the Web Push notifications that are due (replies, mentions, watched threads, likes and "
         "staff messages that people chose to get by push) to each of the person's subscribed browsers. "
         "Each push is checked again just before it goes (still unread, push still on, thread not muted) "
         "and goes at most once, also with several of these running on several machines; the `sends` "
         "ledger records every outcome (channel push). Without --loop: one pass, then exit (exit code 1 "
-        "if a push failed). With --loop: keep polling until SIGTERM/SIGINT, which finishes the current push."
+        "if a push failed). With --loop: keep polling until SIGTERM/SIGINT, which finishes the pushes "
+        "under way. --threads pushes go at once (each still goes once)."
     )
     worker = "send_push"
     logger = logging.getLogger("notifications.push.sender")
-    finishing = "the current push"
+    channel = PUSH
+    unit = "push"
+    summary_label = "push notifications"
+    failed_message = "{failed} push(es) failed; see the ledger (admin: Mail ledger)."
+    finishing = "the pushes under way"
     poll_seconds = 1.0
     poll_help = "seconds between polls when no push is due"
     loop_help = "keep running and poll for due pushes"
     limit_help = "due pushes taken per shard and pass"
+    sender: PushSender | None = None  # made at the first pass, closed by `finish`
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.totals = mail_services.MailStats()
-        self.session = requests.Session()  # one connection pool: keep-alive to each push service
+    def add_arguments(self, parser):
+        super().add_arguments(parser)
+        parser.add_argument(
+            "--threads", type=int, default=PUSH_THREADS, help=f"pushes sent at once (default {PUSH_THREADS})"
+        )
+
+    def check_options(self, **options):
+        if options["threads"] < 1:
+            raise CommandError("--threads must be at least 1.")
 
     def backlog(self) -> Backlog:
         """Pushes due and not yet sent: the due Query of each push shard (at most MAIL_BACKLOG_CAP)."""
@@ -44,24 +58,15 @@ class Command(WorkerCommand):
             oldest_at=int(due[0].due_at) / 1000 if due else None,
         )
 
-    def loop_pass(self) -> bool:
-        limit = self.options["limit"]
-        due = mail_selectors.mail_queue_due(limit=limit, channel=PUSH)
-        for item in due:
-            if self.should_stop():
-                return False
-            outcome = push_process(item=item, session=self.session)
-            self.totals.count(outcome)
-            if self.verbosity >= 2 or outcome == mail_selectors.FAILED:
-                self.logger.info("push %s to user %s: %s", item.source, item.user_id, outcome)
-        if due and self.looping:
-            self.logger.info("%s: %s", self.worker, self.totals.summary)
-        return len(due) >= limit
-
-    def stopped_details(self):
-        return f" after {self.totals.summary}"
+    def processed(self, due: list[MailQueue]) -> Iterator[tuple[MailQueue, str]]:
+        """The pass's pushes, `--threads` at a time (notifications/push/sender.py `PushSender`)."""
+        if self.sender is None:
+            self.sender = PushSender(threads=self.options["threads"])
+        for done in self.sender.process(due, stopped=self.stop.is_set):
+            yield done
+            self.should_stop()  # in --loop mode: keeps the heartbeat fresh through a long pass
 
     def finish(self):
-        self.report(f"push notifications: {self.totals.summary}")
-        failed = self.totals.get(mail_selectors.FAILED)
-        self.exit_failed(failed, f"{failed} push(es) failed; see the ledger (admin: Mail ledger).")
+        if self.sender is not None:
+            self.sender.close()
+        super().finish()
