@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.models import Preferences, ThreadSubscription
@@ -142,7 +143,7 @@ def comment_thread_find(*, comment_id: str) -> str:
     NotFound (404) for an unknown, hidden or deleted comment, as its page answers."""
     comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden or comment.deleted_at:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     return comment_thread_id(comment)
 
 

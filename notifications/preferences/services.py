@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import DeleteError, PutError
 
 from notifications.models import Preferences, ThreadSubscription
@@ -36,37 +37,45 @@ def preferences_patch_parse(patch: Any) -> dict[str, Any]:
     ApplicationError naming the field (`kinds.like.email`), so nothing is written.
     """
     if not isinstance(patch, dict):
-        raise ApplicationError("Send a JSON object: any part of the preferences.", field="non_field_errors")
+        raise ApplicationError(gettext("Send a JSON object: any part of the preferences."), field="non_field_errors")
     changes: dict[str, Any] = {}
     for key, value in patch.items():
         if key == "kinds":
             changes |= _kinds_parse(value)
         elif key == "digest":
             if not isinstance(value, str) or value not in DIGESTS:
-                raise ApplicationError(f"Choose one of: {', '.join(DIGESTS)}.", field="digest")
+                raise ApplicationError(
+                    gettext("Choose one of: %(join_digests)s.") % {"join_digests": ", ".join(DIGESTS)}, field="digest"
+                )
             changes["digest"] = value
         else:
-            raise ApplicationError("Unknown field: the preferences have `kinds` and `digest`.", field=str(key))
+            raise ApplicationError(gettext("Unknown field: the preferences have `kinds` and `digest`."), field=str(key))
     return changes
 
 
 def _kinds_parse(kinds: Any) -> dict[str, bool]:
     if not isinstance(kinds, dict):
-        raise ApplicationError("Send an object of kinds.", field="kinds")
+        raise ApplicationError(gettext("Send an object of kinds."), field="kinds")
     changes: dict[str, bool] = {}
     for kind, channels in kinds.items():
         if kind not in KINDS:
-            raise ApplicationError(f"Unknown kind: choose from {', '.join(KINDS)}.", field=f"kinds.{kind}")
+            raise ApplicationError(
+                gettext("Unknown kind: choose from %(join_kinds)s.") % {"join_kinds": ", ".join(KINDS)},
+                field=f"kinds.{kind}",
+            )
         if not isinstance(channels, dict):
-            raise ApplicationError("Send an object of channels.", field=f"kinds.{kind}")
+            raise ApplicationError(gettext("Send an object of channels."), field=f"kinds.{kind}")
         for channel, on in channels.items():
             name = f"kinds.{kind}.{channel}"
             if channel not in CHANNELS:
-                raise ApplicationError(f"Unknown channel: choose from {', '.join(CHANNELS)}.", field=name)
+                raise ApplicationError(
+                    gettext("Unknown channel: choose from %(join_channels)s.") % {"join_channels": ", ".join(CHANNELS)},
+                    field=name,
+                )
             if not isinstance(on, bool):
-                raise ApplicationError("Must be true or false.", field=name)
+                raise ApplicationError(gettext("Must be true or false."), field=name)
             if (kind, channel) in ALWAYS_ON and not on:
-                raise ApplicationError("Staff messages always reach the inbox.", field=name)
+                raise ApplicationError(gettext("Staff messages always reach the inbox."), field=name)
             changes[preferences_attribute(kind, channel)] = on
     return changes
 
