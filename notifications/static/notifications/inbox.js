@@ -13,7 +13,7 @@
 // marked read like the others. Without JavaScript the page is as it was drawn and the
 // "Mark all as read" button is a plain form.
 (function () {
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): text(key, values).
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
   var pageTexts = (function () {
     var element = document.getElementById("js-texts");
     try {
@@ -22,7 +22,7 @@
       return {};
     }
   })();
-  function text(key, values) {
+  function pageText(key, values) {
     values = values || {};
     var found = pageTexts[key];
     if (found && typeof found === "object") {
@@ -95,7 +95,7 @@
           card.classList.add("arrived");
           card.removeAttribute("data-read-field");
           var label = card.querySelector(".new");
-          if (label) label.textContent = text("New, now read");
+          if (label) label.textContent = pageText("New, now read");
         });
         document.dispatchEvent(new CustomEvent("notifications:count", { detail: data }));
       })
@@ -107,7 +107,7 @@
     if (!news || !showNew) return;
     news.hidden = !found.length;
     if (found.length) {
-      showNew.textContent = text("Show %(count)s new notifications", { count: found.length });
+      showNew.textContent = pageText("Show %(count)s new notifications", { count: found.length });
     }
   }
 

@@ -4,7 +4,7 @@
 // hands the subscription to POST /api/me/push-subscriptions/. "Turn off" removes it there and
 // unsubscribes the browser. Without JavaScript, or in a browser without push, the box says so.
 (function () {
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): text(key, values).
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
   var pageTexts = (function () {
     var element = document.getElementById("js-texts");
     try {
@@ -13,7 +13,7 @@
       return {};
     }
   })();
-  function text(key, values) {
+  function pageText(key, values) {
     values = values || {};
     var found = pageTexts[key];
     if (found && typeof found === "object") {
@@ -42,7 +42,7 @@
     off.hidden = !subscribed;
   }
   if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
-    say(text("This browser cannot receive push notifications."));
+    say(pageText("This browser cannot receive push notifications."));
     return;
   }
   function key(base64) {
@@ -69,12 +69,12 @@
   current().then(function (subscription) {
     var held = Boolean(subscription && localStorage.getItem(STORED));
     show(held);
-    say(held ? text("Push is on in this browser.") : text("Push is off in this browser."));
+    say(held ? pageText("Push is on in this browser.") : pageText("Push is off in this browser."));
   });
   box.hidden = false;
 
   on.addEventListener("click", function () {
-    say(text("Asking your browser…"));
+    say(pageText("Asking your browser…"));
     Notification.requestPermission()
       .then(function (permission) {
         if (permission !== "granted") throw new Error("permission");
@@ -101,13 +101,13 @@
       .then(function (made) {
         localStorage.setItem(STORED, made.id);
         show(true);
-        say(text("Push is on in this browser."));
+        say(pageText("Push is on in this browser."));
       })
       .catch(function (error) {
         say(
           error && error.message === "permission"
-            ? text("Your browser blocks notifications from this site: allow them in its site settings, then try again.")
-            : text("Push could not be turned on here. Please try again later.")
+            ? pageText("Your browser blocks notifications from this site: allow them in its site settings, then try again.")
+            : pageText("Push could not be turned on here. Please try again later.")
         );
       });
   });
@@ -123,7 +123,7 @@
       .then(function () {
         localStorage.removeItem(STORED);
         show(false);
-        say(text("Push is off in this browser."));
+        say(pageText("Push is off in this browser."));
       });
   });
 })();

@@ -6,7 +6,7 @@
 (function () {
   var DRAFT_PREFIX = "draft:";
 
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): text(key, values).
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
   var pageTexts = (function () {
     var element = document.getElementById("js-texts");
     try {
@@ -18,7 +18,7 @@
   function number(value) {
     return value.toLocaleString(document.documentElement.lang || undefined);
   }
-  function text(key, values) {
+  function pageText(key, values) {
     values = values || {};
     var found = pageTexts[key];
     if (found && typeof found === "object") {
@@ -144,7 +144,7 @@
           return response.json();
         },
         function () {
-          note(form, text("Not saved: no connection. Nothing changed; try again when you are online."));
+          note(form, pageText("Not saved: no connection. Nothing changed; try again when you are online."));
           return null;
         }
       )
@@ -154,7 +154,7 @@
         change.show(state);
       })
       .catch(function () {
-        note(form, text("Not saved: something went wrong. Try again."));
+        note(form, pageText("Not saved: something went wrong. Try again."));
       })
       .finally(function () {
         if (change.done) change.done();
@@ -233,13 +233,13 @@
     box.setAttribute("aria-describedby", (described ? described + " " : "") + element.id);
     function update() {
       var length = bodyLength(box.value);
-      element.textContent = text("%(count)s / %(limit)s characters", { count: number(length), limit: number(limit) });
+      element.textContent = pageText("%(count)s / %(limit)s characters", { count: number(length), limit: number(limit) });
       var over = length - limit;
       element.classList.toggle("over", over > 0);
       box.setAttribute("aria-invalid", over > 0 ? "true" : "false");
       var text =
         over > 0
-          ? text("Too long by %(over)s characters: shorten it to %(limit)s to post it.", {
+          ? pageText("Too long by %(over)s characters: shorten it to %(limit)s to post it.", {
               count: over,
               over: number(over),
               limit: number(limit),
@@ -305,7 +305,7 @@
         var message = document.createElement("p");
         message.className = "draft-note";
         message.setAttribute("role", "status");
-        message.textContent = text("Your unsent text is back in the box: press %(button)s to send it.", {
+        message.textContent = pageText("Your unsent text is back in the box: press %(button)s to send it.", {
           button: button.textContent.trim(),
         });
         form.insertBefore(message, form.firstChild);
@@ -327,7 +327,7 @@
         if (creates && store && box.value.trim()) store.setItem(DRAFT_PREFIX + path, box.value);
         return;
       }
-      button.textContent = text("Posting…");
+      button.textContent = pageText("Posting…");
       button.setAttribute("aria-disabled", "true");
       if (creates && store) {
         store.removeItem(POSTED_PREFIX + path);
