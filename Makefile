@@ -78,9 +78,12 @@ bench: install check-java
 # `make compilemessages` compiles them into the .mo files the site loads (needs msgfmt). The .mo
 # files are committed, so install, test and CI need neither; tests/project/test_translations.py
 # fails when a .mo file no longer matches its .po.
+# `make messages LANGS="ja pl de"` gathers a new language's catalogue too (LANGS: the codes
+# that have a folder in locale/ by default).
 I18N_IGNORE := --ignore=.venv --ignore=node_modules --ignore=staticfiles --ignore=var --ignore=tests --ignore=bench
+LANGS ?= $(notdir $(wildcard locale/*))
 messages: install
-	DEBUG=true $(BIN)/python manage.py makemessages --no-obsolete --no-location $(I18N_IGNORE) -l ja -l pl
+	DEBUG=true $(BIN)/python manage.py makemessages --no-obsolete --no-location $(I18N_IGNORE) $(foreach code,$(LANGS),-l $(code))
 
 compilemessages: install
 	DEBUG=true $(BIN)/python manage.py compilemessages $(I18N_IGNORE)

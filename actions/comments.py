@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 
+from django.utils.translation import gettext, gettext_lazy
+
 from notifications.fanout import FanOut
 from notifications.outbox import outbox_add, outbox_send
 from project.clock import clock
@@ -33,7 +35,7 @@ from social.spam.screen import BLOCK, HOLD, author_record, comment_screen
 
 logger = logging.getLogger(__name__)
 
-REPLY_BLOCKED = "You can't reply to this comment: its author has blocked you."
+REPLY_BLOCKED = gettext_lazy("You can't reply to this comment: its author has blocked you.")
 
 
 def comment_fanout(*, comment: Comment, parent: Comment | None, mention_ids: list[str]) -> FanOut | None:
@@ -81,7 +83,9 @@ def comment_create(*, author_id: str, body: str, parent_id: str | None = None) -
     verdict = comment_screen(comment=comment, author=author_record(author_id))
     screen_audit(comment_id=comment.comment_id, author_id=author_id, verdict=verdict)
     if verdict.decision == BLOCK:
-        raise ApplicationError(f"This comment can't be posted: it {verdict.reason}.", field="body")
+        raise ApplicationError(
+            gettext("This comment can't be posted: it %(reason)s.") % {"reason": verdict.reason}, field="body"
+        )
     comment.body = verdict.body
     fanout = None
     if verdict.decision == HOLD:

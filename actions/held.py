@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext
+
 from actions.comments import comment_fanout, fanout_after_response
 from notifications.outbox import outbox_add
 from project.clock import clock
@@ -46,7 +48,7 @@ def held_approve(*, comment_id: str, staff: AbstractBaseUser | AnonymousUser, so
         comment = comment_find(comment_id=comment_id)
         if comment is None:
             held_rows_drop([comment_id])
-            raise NotFound("No such comment.")
+            raise NotFound(gettext("No such comment."))
         if not comment_is_held(comment):
             held_rows_drop([comment_id])
             return False
@@ -92,5 +94,5 @@ def held_reject(*, comment_id: str, staff: AbstractBaseUser | AnonymousUser, sou
         comment = comment_find(comment_id=comment_id)
         if comment is None:
             held_rows_drop([comment_id])
-            raise NotFound("No such comment.")
+            raise NotFound(gettext("No such comment."))
         return held_comment_delete(comment=comment)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.utils.translation import gettext
 from pynamodb.transactions import TransactWrite
 
 from notifications import like_fold
@@ -74,7 +75,7 @@ def _like_write(*, comment_id: str, user_id: str, kind: str, erasing: bool = Fal
     if erasing:  # a deleted account's likes: any comment, hidden or deleted too; no budget
         found = comment_find(comment_id=comment_id)
         if found is None:
-            raise NotFound("No such comment.")
+            raise NotFound(gettext("No such comment."))
         comment = found
     else:
         count_against_budget = account_limit_prepare(name="like", user_id=user_id)  # likes and unlikes share one

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext
+
 from notifications.outbox import outbox_add, outbox_send
 from notifications.silence import Silence
 from project.dynamo.transactions import LabelledTransactWrite, transact
@@ -64,7 +66,7 @@ def relation_change(*, owner_id: str, username: str, kind: str, on: bool) -> Rel
 
     outcome = transact(build, what=f"relation_{'' if on else 'un'}{kind}", on_failed=reread)
     if not outcome.ok:
-        raise Conflict("Blocks and mutes of this person kept changing, retry shortly.")
+        raise Conflict(gettext("Blocks and mutes of this person kept changing, retry shortly."))
     outbox_send(silence)  # never raises: the item stays for process_feed_retries
     state = relation_get(user_id=owner_id, other_id=other_id)
     return RelationChange(username=username, other_id=other_id, state=state)

@@ -30,6 +30,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
 from django.db import transaction as db_transaction
+from django.utils.translation import gettext
 from pynamodb.exceptions import UpdateError
 from rest_framework.authtoken.models import Token
 
@@ -57,9 +58,9 @@ def account_remove_as_spam(*, user_id: str, staff: AbstractBaseUser | AnonymousU
         try:
             user = get_user_model().objects.get(pk=int(user_id))
         except (ValueError, get_user_model().DoesNotExist):
-            raise NotFound("No such user.") from None
+            raise NotFound(gettext("No such user.")) from None
         if user.is_staff or user.is_superuser:
-            raise PermissionDenied("Staff accounts are not deleted as spam.")
+            raise PermissionDenied(gettext("Staff accounts are not deleted as spam."))
         now = datetime.fromtimestamp(clock.now(), tz=UTC)
         # Due at once: the account stops in this transaction. (A write of a request still in flight
         # that lands after the eraser's pass, within a second, stays for staff to delete by hand.)

@@ -328,7 +328,12 @@ def main() -> None:
         # work for one due mail: its claim, the checks at send time (the entry still unread, the
         # preferences, the thread's mute, the limits), the ledger line, the send, the marks.
         mailer = User.objects.create_user(
-            username="mailer", password="!", email="mailer@example.com", email_verified=True
+            username="mailer",
+            password="!",
+            email="mailer@example.com",
+            email_verified=True,
+            locale="ja",
+            time_zone="Asia/Tokyo",
         )
         preferences_update(user_id=str(mailer.pk), patch={"kinds": {"reply": {"email": True}}})
         mailed = [comment_create(author_id=str(mailer.pk), body=f"Mail me {n}: {TEXT}") for n in range(repeat)]
@@ -347,6 +352,8 @@ def main() -> None:
             EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend", MAIL_LIMIT_RECIPIENT=recipient_limit
         ):
             run("notification mail sent (sender, per mail)", lambda n: mail_sent(mail_process(item=queued[n])))
+        print_send_reads()
+        print_digest_pass()
 
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]
@@ -392,6 +399,79 @@ def main() -> None:
             measured = {label: (read, write) for label, read, write, _ in results}
             print_site_model(people=args.people, measured=measured)
             print_live_share(people=args.people, measured=measured)
+
+
+def print_send_reads() -> None:
+    """The SQL a mail's send makes for its recipient: one query of the user row, which holds the
+    address, language, time zone, quiet hours and digest hour together; no DynamoDB call."""
+    from _setup import capacity_meter
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from notifications.mail.checks import recipient_get
+
+    user_id = str(_mailer_id())
+    with CaptureQueriesContext(connection) as queries, capacity_meter() as meter:
+        recipient = recipient_get(user_id=user_id)
+    print(
+        f"\nA send's recipient (address, locale {recipient.locale!r}, time zone {recipient.time_zone!r}): "
+        f"{len(queries.captured_queries)} SQL query, {meter.calls} DynamoDB calls"
+    )
+
+
+def _mailer_id() -> int:
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username="mailer").pk
+
+
+DIGEST_ZONES = ("Asia/Tokyo", "Europe/Warsaw", "America/New_York", "UTC")
+
+
+def print_digest_pass(readers_steps: tuple[int, ...] = (40, 80)) -> None:
+    """What the quarter-hourly digest pass reads: DynamoDB units and SQL queries per pass and per
+    reader of a digest, at a quarter hour when nobody is due and at one when some are (the readers'
+    inboxes are empty, so nothing is mailed: the pass's own reads)."""
+    from _setup import capacity_meter
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from notifications.mail.digest import digests_send
+    from notifications.preferences.services import preferences_update
+    from project.clock import ManualClock, clock_override
+
+    User = get_user_model()
+    made = 0
+    print("\nThe digest pass (every quarter hour), the readers' digest hour 08:00 in their zones:")
+    print(f"  {'digest readers':>14} {'quarter hour':<22} {'RCU':>6} {'WCU':>6} {'SQL':>4} {'RCU/reader':>10}")
+    for readers in readers_steps:
+        while made < readers:
+            user = User.objects.create_user(
+                username=f"digest{made}",
+                password="!",
+                email=f"digest{made}@example.com",
+                email_verified=True,
+                time_zone=DIGEST_ZONES[made % len(DIGEST_ZONES)],
+                digest_hour=8,
+            )
+            preferences_update(user_id=str(user.pk), patch={"digest": "daily"})
+            made += 1
+        # 23:00 UTC is 08:00 in Tokyo (a quarter of the readers due); 03:15 UTC is nobody's 08:00.
+        for label, iso in (
+            ("nobody due (03:15 UTC)", "2026-12-02T03:15:00Z"),
+            ("Tokyo due (23:00 UTC)", "2026-12-02T23:00:00Z"),
+        ):
+            with (
+                clock_override(ManualClock.at(iso)),
+                capacity_meter() as meter,
+                CaptureQueriesContext(connection) as sql,
+            ):
+                digests_send()
+            print(
+                f"  {readers:>14} {label:<22} {meter.read:6.1f} {meter.write:6.1f} {len(sql.captured_queries):>4}"
+                f" {meter.read / readers:10.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Group
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from delivery import preparation, selectors, services
@@ -150,7 +151,9 @@ class DeliveryAdmin(DynamoAdmin):
             else:
                 note = f" ({delivery.unknown_count} unknown usernames left out)" if delivery.unknown_count else ""
                 messages.success(
-                    request, f"Delivery created{note}. The dispatcher prepares and sends it in the background."
+                    request,
+                    gettext("Delivery created%(note)s. The dispatcher prepares and sends it in the background.")
+                    % {"note": note},
                 )
                 response = HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
                 FRESH_DELIVERIES.remember(request, response, value=delivery.delivery_id)  # listed at once
@@ -167,7 +170,7 @@ class DeliveryAdmin(DynamoAdmin):
         try:
             delivery = selectors.delivery_get(delivery_id=delivery_id)
         except NotFound:
-            messages.error(request, f"No delivery {delivery_id}.")
+            messages.error(request, gettext("No delivery %(delivery_id)s.") % {"delivery_id": delivery_id})
             return HttpResponseRedirect(reverse("admin:dynamo-deliveries"))
         chunks = selectors.delivery_chunks(delivery=delivery)
         context = {
@@ -187,9 +190,9 @@ class DeliveryAdmin(DynamoAdmin):
     def cancel_view(self, request, delivery_id):
         try:
             services.delivery_cancel(delivery_id=delivery_id)
-            messages.success(request, "Delivery cancelled: nothing more will be delivered.")
+            messages.success(request, gettext("Delivery cancelled: nothing more will be delivered."))
         except NotFound:
-            messages.error(request, f"No delivery {delivery_id}.")
+            messages.error(request, gettext("No delivery %(delivery_id)s.") % {"delivery_id": delivery_id})
         except ApplicationError as error:
             messages.error(request, error.message)
         return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
@@ -199,10 +202,12 @@ class DeliveryAdmin(DynamoAdmin):
         try:
             delivery = preparation.delivery_prepare(delivery_id=delivery_id)
             messages.success(
-                request, f"Prepared: {delivery.total_targets} targets. The dispatcher sends it in the background."
+                request,
+                gettext("Prepared: %(total_targets)s targets. The dispatcher sends it in the background.")
+                % {"total_targets": delivery.total_targets},
             )
         except NotFound:
-            messages.error(request, f"No delivery {delivery_id}.")
+            messages.error(request, gettext("No delivery %(delivery_id)s.") % {"delivery_id": delivery_id})
         return HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery_id]))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
@@ -39,11 +40,11 @@ class AudienceSerializer(StrictSerializer):
         attrs = super().validate(attrs)
         given = [kind for kind in ("all", "group", "usernames") if kind in attrs]
         if len(given) != 1:
-            raise serializers.ValidationError('Give exactly one of "all": true, "group" or "usernames".')
+            raise serializers.ValidationError(gettext('Give exactly one of "all": true, "group" or "usernames".'))
         if given == ["all"] and attrs["all"] is not True:
-            raise serializers.ValidationError('"all" must be true.')
+            raise serializers.ValidationError(gettext('"all" must be true.'))
         if attrs.get("ignore_unknown") and given != ["usernames"]:
-            raise serializers.ValidationError('"ignore_unknown" goes with "usernames".')
+            raise serializers.ValidationError(gettext('"ignore_unknown" goes with "usernames".'))
         return attrs
 
     def to_audience(self) -> services.Audience:

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist
 
 from delivery.models import (
@@ -54,7 +55,7 @@ def delivery_get_consistent(*, delivery_id: str) -> Delivery:
     """A delivery by id (strongly consistent); NotFound when there is none or the id is malformed."""
     delivery = item_get_consistent(Delivery, delivery_id) if DELIVERY_ID.fullmatch(delivery_id or "") else None
     if delivery is None:
-        raise NotFound("No such delivery.")
+        raise NotFound(gettext("No such delivery."))
     return delivery
 
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models.functions import Lower
+from django.utils.translation import gettext
 
 from delivery.models import (
     AUDIENCE_ALL,
@@ -196,9 +197,9 @@ def delivery_create(
 
     title, body = title.strip(), body.strip()
     if not title:
-        raise ApplicationError("The title is empty.", field="title")
+        raise ApplicationError(gettext("The title is empty."), field="title")
     if not body:
-        raise ApplicationError("The body is empty.", field="body")
+        raise ApplicationError(gettext("The body is empty."), field="body")
     account_limit_enforce(name="delivery", user_id=str(created_by.pk))  # RateLimited: nothing written
     delivery_id = uuid.uuid4().hex
     # The message becomes a feed entry: the feed's bounds apply (FeedEventTooLarge is a 400).
@@ -218,12 +219,14 @@ def delivery_create(
     )
     if audience.kind == AUDIENCE_GROUP:
         if not audience.group or not Group.objects.filter(name=audience.group).exists():
-            raise ApplicationError(f"No group named {audience.group!r}.", field="audience")
+            raise ApplicationError(
+                gettext("No group named %(group)s.") % {"group": repr(audience.group)}, field="audience"
+            )
         delivery.audience_group = audience.group
     elif audience.kind == AUDIENCE_USERNAMES:
         names = clean_usernames(audience.usernames)
         if not names:
-            raise ApplicationError("The list of usernames is empty.", field="audience")
+            raise ApplicationError(gettext("The list of usernames is empty."), field="audience")
         delivery.audience_requested = len(names)
         resolved = list(_resolve_usernames(names))
         unknown = [name for _, missing in resolved for name in missing]
@@ -240,7 +243,9 @@ def delivery_create(
         delivery.unknown_usernames = unknown[:UNKNOWN_USERNAMES_KEPT] or None
         delivery.unknown_count = len(unknown)
     elif audience.kind != AUDIENCE_ALL:
-        raise ApplicationError(f"Unknown audience kind {audience.kind!r}.", field="audience")
+        raise ApplicationError(
+            gettext("Unknown audience kind %(kind)s.") % {"kind": repr(audience.kind)}, field="audience"
+        )
 
     def build(transaction: LabelledTransactWrite) -> None:
         transaction.save(delivery, condition=Delivery.delivery_id.does_not_exist())
@@ -274,7 +279,7 @@ def delivery_cancel(*, delivery_id: str) -> Delivery:
     delivery = delivery_get_consistent(delivery_id=delivery_id)
     if delivery.status in FINAL_STATUSES:
         if delivery.status == DONE:
-            raise ApplicationError("This delivery is already done; it can't be cancelled.", field="status")
+            raise ApplicationError(gettext("This delivery is already done; it can't be cancelled."), field="status")
         return delivery
 
     build = finish_transaction(delivery, status=CANCELLED, condition=~Delivery.status.is_in(*FINAL_STATUSES))

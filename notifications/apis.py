@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -33,7 +34,9 @@ class NotifiedCommentField(serializers.CharField):
         try:
             return f"{prefix}{uuid.UUID(text.removeprefix(prefix))}"
         except ValueError:
-            raise serializers.ValidationError("Must be a comment id (a UUID), or reaction#<comment id>.") from None
+            raise serializers.ValidationError(
+                gettext("Must be a comment id (a UUID), or reaction#<comment id>.")
+            ) from None
 
 
 class ActorSerializer(serializers.Serializer):
@@ -167,7 +170,7 @@ class NotificationReadApi(APIView):
         def validate(self, attrs):
             attrs = super().validate(attrs)
             if "comment_ids" not in attrs and "entry_ids" not in attrs:
-                raise serializers.ValidationError({"comment_ids": ["Give comment_ids or entry_ids."]})
+                raise serializers.ValidationError({"comment_ids": [gettext("Give comment_ids or entry_ids.")]})
             return attrs
 
     @extend_schema(request=InputSerializer, responses={200: UnreadCountSerializer})
@@ -243,12 +246,14 @@ class LiveApi(APIView):
         def validate_comments(self, value: str) -> list[str]:
             ids = [part.strip() for part in value.split(",") if part.strip()]
             if len(ids) > LIVE_COMMENTS_MAX:
-                raise serializers.ValidationError(f"At most {LIVE_COMMENTS_MAX} comment ids.")
+                raise serializers.ValidationError(
+                    gettext("At most %(live_comments_max)s comment ids.") % {"live_comments_max": LIVE_COMMENTS_MAX}
+                )
             field = serializers.UUIDField(format="hex_verbose")
             try:
                 return list(dict.fromkeys(str(field.to_internal_value(comment_id)) for comment_id in ids))
             except serializers.ValidationError as error:
-                raise serializers.ValidationError("Comment ids must be UUIDs, separated by commas.") from error
+                raise serializers.ValidationError(gettext("Comment ids must be UUIDs, separated by commas.")) from error
 
     class OutputSerializer(serializers.Serializer):
         unread_count = serializers.IntegerField(allow_null=True, help_text="null when not logged in.")

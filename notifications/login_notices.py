@@ -2,7 +2,8 @@
 
 project.accounts.login_limits sends `login_failures_noticed` (at most once per LOGIN_NOTICE_HOURS
 per account); this writes it into the owner's feed as a `notice` entry with its text
-inline (it points at nothing else).
+inline (it points at nothing else), kept as a kind of text and its counts
+(notifications/feed/notice_texts.py), worded in the owner's language when read.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from django.utils.translation import gettext_noop
 
 from notifications.feed.events import FeedEvent
+from notifications.feed.notice_texts import notice_body
 from notifications.feed.services import feed_append
 from project.clock import clock
 
@@ -33,13 +35,7 @@ def login_failures_notice(*, user_id: str, failures: int, addresses: int = 1, **
         actor_id=None,
         rollup_key=None,
         title=NOTICE_TITLE,
-        body=(
-            f"{failures} log-in{'s' if failures != 1 else ''} with a wrong password or code today, "
-            f"from {addresses} network{'s' if addresses != 1 else ''}. If that was not you, nothing is needed: "
-            "browsers you have logged in from before are not affected, and a new one gets in "
-            "through a password reset. If your password is weak or used elsewhere, change it, "
-            "or turn on two-factor log-in in your settings."
-        ),
+        body=notice_body("login-failures", failures=failures, addresses=addresses),
     )
     try:
         feed_append(user_id=user_id, event=event)

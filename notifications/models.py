@@ -346,10 +346,11 @@ class Send(Model):
 
 
 class DigestReadersIndex(GlobalSecondaryIndex):
-    """People who chose a digest, by `<daily|weekly>#<n>` (sparse: only while the digest is on).
-
-    Four partitions per period (`n` = crc32 of the user id % 4), so one period's readers are
-    spread and the digest sender Queries them in parallel.
+    """People who chose a digest, by `<daily|weekly>#<HH:MM>` (sparse: only while the digest is on):
+    the quarter hour of UTC their local digest hour falls on at their zone's offset of a fixed
+    day (notifications/preferences/digest_slots.py), so a digest pass Queries only the two or
+    three slots that may be due. Readers listed before slots are under `<daily|weekly>#<0-3>`
+    until the pass that reads every slot moves them.
     """
 
     class Meta:

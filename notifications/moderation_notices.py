@@ -2,7 +2,8 @@
 of a comment hidden, or shown again, and each reporter of a case staff decided.
 
 Each is a `moderation` entry with its text inline (it points at nothing: a hidden comment
-cannot be opened). Its event id names the decision, so the feed writes it once however often
+cannot be opened), kept as a kind of text and its parameters (notifications/feed/notice_texts.py),
+worded in the reader's language when read. Its event id names the decision, so the feed writes it once however often
 the decision is sent (a retried staff action): the author's by comment, decision and episode
 (hides and unhides alternate: the count of earlier unhides tells them apart), a reporter's by
 comment and reporter (one notice per report, whatever staff decide later). Nobody can turn
@@ -21,6 +22,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_noop
 
 from notifications.feed.events import FeedEvent
+from notifications.feed.notice_texts import notice_body
 from notifications.feed.services import feed_append
 from notifications.outbox import OutboxJob, OutboxRun, outbox_add, outbox_send
 from social.models import Report, ReportCase
@@ -42,24 +44,23 @@ def case_find(*, comment_id: str) -> ReportCase | None:
 
 MODERATION_KIND = "moderation"
 QUOTE_CHARS = 60
-ASK = "If you think this is a mistake, reply to any mail from this site or write to its operators, naming the comment."
 
 
 def _quote(body: str) -> str:
+    """The first words of the comment (quoted when worded: notifications/feed/notice_texts.py)."""
     text = " ".join(body.split())
-    return f"“{text[:QUOTE_CHARS]}{'…' if len(text) > QUOTE_CHARS else ''}”" if text else "your comment"
+    return f"{text[:QUOTE_CHARS]}{'…' if len(text) > QUOTE_CHARS else ''}"
 
 
 def _author_event(*, comment_id: str, body: str, decision: str, by: str, episode: int) -> FeedEvent | None:
     quote = _quote(body)
     if decision == "hide":
-        why = "after several people reported it" if by == "reports" else "by the moderators"
         title = gettext_noop("Your comment was hidden")
-        text = f"Your comment {quote} was hidden {why}: nobody else sees it now. {ASK}"
+        text = notice_body("comment-hidden", quote=quote, by="reports" if by == "reports" else "moderators")
         url = ""
     elif decision == "unhide":
         title = gettext_noop("Your comment is visible again")
-        text = f"The moderators looked at your comment {quote} and it is visible to everyone again."
+        text = notice_body("comment-unhidden", quote=quote)
         url = reverse("comment", args=[comment_id])
     else:
         return None
@@ -75,13 +76,7 @@ def _author_event(*, comment_id: str, body: str, decision: str, by: str, episode
 
 
 def _reporter_event(*, comment_id: str, reporter_id: str, hidden: bool) -> FeedEvent:
-    if hidden:
-        text = "The moderators looked at the comment you reported and hid it. Thank you for telling us."
-    else:
-        text = (
-            "The moderators looked at the comment you reported and found it within the rules: "
-            "it stays up. Thank you for telling us."
-        )
+    text = notice_body("report-hidden" if hidden else "report-kept")
     return FeedEvent(
         event_id=f"moderation-report:{comment_id}:{reporter_id}",
         kind=MODERATION_KIND,

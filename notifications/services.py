@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from notifications.feed.services import feed_mark_read
 from notifications.models import LikeRead, LikeUnread, UnreadCount, read_key, unread_count_set
@@ -178,7 +179,7 @@ def _mark_read_batch(*, user_id: str, batch: list[LikeUnread]) -> int:
         return len(pending())
     if not pending():
         return 0
-    raise Conflict("notifications_mark_read: notifications kept changing, retry shortly.")
+    raise Conflict(gettext("notifications_mark_read: notifications kept changing, retry shortly."))
 
 
 def _mark_read(*, user_id: str, unread: list[LikeUnread]) -> int:

@@ -3,6 +3,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from notifications import selectors, services
@@ -31,7 +32,11 @@ def inbox_read_all(request):
         messages.error(request, error.message)
     else:
         if marked:
-            messages.success(request, f"Marked {marked} notification{'s' if marked != 1 else ''} as read.")
+            messages.success(
+                request,
+                ngettext("Marked %(count)d notification as read.", "Marked %(count)d notifications as read.", marked)
+                % {"count": marked},
+            )
     response = redirect("notifications")
     FRESH_BADGE.remember(request, response, value=str(request.user.pk))  # the next pages' badge reads it exactly
     return response

@@ -17,12 +17,15 @@ from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import HttpResponseBase, JsonResponse
+from django.utils.functional import Promise
 from pynamodb.exceptions import PynamoDBException
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
 from rest_framework.response import Response
 
 logger = logging.getLogger(__name__)
+
+StrOrPromise = str | Promise  # a message, or one marked with gettext_lazy
 
 THROTTLING_CODES = {
     "ProvisionedThroughputExceededException",
@@ -35,9 +38,11 @@ class ApplicationError(Exception):
     status_code: int = status.HTTP_400_BAD_REQUEST
     code = "invalid"
 
-    def __init__(self, message: str, *, field: str | None = None):
-        super().__init__(message)
-        self.message = message
+    def __init__(self, message: StrOrPromise, *, field: str | None = None):
+        # A message marked with gettext_lazy is worded here, in the language of the request
+        # (the reader's) that raised it.
+        super().__init__(str(message))
+        self.message = str(message)
         self.field = field
 
 
@@ -71,7 +76,7 @@ class RateLimited(ApplicationError):
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     code = "rate_limited"
 
-    def __init__(self, message: str, *, retry_after: float, field: str | None = None):
+    def __init__(self, message: StrOrPromise, *, retry_after: float, field: str | None = None):
         super().__init__(message, field=field)
         self.retry_after = retry_after
 

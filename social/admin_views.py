@@ -8,6 +8,7 @@ from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
@@ -80,15 +81,19 @@ class CommentAdmin(DynamoAdmin):
         try:
             if action == "delete":
                 staff_services.comment_delete_by_staff(comment_id=comment_id, staff=request.user)
-                messages.success(request, f"Comment {comment_id}'s text is deleted.")
+                messages.success(
+                    request, gettext("Comment %(comment_id)s's text is deleted.") % {"comment_id": comment_id}
+                )
             elif action == "hide":
                 staff_services.comment_hide_by_staff(comment_id=comment_id, staff=request.user)
-                messages.success(request, f"Comment {comment_id} is now hidden.")
+                messages.success(request, gettext("Comment %(comment_id)s is now hidden.") % {"comment_id": comment_id})
             else:
                 staff_services.comment_unhide_by_staff(comment_id=comment_id, staff=request.user)
-                messages.success(request, f"Comment {comment_id} is now visible.")
+                messages.success(
+                    request, gettext("Comment %(comment_id)s is now visible.") % {"comment_id": comment_id}
+                )
         except NotFound:
-            messages.error(request, f"No comment {comment_id}.")
+            messages.error(request, gettext("No comment %(comment_id)s.") % {"comment_id": comment_id})
         return HttpResponseRedirect(f"{reverse('admin:dynamo-comments')}?{urlencode({'q': back})}")
 
 
@@ -108,7 +113,7 @@ class RankingAdmin(DynamoAdmin):
         counter = None
         if lookup and not _is_comment_id(lookup):
             # Not a comment id (e.g. 3,000 characters): never a DynamoDB key, which would be refused.
-            messages.error(request, "Not a comment id: look up a comment by its id (a UUID).")
+            messages.error(request, gettext("Not a comment id: look up a comment by its id (a UUID)."))
             lookup = lookup[:100]
         elif lookup:
             key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=lookup)
@@ -141,11 +146,15 @@ class RankingAdmin(DynamoAdmin):
             shards = int(request.POST.get("shards", ""))
             key = counters.counter_key(kind=RANKING_KINDS[kind], object_id=comment_id)
             counters.counter_set_shards(key=key, shards=shards)
-            messages.success(request, f"{key} now spreads new writes over {shards} shard(s); its count is unchanged.")
+            messages.success(
+                request,
+                gettext("%(key)s now spreads new writes over %(shards)s shard(s); its count is unchanged.")
+                % {"key": key, "shards": shards},
+            )
         except NotFound:
-            messages.error(request, f"No comment {comment_id!r}.")
+            messages.error(request, gettext("No comment %(comment_id)s.") % {"comment_id": repr(comment_id)})
         except ValueError:
-            messages.error(request, "The shard count must be a whole number.")
+            messages.error(request, gettext("The shard count must be a whole number."))
         except ApplicationError as error:
             messages.error(request, error.message)
         query = urlencode({"kind": kind, "comment": comment_id})

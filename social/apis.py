@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
@@ -144,7 +145,7 @@ class UserCreateApi(APIView):
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer}, auth=[])
     def post(self, request):
         if not settings.SIGNUP_OPEN:
-            raise PermissionDenied("Sign-up is closed.")
+            raise PermissionDenied(gettext("Sign-up is closed."))
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         user = account_sign_up(**serializer.validated_data, address=client_ip(request))
@@ -175,7 +176,7 @@ class TokenCreateApi(APIView):
     )
     def post(self, request):
         if request_cross_site(request):  # another site's page spending its visitors' log-in budgets
-            raise PermissionDenied("Log in from this site or an API client, not from another site's page.")
+            raise PermissionDenied(gettext("Log in from this site or an API client, not from another site's page."))
         serializer = TokenLogInSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()  # a missing or wrong `otp` raises its 400 (ApplicationError)
         refusal = getattr(request, "login_refused", None)  # project.accounts.login.LimitedModelBackend
@@ -258,7 +259,7 @@ class CommentDetailApi(APIView):
         view = selectors.comment_get(comment_id=comment_id, viewer_id=viewer_id, include_hidden=True)
         # A hidden comment does not exist, but for its author while it waits for review (`held`).
         if view.hidden and not (view.held and viewer_id is not None and view.author.id == viewer_id):
-            raise NotFound("No such comment.")
+            raise NotFound(gettext("No such comment."))
         return Response(CommentOutputSerializer(view).data)
 
     @extend_schema(request=EditInputSerializer, responses={200: CommentOutputSerializer})
@@ -467,7 +468,7 @@ class MeApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         if not data:
-            raise serializers.ValidationError({"non_field_errors": ["Send at least one field to change."]})
+            raise serializers.ValidationError({"non_field_errors": [gettext("Send at least one field to change.")]})
         changes = language.language_changes({name: data[name] for name in language.FIELDS if name in data})
         if "display_name" in data:
             services.user_display_name_set(user=request.user, display_name=data["display_name"])

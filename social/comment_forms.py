@@ -10,13 +10,16 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext_lazy
 
 from project.errors import ApplicationError, NotFound
 from project.http.fresh import FRESH_LIKES
 from social import selectors
 
-COMMENT_DELETED = "That comment was deleted by its author, so nothing was changed."
-COMMENT_GONE = "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+COMMENT_DELETED = gettext_lazy("That comment was deleted by its author, so nothing was changed.")
+COMMENT_GONE = gettext_lazy(
+    "That comment is no longer available: it was removed by the moderators, so nothing was changed."
+)
 
 
 def back_url(request: HttpRequest) -> str:

@@ -30,6 +30,7 @@ from collections.abc import Collection
 
 from cachetools import TTLCache
 from django.conf import settings
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist, UpdateError
 from pynamodb.transactions import TransactWrite
 
@@ -417,15 +418,18 @@ def counter_set_shards(*, key: str, shards: int) -> int:
     """
     kind, object_id = counter_key_parts(key)
     if kind not in KINDS or not object_id:
-        raise ApplicationError(f"Unknown counter {key!r}.", field="key")
+        raise ApplicationError(gettext("Unknown counter %(key)s.") % {"key": repr(key)}, field="key")
     if not 1 <= shards <= settings.COUNTER_SHARDS_MAX:
-        raise ApplicationError(f"Shards must be 1..{settings.COUNTER_SHARDS_MAX}.", field="shards")
+        raise ApplicationError(
+            gettext("Shards must be 1..%(counter_shards_max)s.") % {"counter_shards_max": settings.COUNTER_SHARDS_MAX},
+            field="shards",
+        )
     if kind == LIKES:
         try:
             Comment(object_id).update(actions=[Comment.like_shards.set(shards)], condition=Comment.comment_id.exists())
         except UpdateError as error:
             if condition_failed(error):
-                raise NotFound("No such comment.") from None
+                raise NotFound(gettext("No such comment.")) from None
             raise
     CounterTotal(key).update(
         actions=[CounterTotal.shards.set(shards), CounterTotal.kind.set(kind), CounterTotal.object_id.set(object_id)]

@@ -33,6 +33,7 @@ from django.contrib import messages
 from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.shortcuts import redirect, resolve_url
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 
 from project.clock import clock
 from project.http.security import client_ip
@@ -179,10 +180,18 @@ def form_keep_and_log_in(request: HttpRequest, *, what: str) -> HttpResponse:
         if form_keep(request, path=request.path, fields=fields):
             messages.info(
                 request,
-                f"You are not logged in, so {what} were not saved. Log in and your changes will be back in the form.",
+                gettext(
+                    "You are not logged in, so %(what)s were not saved. Log in and your changes will be back in the "
+                    "form."
+                )
+                % {"what": what},
             )
         else:
-            messages.info(request, f"You are not logged in, so {what} were not saved: log in and save them again.")
+            messages.info(
+                request,
+                gettext("You are not logged in, so %(what)s were not saved: log in and save them again.")
+                % {"what": what},
+            )
     return redirect(login_url(request.path))
 
 

@@ -25,6 +25,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext_lazy
 
 from project.accounts.login_devices import device_nonce_in
 from project.accounts.login_limits import login_address_known
@@ -38,8 +39,8 @@ logger = logging.getLogger(__name__)
 
 
 WITHHELD_NOTICE_SECONDS = 86400
-WITHHELD_SUBJECT = "Password reset mails for your account were held back"
-WITHHELD_BODY = (
+WITHHELD_SUBJECT = gettext_lazy("Password reset mails for your account were held back")
+WITHHELD_BODY = gettext_lazy(
     "Someone asked Dynamo Social for password reset mails for your account ({usernames}) more often "
     "than we send them, from networks and browsers that never logged in to it, so we held some back.\n\n"
     "If it was you: ask for the reset from a browser or a network you logged in from before "
@@ -118,5 +119,5 @@ def reset_message(accounts: list[User]) -> EmailMultiAlternatives:
 def reset_withheld_message(accounts: list[User]) -> EmailMultiAlternatives:
     usernames = ", ".join(user.get_username() for user in accounts)
     return EmailMultiAlternatives(
-        subject=WITHHELD_SUBJECT, body=WITHHELD_BODY.format(usernames=usernames), to=[accounts[0].email]
+        subject=str(WITHHELD_SUBJECT), body=str(WITHHELD_BODY).format(usernames=usernames), to=[accounts[0].email]
     )

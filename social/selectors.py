@@ -10,6 +10,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist
 
 from project.clock import clock, parse_iso
@@ -191,7 +192,7 @@ def comment_get(
     a page passes `fresh` (see `comment_views`), as the comment's own page does."""
     comment = comment_find(comment_id=comment_id)
     if comment is None or (comment.hidden and not include_hidden):
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     return comment_views([comment], viewer_id=viewer_id, fresh=fresh)[0]
 
 

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.db import transaction as db_transaction
+from django.utils.translation import gettext, gettext_lazy
 from pynamodb.exceptions import PutError, UpdateError
 from pynamodb.transactions import TransactWrite
 
@@ -83,9 +84,9 @@ def _timeline_day_ensure(day: str) -> int:
 # ASCII letters and digits plus @ . + - _ only: no letters of other scripts that look
 # like Latin ones (a Cyrillic "o" in "bob" looks the same); case never distinguishes two names.
 USERNAME_PATTERN = re.compile(r"[A-Za-z0-9@.+_-]+\Z")
-USERNAME_RULE = "Use only letters a-z, digits and @ . + - _ (no accents or other alphabets)."
-USERNAME_TAKEN = "This username is taken."
-USERNAME_RESERVED = "This username belonged to a deleted account and can't be used again."
+USERNAME_RULE = gettext_lazy("Use only letters a-z, digits and @ . + - _ (no accents or other alphabets).")
+USERNAME_TAKEN = gettext_lazy("This username is taken.")
+USERNAME_RESERVED = gettext_lazy("This username belonged to a deleted account and can't be used again.")
 # One limit for the sign-up page and the API: hashing a password costs time in its length.
 PASSWORD_MAX_LENGTH = 128
 
@@ -160,7 +161,11 @@ def user_display_name_set(*, user: User, display_name: str) -> User:
     """
     display_name = display_name_clean(display_name)
     if len(display_name) > DISPLAY_NAME_MAX_LENGTH:
-        raise ApplicationError(f"At most {DISPLAY_NAME_MAX_LENGTH} characters.", field="display_name")
+        raise ApplicationError(
+            gettext("At most %(display_name_max_length)s characters.")
+            % {"display_name_max_length": DISPLAY_NAME_MAX_LENGTH},
+            field="display_name",
+        )
     user.display_name = display_name
     user.save(update_fields=["display_name"])
     return user
@@ -201,9 +206,11 @@ def comment_body_clean(body: str) -> str:
     or longer than BODY_MAX_LENGTH characters (Unicode code points, a line break one)."""
     body = line_breaks_normalize(body).strip()
     if not body:
-        raise ApplicationError("The comment is empty.", field="body")
+        raise ApplicationError(gettext("The comment is empty."), field="body")
     if len(body) > BODY_MAX_LENGTH:
-        raise ApplicationError(f"At most {BODY_MAX_LENGTH} characters.", field="body")
+        raise ApplicationError(
+            gettext("At most %(body_max_length)s characters.") % {"body_max_length": BODY_MAX_LENGTH}, field="body"
+        )
     return body
 
 
@@ -293,8 +300,8 @@ def comment_get_visible(*, comment_id: str, field: str | None = None) -> Comment
     comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden or comment.deleted_at:
         if field:
-            raise ApplicationError("No such comment.", field=field)
-        raise NotFound("No such comment.")
+            raise ApplicationError(gettext("No such comment."), field=field)
+        raise NotFound(gettext("No such comment."))
     return comment
 
 
@@ -331,7 +338,7 @@ def comment_set_hidden(*, comment_id: str, hidden: bool, hidden_by: str = "staff
     """
     comment = comment_find(comment_id=comment_id)
     if comment is None:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     actions = comment_visibility_actions(comment=comment, hidden=hidden, hidden_by=hidden_by)
     comment.update(actions=actions, condition=Comment.comment_id.exists())
     logger.info("comment %s %s", comment_id, "hidden" if hidden else "shown")
@@ -340,7 +347,7 @@ def comment_set_hidden(*, comment_id: str, hidden: bool, hidden_by: str = "staff
 
 # --- the author's own edit and delete ---------------------------------------
 
-COMMENT_DELETED = "This comment was deleted."
+COMMENT_DELETED = gettext_lazy("This comment was deleted.")
 
 
 def _own_comment(*, comment_id: str, author_id: str) -> Comment:
@@ -350,9 +357,9 @@ def _own_comment(*, comment_id: str, author_id: str) -> Comment:
     """
     comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     if comment.author_id != author_id:
-        raise PermissionDenied("Only its author can change a comment.")
+        raise PermissionDenied(gettext("Only its author can change a comment."))
     if comment.deleted_at:
         raise NotFound(COMMENT_DELETED)
     return comment
@@ -401,7 +408,7 @@ def _author_write(
     _own_comment(comment_id=comment_id, author_id=author_id)  # raises what came first
     if condition is not None:
         return False
-    raise NotFound("No such comment.")  # the condition failed, yet the re-read looks fine: a race
+    raise NotFound(gettext("No such comment."))  # the condition failed, yet the re-read looks fine: a race
 
 
 def comment_edit(
@@ -452,11 +459,11 @@ def comment_edit(
         if written:
             break
     else:
-        raise Conflict("This comment was being changed at the same moment by another edit: please try again.")
+        raise Conflict(gettext("This comment was being changed at the same moment by another edit: please try again."))
     logger.info("comment %s edited by user %s (version %d)", comment_id, author_id, version + 1)
     edited = comment_find(comment_id=comment_id)
     if edited is None:  # deleted between the edit and this read: the delete came last
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     return edited
 
 

@@ -18,6 +18,8 @@ from django.core.validators import MaxLengthValidator
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.text import format_lazy
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
 from django.views.decorators.http import require_http_methods
 
@@ -43,7 +45,9 @@ from social.preview import comment_preview, preview_asked
 from social.relations.selectors import blocked_by
 from social.spam.views import held_answer, posted_held
 
-LIKE_ACTION_MISSING = "The like form said neither like nor unlike (its action field), so nothing was changed."
+LIKE_ACTION_MISSING = gettext_lazy(
+    "The like form said neither like nor unlike (its action field), so nothing was changed."
+)
 
 
 class CommentBodyField(forms.CharField):
@@ -57,10 +61,14 @@ class CommentBodyField(forms.CharField):
 class CommentForm(forms.Form):
     body = CommentBodyField(
         max_length=services.BODY_MAX_LENGTH,
-        help_text=f"Up to {services.BODY_MAX_LENGTH:,} characters; a line break counts as one.",
+        help_text=format_lazy(
+            gettext_lazy("Up to {limit} characters; a line break counts as one."), limit=f"{services.BODY_MAX_LENGTH:,}"
+        ),
         widget=forms.Textarea(attrs={"rows": 3, "data-max-length": services.BODY_MAX_LENGTH}),
         error_messages={
-            "max_length": "At most %(limit_value)d characters: this has %(show_value)d. Shorten it and post again."
+            "max_length": gettext_lazy(
+                "At most %(limit_value)d characters: this has %(show_value)d. Shorten it and post again."
+            )
         },
     )
 
@@ -84,7 +92,11 @@ def _form_with_kept_draft(request, *, button: str) -> CommentForm:
         return CommentForm()
     form = CommentForm({"body": body})
     form.is_valid()  # an over-long draft comes back with its error
-    messages.info(request, f"Your text was not posted yet. It is back in the box: press {button} to send it.")
+    messages.info(
+        request,
+        gettext("Your text was not posted yet. It is back in the box: press %(button)s to send it.")
+        % {"button": button},
+    )
     return form
 
 
@@ -99,7 +111,7 @@ def _post_once(request, form: CommentForm, *, parent_id: str | None = None) -> t
     )
 
 
-ALREADY_POSTED = "That text was already posted from this page, so it was not posted again."
+ALREADY_POSTED = gettext_lazy("That text was already posted from this page, so it was not posted again.")
 
 
 def _keep_draft_and_log_in(request):
@@ -107,13 +119,16 @@ def _keep_draft_and_log_in(request):
     body = request.POST.get("body", "")
     if drafts.draft_keep(request, path=request.path, body=body):
         messages.info(
-            request, "You are not logged in, so nothing was posted. Log in and your text will be back in the box."
+            request,
+            gettext("You are not logged in, so nothing was posted. Log in and your text will be back in the box."),
         )
     elif body.strip():
         messages.warning(
             request,
-            "You are not logged in, so nothing was posted, and too many texts were kept from your network: "
-            "log in and write it again.",
+            gettext(
+                "You are not logged in, so nothing was posted, and too many texts were kept from your network: log "
+                "in and write it again."
+            ),
         )
     return redirect(drafts.login_url(request.path))
 
@@ -122,7 +137,9 @@ class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):
         model = User
         fields = ("username", "display_name", "email")
-        help_texts = {"email": "Optional: for the notification e-mail you choose and password resets. Never shown."}
+        help_texts = {
+            "email": gettext_lazy("Optional: for the notification e-mail you choose and password resets. Never shown.")
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -190,7 +207,9 @@ def _compose(request, *, button: str, posted: str, landing: Callable[[], HttpRes
 
 
 def timeline(request):
-    composed = _compose(request, button="Post", posted="Posted.", landing=lambda: redirect("timeline"))
+    composed = _compose(
+        request, button=gettext("Post"), posted=gettext("Posted."), landing=lambda: redirect("timeline")
+    )
     if composed.answer is not None:
         return composed.answer
     form, refused, preview = composed.form, composed.refused, composed.preview
@@ -245,7 +264,7 @@ def comment_edit(request, comment_id):
         except ApplicationError as error:
             form.add_error("body", error.message)
         else:
-            messages.success(request, "Your comment was saved.")
+            messages.success(request, gettext("Your comment was saved."))
             response = HttpResponseRedirect(_comment_back(comment))
             FRESH_COMMENTS.remember(request, response, value=comment_id)  # the lists show the new text
             return response
@@ -333,7 +352,7 @@ def comment_delete(request, comment_id):
             messages.error(request, error.message)
             context = {"comment": comment, "back": _comment_back(comment)}
             return refused_page(render(request, "social/comment_delete.html", context), error)
-        messages.success(request, "Your comment was deleted.")
+        messages.success(request, gettext("Your comment was deleted."))
         response = redirect("comment", comment_id=comment.parent_id) if comment.parent_id else redirect("timeline")
         FRESH_COMMENTS.remember(request, response, value=comment_id)  # the lists it leaves show it gone
         return response
@@ -356,8 +375,8 @@ def comment_detail(request, comment_id):
         return render(request, "social/comment_hidden.html", {"comment": comment, "held": comment.held})
     composed = _compose(
         request,
-        button="Reply",
-        posted="Your reply is posted.",
+        button=gettext("Reply"),
+        posted=gettext("Your reply is posted."),
         landing=lambda: redirect("comment", comment_id=comment_id),
         parent_id=comment_id,
     )
@@ -427,9 +446,19 @@ def comment_like(request, comment_id):
         return render(request, "400.html", {"reason": LIKE_ACTION_MISSING}, status=400)
     if not request.user.is_authenticated:
         if drafts.like_keep(request, comment_id=comment_id, action=action):
-            messages.info(request, f"Log in to {action} that comment: it is done as soon as you are in.")
+            messages.info(
+                request,
+                gettext("Log in to like that comment: it is done as soon as you are in.")
+                if action == "like"
+                else gettext("Log in to unlike that comment: it is done as soon as you are in."),
+            )
         else:
-            messages.info(request, f"Log in, then press the heart again to {action} that comment.")
+            messages.info(
+                request,
+                gettext("Log in, then press the heart again to like that comment.")
+                if action == "like"
+                else gettext("Log in, then press the heart again to unlike that comment."),
+            )
         return redirect(drafts.login_url(request.path))
     return _like_and_go_back(request, comment_id=comment_id, action=action, back=back_url(request))
 
@@ -437,7 +466,7 @@ def comment_like(request, comment_id):
 def _comment_like_after_log_in(request, comment_id):
     kept = drafts.like_take(request, comment_id=comment_id) if request.user.is_authenticated else None
     if kept is None or kept.get("action") not in LIKE_ACTIONS:  # a kept reaction is done at its own address
-        messages.info(request, "Nothing was changed: press the heart to like or unlike.")
+        messages.info(request, gettext("Nothing was changed: press the heart to like or unlike."))
         return redirect("comment", comment_id=comment_id)
     back = reverse("comment", args=[comment_id])
     return _like_and_go_back(request, comment_id=comment_id, action=kept["action"], back=back, say_done=True)
@@ -451,7 +480,7 @@ def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_d
             return like_remove(comment_id=comment_id, user_id=user_id)
         return like_add(comment_id=comment_id, user_id=user_id)
 
-    done = "You liked the comment." if action == "like" else "You unliked the comment."
+    done = gettext("You liked the comment.") if action == "like" else gettext("You unliked the comment.")
     return comment_change_and_go_back(
         request, comment_id=comment_id, back=back, change=change, done=done if say_done else None
     )
@@ -459,7 +488,7 @@ def _like_and_go_back(request, *, comment_id: str, action: str, back: str, say_d
 
 def signup(request):
     if not settings.SIGNUP_OPEN:
-        messages.error(request, "Sign-up is closed.")
+        messages.error(request, gettext("Sign-up is closed."))
         return redirect("login")
     form, refused, user = SignUpForm(request.POST or None), None, None
     if request.method == "POST" and form.is_valid():
@@ -479,7 +508,7 @@ def signup(request):
             form.add_error(error.field, error.message)
     if user is not None:
         login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
-        messages.success(request, f"Welcome, {user.shown_name}!")
+        messages.success(request, gettext("Welcome, %(shown_name)s!") % {"shown_name": user.shown_name})
         return redirect("timeline")
     focus_first_error(form)
     return refused_page(render(request, "registration/signup.html", {"form": form}), refused)

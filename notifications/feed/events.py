@@ -12,6 +12,8 @@ import json
 import zlib
 from dataclasses import asdict, dataclass
 
+from django.utils.translation import gettext
+
 from project.errors import ApplicationError
 
 # Bounds that keep one entry small, so a full feed stays far below DynamoDB's 400 KB
@@ -60,7 +62,7 @@ class FeedEvent:
     def __post_init__(self):
         for name in ("event_id", "kind"):
             if not getattr(self, name):
-                raise FeedEventTooLarge(f"A feed event needs a {name}.", field=name)
+                raise FeedEventTooLarge(gettext("A feed event needs a %(name)s.") % {"name": name}, field=name)
         limits = {
             "event_id": FEED_ID_MAX_CHARS,
             "rollup_key": FEED_ID_MAX_CHARS,
@@ -76,13 +78,22 @@ class FeedEvent:
             value = getattr(self, name)
             if value is not None and len(value) > limit:
                 raise FeedEventTooLarge(
-                    f"At most {limit} characters in a feed entry's {name} (got {len(value)}).", field=name
+                    gettext("At most %(limit)s characters in a feed entry's %(name)s (got %(len_value)s).")
+                    % {"limit": limit, "name": name, "len_value": len(value)},
+                    field=name,
                 )
         text_bytes = sum(len(value.encode()) for value in (self.title, self.body, self.url))
         if text_bytes > FEED_TEXT_MAX_BYTES:
             raise FeedEventTooLarge(
-                f"Title, body and url of a feed entry take {text_bytes} bytes in UTF-8; at most "
-                f"{FEED_TEXT_MAX_BYTES} (about {FEED_TEXT_MAX_BYTES // 3} Japanese characters).",
+                gettext(
+                    "Title, body and url of a feed entry take %(text_bytes)s bytes in UTF-8; at most "
+                    "%(feed_text_max_bytes)s (about %(feed_text_max_bytes_3)s Japanese characters)."
+                )
+                % {
+                    "text_bytes": text_bytes,
+                    "feed_text_max_bytes": FEED_TEXT_MAX_BYTES,
+                    "feed_text_max_bytes_3": FEED_TEXT_MAX_BYTES // 3,
+                },
                 field="body",
             )
 

@@ -15,6 +15,7 @@ from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext
 
 from notifications.feed.encoding import (
     KIND_CODES,
@@ -278,7 +279,10 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
         records.append(Record.of(target))
     size = feed_entry_size(target)
     if size > FEED_ENTRY_MAX_BYTES:  # the field bounds make this unreachable; a guard, not a path
-        raise FeedEventTooLarge(f"A feed entry would take {size} bytes; at most {FEED_ENTRY_MAX_BYTES}.")
+        raise FeedEventTooLarge(
+            gettext("A feed entry would take %(size)s bytes; at most %(feed_entry_max_bytes)s.")
+            % {"size": size, "feed_entry_max_bytes": FEED_ENTRY_MAX_BYTES}
+        )
     feed.records = _sort_and_cap(records, feed_max_entries())
     feed.applied = [*applied, event_digest][-FEED_APPLIED_KEPT:]
     feed.updated_at = clock.now_iso()

@@ -22,6 +22,7 @@ from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.encoding import PERSON_ROLLUP_KIND, FeedEntry, legacy_feed_upgrade
 from notifications.feed.events import FEED_RETRY_SHARDS, MENTION_KIND, THREAD_KIND
+from notifications.feed.notice_texts import notice_body_text
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
 from project.operations.backlog import Backlog, backlog_of_parts
@@ -219,7 +220,8 @@ def _texts(entries: list[FeedEntry], silenced: frozenset[str] = frozenset()) -> 
     texts = {}
     for entry in entries:
         if entry.object_id is None:  # an event that kept its text inline (or an old-format entry)
-            texts[entry.entry_id] = FeedText(entry.title, entry.body, entry.url)
+            body = notice_body_text(entry.body) if entry.kind in NOTICE_KINDS else entry.body
+            texts[entry.entry_id] = FeedText(entry.title, body, entry.url)
         elif entry.kind in reply_kinds:
             reply = replies.get(entry.object_id)
             if reply is None or (reply.parent_id is None and entry.kind != MENTION_KIND):

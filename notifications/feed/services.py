@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from django.conf import settings
+from django.utils.translation import gettext
 from pynamodb.exceptions import DeleteError, PutError, PynamoDBException, UpdateError
 
 from notifications.feed.events import FeedEvent, feed_retry_key
@@ -240,7 +241,7 @@ def feed_append(*, user_id: str, event: FeedEvent, outbox: bool = False, queue: 
         conflicts += 1
         error_text = f"version conflicts persisted over {FEED_WRITE_ATTEMPTS} attempts"
         if not queue:
-            raise Conflict(f"feed_append: {error_text}, retry shortly.")
+            raise Conflict(gettext("feed_append: %(error_text)s, retry shortly.") % {"error_text": error_text})
     except (Conflict, Throttled) as error:
         if not queue:
             raise
@@ -291,7 +292,7 @@ def feed_mark_read(*, user_id: str, entry_ids: list[str] | None = None) -> int:
         return marked
     if not marked:  # someone else marked them meanwhile
         return 0
-    raise Conflict("The feed kept changing while it was marked read, retry shortly.")
+    raise Conflict(gettext("The feed kept changing while it was marked read, retry shortly."))
 
 
 def feed_silence(*, user_id: str, other_id: str, silenced: Callable[[], bool]) -> bool:
@@ -324,7 +325,7 @@ def feed_silence(*, user_id: str, other_id: str, silenced: Callable[[], bool]) -
         return True
     if write.already_applied:
         return False
-    raise Conflict("The feed kept changing while a block or mute was applied, retry shortly.")
+    raise Conflict(gettext("The feed kept changing while a block or mute was applied, retry shortly."))
 
 
 # --- the retry worker ----------------------------------------------------------

@@ -7,8 +7,10 @@ one digest: an hour the clocks skip is taken at the offset before the change (02
 spring-forward night leaves at 03:30), an hour that happens twice at its first occurrence,
 and the ledger source names the local day, so no day has two and none has none.
 
-Readers come from the `digest` index of `preferences` (notifications/preferences/selectors.py)
-and their user rows (one query per pass: zone, hour, language and address together). Each
+Readers come from the `digest` index of `preferences`, listed by the quarter hour of UTC their
+local digest hour falls on (notifications/preferences/digest_slots.py): a pass reads the two or
+three slots that may be due now, not every reader, and their user rows (one query per 500:
+zone, hour, language and address together). Each
 reader's digest is one mail through `mail_deliver`, with the ledger source `digest:<period>`:
 the same claim that makes a notification mail go once makes a digest go once per period,
 whatever runs twice or dies. Every due time is a whole local hour, which in any zone falls on
@@ -34,7 +36,9 @@ from notifications.mail.content import digest_message
 from notifications.mail.quiet import reader_zone
 from notifications.mail.selectors import EMAIL, SENT, SKIPPED, ledger_get
 from notifications.mail.services import ALREADY, POSTPONED, ledger_put, mail_deliver
+from notifications.preferences.digest_slots import digest_key, digest_slot, due_slots
 from notifications.preferences.selectors import digest_readers, preferences_get
+from notifications.preferences.services import digest_rekey
 from project.clock import clock
 
 logger = logging.getLogger(__name__)
@@ -127,7 +131,9 @@ def slot_of(now: datetime) -> datetime:
 
 
 def _slot_source(digest: str, slot: datetime) -> str:
-    return f"digest:{digest}:run:{slot.strftime('%Y-%m-%dT%H:%M')}"
+    # `slot-run`, not the `run` of the passes that read every reader each quarter hour: the
+    # first pass after the change reads every reader (and lists each under their slot).
+    return f"digest:{digest}:slot-run:{slot.strftime('%Y-%m-%dT%H:%M')}"
 
 
 def digest_run_done(source: str) -> bool:
@@ -143,9 +149,12 @@ def digests_send(
     """Send every due digest not sent yet; the number of readers looked at (0: nothing due).
 
     Once per quarter hour of UTC at most (module doc): when the previous quarter hour's pass
-    finished, only readers due since its start are looked at; otherwise (the worker was down,
-    a pass was cut short) every reader due in their current period, whom the ledger keeps
-    from a second digest.
+    finished, only the readers listed under the slots that may be due now are read, and those
+    due since its start are looked at; otherwise (the worker was down, a pass was cut short)
+    every reader is read, and every one due in their current period is looked at, whom the
+    ledger keeps from a second digest. The pass of 00:00 UTC reads every reader too, and lists
+    each one found under a slot that is no longer theirs where they belong (and looks at them
+    as after a gap, so a digest their stale slot hid still leaves that day).
     """
     now = clock.utcnow()
     slot = slot_of(now)
@@ -154,25 +163,39 @@ def digests_send(
         if digest_run_done(_slot_source(digest, slot)):
             continue
         since = slot - SLOT if digest_run_done(_slot_source(digest, slot - SLOT)) else None
-        user_ids = list(digest_readers(digest=digest))
+        full = since is None or (slot.hour, slot.minute) == (0, 0)
+        listed = list(digest_readers(digest=digest, slots=None if full else due_slots(slot)))
         postponed = False
-        for start in range(0, len(user_ids), READERS_PER_QUERY):
-            chunk = user_ids[start : start + READERS_PER_QUERY]
-            rows = recipients_get(user_ids=chunk)
-            for user_id in chunk:
-                period = reader_period(digest=digest, now=now, found=rows[user_id])
-                if now < period.due_at or (since is not None and period.due_at <= since):
+        for start in range(0, len(listed), READERS_PER_QUERY):
+            chunk = listed[start : start + READERS_PER_QUERY]
+            rows = recipients_get(user_ids=[user_id for user_id, _key in chunk])
+            for user_id, key in chunk:
+                found = rows[user_id]
+                moved = full and _listed_where_due(user_id=user_id, digest=digest, key=key, found=found)
+                period = reader_period(digest=digest, now=now, found=found)
+                if now < period.due_at or (since is not None and not moved and period.due_at <= since):
                     continue
                 if should_stop():
                     return looked
                 looked += 1
-                outcome = digest_send_one(user_id=user_id, period=period, connection=connection, found=rows[user_id])
+                outcome = digest_send_one(user_id=user_id, period=period, connection=connection, found=found)
                 postponed = postponed or outcome == POSTPONED
                 if outcome:
                     on_outcome(outcome)
         if not postponed:
             _run_marker_put(_slot_source(digest, slot))
     return looked
+
+
+def _listed_where_due(*, user_id: str, digest: str, key: str, found: Recipient | Verdict) -> bool:
+    """Move a reader listed under a slot that is not theirs (a stale or older key) to theirs;
+    True when moved."""
+    if not isinstance(found, Recipient):
+        return False
+    slot = digest_slot(time_zone=found.time_zone, hour=found.digest_hour)
+    if key == digest_key(digest=digest, slot=slot):
+        return False
+    return digest_rekey(user_id=user_id, digest=digest, old_key=key, slot=slot)
 
 
 def _run_marker_put(source: str) -> None:

@@ -70,12 +70,14 @@ def email_verification_send(*, user: User) -> None:
     waiting on it (`verification_message`), so strangers spending that budget cannot keep the
     address's owner from their link: each mail they cause carries it."""
     if not user.email:
-        raise ApplicationError("Enter an e-mail address first.", field="email")
+        raise ApplicationError(gettext("Enter an e-mail address first."), field="email")
     limit_enforce(name="mail_verify", subject=f"{user.pk}:{address_digest(user.email)}", rules=VERIFY_MAIL_RULES)
     if not recipient_mail_allow(name="mail_verify_to", email=user.email):
         raise RateLimited(
-            "Too many verification links went to this address recently: the next one sent to it will "
-            "carry a link for your account too, or ask again in an hour.",
+            gettext(
+                "Too many verification links went to this address recently: the next one sent to it will carry a "
+                "link for your account too, or ask again in an hour."
+            ),
             retry_after=3600,
         )
     verification_mail_queue(user=user)

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
@@ -71,6 +72,6 @@ def email_verify_page(request: HttpRequest, token: str) -> HttpResponse:
     if user is None:
         return render(request, "notifications/mail/verify_bad.html", status=400)
     if request.user.is_authenticated and request.user.pk == user.pk:
-        messages.success(request, f"Your e-mail address {user.email} is verified.")
+        messages.success(request, gettext("Your e-mail address %(email)s is verified.") % {"email": user.email})
         return redirect("account-settings")
     return render(request, "notifications/mail/verified.html", {"email": user.email})

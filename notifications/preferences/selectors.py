@@ -11,15 +11,16 @@ consistent Query of its partition (1 unit per 4 KB: about 100 people per unit).
 from __future__ import annotations
 
 import uuid
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.models import Preferences, ThreadSubscription
+from notifications.preferences.digest_slots import LEGACY_PARTITIONS, all_slots, digest_key
 from project.errors import NotFound
 from social.formatting import markdown_text
 from social.models import Comment
@@ -32,7 +33,6 @@ CHANNELS = ("inbox", "email", "push")
 DIGESTS = ("off", "daily", "weekly")
 THREAD_STATES = ("watch", "mute")
 DEFAULT_CHANNELS = {"inbox": True, "email": False, "push": False}
-DIGEST_PARTITIONS = 4  # partitions of the `digest` index per period, Queried one each
 # Staff messages always reach the inbox: the flag exists in the contract but cannot be turned off.
 ALWAYS_ON = {("message", "inbox")}
 
@@ -111,21 +111,19 @@ def preferences_get_many(*, user_ids: Iterable[str], consistent: bool = True) ->
     return {user_id: preferences_from_item(found.get(user_id)) for user_id in wanted}
 
 
-def digest_key(*, user_id: str, digest: str) -> str | None:
-    """The `digest` index's partition of a digest reader (`daily#3`); None while the digest is off."""
-    if digest == "off":
-        return None
-    return f"{digest}#{zlib.crc32(user_id.encode()) % DIGEST_PARTITIONS}"
-
-
-def digest_readers(*, digest: str) -> Iterator[str]:
-    """The user ids of everyone who chose the `daily` or `weekly` digest: one Query per partition
-    of the sparse, keys-only `digest` index (eventually consistent: a choice made a second ago
-    may be missed by a digest run at that very moment; the sender checks each reader's
-    preferences again, strongly, before sending)."""
-    for partition in range(DIGEST_PARTITIONS):
-        for entry in Preferences.by_digest.query(f"{digest}#{partition}"):
-            yield entry.user_id
+def digest_readers(*, digest: str, slots: Iterable[str] | None = None) -> Iterator[tuple[str, str]]:
+    """(user id, index key) of the readers of the `daily` or `weekly` digest listed under `slots`
+    (notifications/preferences/digest_slots.py), or of every reader (None: every slot, and the
+    partitions readers were listed under before slots): one Query per key of the sparse,
+    keys-only `digest` index (eventually consistent: a choice made a second ago may be missed
+    by a digest run at that very moment; the sender checks each reader's preferences again,
+    strongly, before sending)."""
+    keys = [digest_key(digest=digest, slot=slot) for slot in (all_slots() if slots is None else slots)]
+    if slots is None:
+        keys += [f"{digest}#{partition}" for partition in range(LEGACY_PARTITIONS)]
+    for key in keys:
+        for entry in Preferences.by_digest.query(key):
+            yield entry.user_id, key
 
 
 def is_thread_id(value: str) -> bool:
@@ -142,7 +140,7 @@ def comment_thread_find(*, comment_id: str) -> str:
     NotFound (404) for an unknown, hidden or deleted comment, as its page answers."""
     comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden or comment.deleted_at:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     return comment_thread_id(comment)
 
 

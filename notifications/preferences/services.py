@@ -7,16 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pynamodb.exceptions import DeleteError, PutError
+from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
+from pynamodb.exceptions import DeleteError, PutError, UpdateError
 
 from notifications.models import Preferences, ThreadSubscription
+from notifications.preferences.digest_slots import digest_key, digest_slot
 from notifications.preferences.selectors import (
     ALWAYS_ON,
     CHANNELS,
     DIGESTS,
     KINDS,
     NotifyPreferences,
-    digest_key,
     preferences_attribute,
     preferences_from_item,
     preferences_get,
@@ -36,37 +38,45 @@ def preferences_patch_parse(patch: Any) -> dict[str, Any]:
     ApplicationError naming the field (`kinds.like.email`), so nothing is written.
     """
     if not isinstance(patch, dict):
-        raise ApplicationError("Send a JSON object: any part of the preferences.", field="non_field_errors")
+        raise ApplicationError(gettext("Send a JSON object: any part of the preferences."), field="non_field_errors")
     changes: dict[str, Any] = {}
     for key, value in patch.items():
         if key == "kinds":
             changes |= _kinds_parse(value)
         elif key == "digest":
             if not isinstance(value, str) or value not in DIGESTS:
-                raise ApplicationError(f"Choose one of: {', '.join(DIGESTS)}.", field="digest")
+                raise ApplicationError(
+                    gettext("Choose one of: %(join_digests)s.") % {"join_digests": ", ".join(DIGESTS)}, field="digest"
+                )
             changes["digest"] = value
         else:
-            raise ApplicationError("Unknown field: the preferences have `kinds` and `digest`.", field=str(key))
+            raise ApplicationError(gettext("Unknown field: the preferences have `kinds` and `digest`."), field=str(key))
     return changes
 
 
 def _kinds_parse(kinds: Any) -> dict[str, bool]:
     if not isinstance(kinds, dict):
-        raise ApplicationError("Send an object of kinds.", field="kinds")
+        raise ApplicationError(gettext("Send an object of kinds."), field="kinds")
     changes: dict[str, bool] = {}
     for kind, channels in kinds.items():
         if kind not in KINDS:
-            raise ApplicationError(f"Unknown kind: choose from {', '.join(KINDS)}.", field=f"kinds.{kind}")
+            raise ApplicationError(
+                gettext("Unknown kind: choose from %(join_kinds)s.") % {"join_kinds": ", ".join(KINDS)},
+                field=f"kinds.{kind}",
+            )
         if not isinstance(channels, dict):
-            raise ApplicationError("Send an object of channels.", field=f"kinds.{kind}")
+            raise ApplicationError(gettext("Send an object of channels."), field=f"kinds.{kind}")
         for channel, on in channels.items():
             name = f"kinds.{kind}.{channel}"
             if channel not in CHANNELS:
-                raise ApplicationError(f"Unknown channel: choose from {', '.join(CHANNELS)}.", field=name)
+                raise ApplicationError(
+                    gettext("Unknown channel: choose from %(join_channels)s.") % {"join_channels": ", ".join(CHANNELS)},
+                    field=name,
+                )
             if not isinstance(on, bool):
-                raise ApplicationError("Must be true or false.", field=name)
+                raise ApplicationError(gettext("Must be true or false."), field=name)
             if (kind, channel) in ALWAYS_ON and not on:
-                raise ApplicationError("Staff messages always reach the inbox.", field=name)
+                raise ApplicationError(gettext("Staff messages always reach the inbox."), field=name)
             changes[preferences_attribute(kind, channel)] = on
     return changes
 
@@ -75,7 +85,8 @@ def preferences_update(*, user_id: str, patch: Any, limited: bool = True) -> Not
     """Apply any part of the preferences (`patch`, as the API takes it) and answer the whole new state.
 
     One UpdateItem that SETs only the flags sent (and, with the digest, the sparse
-    `digest_key` that lists the person in the `digest` index, or REMOVEs it for `off`), with
+    `digest_key` that lists the person in the `digest` index under the slot of their local digest
+    hour, read from their user row (one SQL query), or REMOVEs it for `off`), with
     ReturnValues ALL_NEW: 1 write unit, no read first. It needs no condition: each SET is an
     absolute value, not derived from a read, so there is nothing stale to guard.
     Runs twice: the same values again. Two concurrent PATCHes of different fields: both
@@ -95,12 +106,49 @@ def preferences_update(*, user_id: str, patch: Any, limited: bool = True) -> Not
     for name, value in changes.items():
         actions.append(getattr(Preferences, name).set(value))
     if "digest" in changes:
-        key = digest_key(user_id=user_id, digest=changes["digest"])
+        digest = changes["digest"]
+        key = None if digest == "off" else digest_key(digest=digest, slot=reader_slot(user_id=user_id))
         actions.append(Preferences.digest_key.set(key) if key else Preferences.digest_key.remove())
     actions.append(Preferences.updated_at.set(clock.now_ms()))
     item = Preferences(user_id)
     item.update(actions=actions)
     return preferences_from_item(item)
+
+
+def reader_slot(*, user_id: str) -> str:
+    """The digest slot of the person's zone and digest hour (their user row; the site's when none)."""
+    row = get_user_model().objects.filter(pk=int(user_id)).first() if user_id.isdigit() else None
+    return digest_slot(time_zone=getattr(row, "time_zone", "") or "", hour=getattr(row, "digest_hour", None))
+
+
+def digest_rekey(*, user_id: str, digest: str, old_key: str | None, slot: str) -> bool:
+    """List a reader of `digest` under `slot` (their zone or digest hour changed, or they were
+    listed under an older key): one UpdateItem on condition they still read that digest under
+    `old_key` (None: whatever key), so a digest turned off or changed meanwhile stays as it is.
+    True when it moved them. Twice: the second finds the key moved and writes nothing; dies
+    half way: the one write happened or not."""
+    key = digest_key(digest=digest, slot=slot)
+    if key == old_key:
+        return False
+    still = Preferences.digest == digest
+    condition = still & (Preferences.digest_key == old_key) if old_key else still & Preferences.digest_key.exists()
+    try:
+        Preferences(user_id).update(actions=[Preferences.digest_key.set(key)], condition=condition)
+    except UpdateError as error:
+        if condition_failed(error):
+            return False
+        raise
+    return True
+
+
+def digest_slot_follow(*, user_id: str) -> bool:
+    """After a person changed their time zone or digest hour: list them under their new slot
+    (one consistent GetItem of their preferences, then `digest_rekey`; nothing when their digest
+    is off). Twice: the second writes nothing."""
+    preferences = preferences_get(user_id=user_id, consistent=True)
+    if preferences.digest == "off":
+        return False
+    return digest_rekey(user_id=user_id, digest=preferences.digest, old_key=None, slot=reader_slot(user_id=user_id))
 
 
 # --- threads --------------------------------------------------------------------

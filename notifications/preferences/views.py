@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, QueryDict
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_POST
 
 from notifications.preferences import selectors, services
@@ -20,19 +21,23 @@ from social import drafts
 FRESH_THREADS = FreshCookie("fresh_threads", selectors.is_thread_id)
 
 KIND_LABELS = {
-    "like": "Likes of your comments",
-    "reaction": "Reactions to your comments",
-    "reply": "Replies to your comments, and in threads you watch",
-    "mention": "Mentions of you (@name)",
-    "message": "Messages from the staff",
+    "like": gettext_lazy("Likes of your comments"),
+    "reaction": gettext_lazy("Reactions to your comments"),
+    "reply": gettext_lazy("Replies to your comments, and in threads you watch"),
+    "mention": gettext_lazy("Mentions of you (@name)"),
+    "message": gettext_lazy("Messages from the staff"),
 }
-CHANNEL_LABELS = {"inbox": "Inbox", "email": "E-mail", "push": "Push"}
-DIGEST_LABELS = {"off": "No digest", "daily": "Daily", "weekly": "Weekly (Mondays)"}
+CHANNEL_LABELS = {"inbox": gettext_lazy("Inbox"), "email": gettext_lazy("E-mail"), "push": gettext_lazy("Push")}
+DIGEST_LABELS = {
+    "off": gettext_lazy("No digest"),
+    "daily": gettext_lazy("Daily"),
+    "weekly": gettext_lazy("Weekly (Mondays)"),
+}
 THREAD_ACTIONS = {
-    "mute": (services.thread_mute, "Muted: nothing from this thread reaches you now."),
-    "unmute": (services.thread_unmute, "Unmuted: this thread notifies you again."),
-    "watch": (services.thread_watch, "Watching: every reply in this thread notifies you."),
-    "unwatch": (services.thread_unwatch, "You no longer watch this thread."),
+    "mute": (services.thread_mute, gettext_lazy("Muted: nothing from this thread reaches you now.")),
+    "unmute": (services.thread_unmute, gettext_lazy("Unmuted: this thread notifies you again.")),
+    "watch": (services.thread_watch, gettext_lazy("Watching: every reply in this thread notifies you.")),
+    "unwatch": (services.thread_unwatch, gettext_lazy("You no longer watch this thread.")),
 }
 
 
@@ -44,7 +49,9 @@ class PreferencesForm(forms.Form):
     in another tab or through the API.
     """
 
-    digest = forms.ChoiceField(choices=list(DIGEST_LABELS.items()), widget=forms.RadioSelect, label="E-mail digest")
+    digest = forms.ChoiceField(
+        choices=list(DIGEST_LABELS.items()), widget=forms.RadioSelect, label=gettext_lazy("E-mail digest")
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -99,7 +106,7 @@ class PreferencesForm(forms.Form):
 def preferences_page(request):
     """What reaches you: the preferences form, and the threads you muted or watch, each with undo."""
     if not request.user.is_authenticated:
-        return drafts.form_keep_and_log_in(request, what="your notification settings")
+        return drafts.form_keep_and_log_in(request, what=gettext("your notification settings"))
     user_id = str(request.user.pk)
     if request.method == "POST":
         form = PreferencesForm(request.POST)
@@ -109,7 +116,7 @@ def preferences_page(request):
             except ApplicationError as error:
                 messages.error(request, error.message)
             else:
-                messages.success(request, "Saved: your notification settings.")
+                messages.success(request, gettext("Saved: your notification settings."))
             return redirect("notification-preferences")
     elif (kept := drafts.form_take(request, path=request.path)) is not None:
         # Saved after the session ended: the values sent then, with the values shown then (so a
@@ -118,7 +125,7 @@ def preferences_page(request):
         for name, values in kept.items():
             data.setlist(name, values)
         form = PreferencesForm(data)
-        messages.info(request, "Your changes are back in the form, not saved yet: press Save to keep them.")
+        messages.info(request, gettext("Your changes are back in the form, not saved yet: press Save to keep them."))
     else:
         # Strongly consistent: a save lands on this page, which must show it.
         form = PreferencesForm.shown(selectors.preferences_get(user_id=user_id, consistent=True))
@@ -140,7 +147,7 @@ def thread_undo(request):
     action = request.POST.get("action")
     thread_id = request.POST.get("thread_id", "")
     if action not in ("unmute", "unwatch") or not thread_id:
-        messages.error(request, "That button said neither unmute nor stop watching: nothing was changed.")
+        messages.error(request, gettext("That button said neither unmute nor stop watching: nothing was changed."))
         return redirect("notification-preferences")
     change, said = THREAD_ACTIONS[action]
     try:
@@ -158,7 +165,7 @@ def thread_undo(request):
 def _comment_thread_change(request, comment_id: str, allowed: tuple[str, str]):
     action = request.POST.get("action", allowed[0])
     if action not in allowed:
-        messages.error(request, "That button's action is unknown: nothing was changed.")
+        messages.error(request, gettext("That button's action is unknown: nothing was changed."))
         return redirect("comment", comment_id=comment_id)
     try:
         thread_id = selectors.comment_thread_find(comment_id=comment_id)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -61,7 +62,7 @@ class PushReadApi(APIView):
         token = request.data.get("token") if isinstance(request.data, dict) else None
         found = read_token_open(token) if isinstance(token, str) and len(token) < 1000 else None
         if found is None:
-            raise ApplicationError("Not a notification's token.", field="token")
+            raise ApplicationError(gettext("Not a notification's token."), field="token")
         user_id, kind, entry_id = found
         if kind == LIKE:
             inbox_mark_read(user_id=user_id, comment_ids=[entry_id])
@@ -123,5 +124,5 @@ class PushSubscriptionDetailApi(APIView):
     @extend_schema(request=None, responses={204: None})
     def delete(self, request, subscription_id: str):
         if not services.subscription_remove(user_id=str(request.user.pk), subscription_id=subscription_id):
-            raise NotFound("No such push subscription.")
+            raise NotFound(gettext("No such push subscription."))
         return Response(status=status.HTTP_204_NO_CONTENT)

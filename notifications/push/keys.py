@@ -14,6 +14,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.conf import settings
+from django.utils.translation import gettext
 from py_vapid import Vapid02
 
 from project.errors import ApplicationError
@@ -57,7 +58,7 @@ def vapid() -> Vapid02:
     """The site's key (PushNotConfigured, 404 to a client, when none is set)."""
     text = _private_key_text()
     if not text:
-        raise PushNotConfigured("Push notifications are not set up on this site (no VAPID key).")
+        raise PushNotConfigured(gettext("Push notifications are not set up on this site (no VAPID key)."))
     return _vapid(text)
 
 

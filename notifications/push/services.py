@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext
 from pynamodb.exceptions import DeleteError
 
 from notifications.models import PushSubscription
@@ -46,22 +47,26 @@ def host_allowed(host: str) -> bool:
 def endpoint_check(endpoint: Any) -> str:
     """The endpoint, or an ApplicationError (400, field `endpoint`) saying why it is refused."""
     if not isinstance(endpoint, str) or not endpoint:
-        raise ApplicationError("Send the subscription's endpoint (a URL).", field="endpoint")
+        raise ApplicationError(gettext("Send the subscription's endpoint (a URL)."), field="endpoint")
     if len(endpoint) > ENDPOINT_MAX:
-        raise ApplicationError(f"At most {ENDPOINT_MAX} characters.", field="endpoint")
+        raise ApplicationError(
+            gettext("At most %(endpoint_max)s characters.") % {"endpoint_max": ENDPOINT_MAX}, field="endpoint"
+        )
     try:
         parts = urlsplit(endpoint)
         parts.port  # noqa: B018 - a port that is not a number raises ValueError
     except ValueError:
-        raise ApplicationError("Not a URL.", field="endpoint") from None
+        raise ApplicationError(gettext("Not a URL."), field="endpoint") from None
     plain = parts.scheme == "http" and bool(settings.LOCAL_PLAIN_HTTP)
     if parts.scheme != "https" and not plain:
-        raise ApplicationError("A push endpoint is an https:// URL.", field="endpoint")
+        raise ApplicationError(gettext("A push endpoint is an https:// URL."), field="endpoint")
     if parts.username or parts.password or not parts.hostname:
-        raise ApplicationError("Not a push service's URL.", field="endpoint")
+        raise ApplicationError(gettext("Not a push service's URL."), field="endpoint")
     if not host_allowed(endpoint_host(endpoint)):
         raise ApplicationError(
-            f"{parts.hostname} is not a push service this site sends to (PUSH_SERVICE_HOSTS).", field="endpoint"
+            gettext("%(hostname)s is not a push service this site sends to (PUSH_SERVICE_HOSTS).")
+            % {"hostname": parts.hostname},
+            field="endpoint",
         )
     return endpoint
 
@@ -69,27 +74,31 @@ def endpoint_check(endpoint: Any) -> str:
 def _key(keys: dict[str, Any], name: str, size: int) -> str:
     value = keys.get(name)
     if not isinstance(value, str) or not value or len(value) > 200:
-        raise ApplicationError(f"Send the subscription's `{name}` key (base64url).", field=f"keys.{name}")
+        raise ApplicationError(
+            gettext("Send the subscription's `%(name)s` key (base64url).") % {"name": name}, field=f"keys.{name}"
+        )
     try:
         raw = b64url_decode(value.strip())
     except ValueError:
-        raise ApplicationError("Not base64url.", field=f"keys.{name}") from None
+        raise ApplicationError(gettext("Not base64url."), field=f"keys.{name}") from None
     if len(raw) != size or (name == "p256dh" and raw[0] != 4):
-        raise ApplicationError(f"Not a {name} key of a push subscription.", field=f"keys.{name}")
+        raise ApplicationError(
+            gettext("Not a %(name)s key of a push subscription.") % {"name": name}, field=f"keys.{name}"
+        )
     return value.strip()
 
 
 def subscription_parse(data: Any) -> tuple[str, str, str]:
     """(endpoint, p256dh, auth) of a `PushSubscription.toJSON()`; ApplicationError naming the field."""
     if not isinstance(data, dict):
-        raise ApplicationError("Send the subscription as JSON: endpoint and keys.", field="non_field_errors")
+        raise ApplicationError(gettext("Send the subscription as JSON: endpoint and keys."), field="non_field_errors")
     unknown = set(data) - {"endpoint", "keys", "expirationTime"}
     if unknown:
-        raise ApplicationError("Unknown field.", field=sorted(unknown)[0])
+        raise ApplicationError(gettext("Unknown field."), field=sorted(unknown)[0])
     endpoint = endpoint_check(data.get("endpoint"))
     keys = data.get("keys")
     if not isinstance(keys, dict):
-        raise ApplicationError("Send the subscription's keys: p256dh and auth.", field="keys")
+        raise ApplicationError(gettext("Send the subscription's keys: p256dh and auth."), field="keys")
     return endpoint, _key(keys, "p256dh", 65), _key(keys, "auth", 16)
 
 
@@ -108,7 +117,8 @@ def subscription_add(*, user_id: str, data: Any, device: str = "") -> PushSubscr
     others = [item for item in held if item.subscription_id != subscription_id]
     if len(others) >= int(settings.PUSH_SUBSCRIPTIONS_MAX):
         raise ApplicationError(
-            f"At most {settings.PUSH_SUBSCRIPTIONS_MAX} browsers receive your notifications: remove one first.",
+            gettext("At most %(push_subscriptions_max)s browsers receive your notifications: remove one first.")
+            % {"push_subscriptions_max": settings.PUSH_SUBSCRIPTIONS_MAX},
             field="non_field_errors",
         )
     now = clock.now_ms()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.contrib.auth import authenticate
 from django.utils import timezone, translation
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.authtoken.models import Token
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
     from django.contrib.auth.models import AnonymousUser
 
-TOKEN_EXPIRED = "This token has expired: log in again (POST /api/auth/token/) for a new one."
-OTP_MISSING = (
+TOKEN_EXPIRED = gettext_lazy("This token has expired: log in again (POST /api/auth/token/) for a new one.")
+OTP_MISSING = gettext_lazy(
     "This account logs in with a code too: send `otp`, the 6 digits its authenticator app shows "
     "(or one of its recovery codes)."
 )
@@ -62,10 +62,12 @@ class TokenLogInSerializer(AuthTokenSerializer):
             from project.accounts.two_factor.services import CODE_JUST_USED, CODE_WRONG
             from project.errors import ApplicationError
 
-            refusals = {"missing": OTP_MISSING, "just_used": CODE_JUST_USED}
-            raise ApplicationError(refusals.get(second_factor, CODE_WRONG), field="otp")
+            refusals = {"missing": str(OTP_MISSING), "just_used": str(CODE_JUST_USED)}
+            raise ApplicationError(refusals.get(second_factor, str(CODE_WRONG)), field="otp")
         if user is None:
-            raise serializers.ValidationError("Unable to log in with provided credentials.", code="authorization")
+            raise serializers.ValidationError(
+                gettext("Unable to log in with provided credentials."), code="authorization"
+            )
         attrs["user"] = user
         return attrs
 

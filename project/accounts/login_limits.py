@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.dispatch import Signal
+from django.utils.translation import gettext
 
 from project.errors import LockedOut
 from project.limits.store import (
@@ -120,7 +121,11 @@ def _untrusted_rule() -> str:
 
 
 def _refused(message: str, retry_after: float) -> LockedOut:
-    return LockedOut(f"{message} Try again in {wait_text(retry_after)}.", retry_after=retry_after)
+    return LockedOut(
+        gettext("%(message)s Try again in %(wait_text_retry_after)s.")
+        % {"message": message, "wait_text_retry_after": wait_text(retry_after)},
+        retry_after=retry_after,
+    )
 
 
 def login_attempt_begin(*, username: str, address: str, device: str = "", signed_in: bool = False) -> LoginAttempt:

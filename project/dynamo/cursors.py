@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core import signing
+from django.utils.translation import gettext
 
 from project.errors import ApplicationError
 
@@ -94,5 +95,5 @@ def page_or_first(request: HttpRequest, fetch: Callable[..., _Page]) -> _Page:
     try:
         return fetch(cursor=cursor)
     except InvalidCursor:
-        messages.warning(request, "That page link was invalid or has expired; showing the first page.")
+        messages.warning(request, gettext("That page link was invalid or has expired; showing the first page."))
         return fetch(cursor=None)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import PynamoDBException, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
@@ -197,8 +198,8 @@ def transact(
             logger.info("%s: transaction cancelled (%s), retry %d", what, codes or error_code(error), attempt + 1)
             backoff_sleep(attempt, base=base, cap=cap)
     if throttled:
-        raise Throttled(f"{what}: the data store is busy, retry shortly.")
-    raise Conflict(f"{what}: too many concurrent changes, retry shortly.")
+        raise Throttled(gettext("%(what)s: the data store is busy, retry shortly.") % {"what": what})
+    raise Conflict(gettext("%(what)s: too many concurrent changes, retry shortly.") % {"what": what})
 
 
 def conditional_write(write: Callable[[], object], *, what: str) -> bool:
@@ -235,7 +236,9 @@ def write_retrying(write: Callable[[], object], *, what: str, attempts: int = TR
             if error_code(error) != "TransactionConflictException":
                 raise
             if attempt + 1 == attempts:
-                raise Conflict(f"{what}: too many concurrent changes, retry shortly.") from error
+                raise Conflict(
+                    gettext("%(what)s: too many concurrent changes, retry shortly.") % {"what": what}
+                ) from error
             logger.info("%s: write refused by a transaction in flight, retry %d", what, attempt + 1)
             backoff_sleep(attempt)
     raise AssertionError("unreachable")

@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from django.conf import settings
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter
 from pynamodb.exceptions import DeleteError, DoesNotExist, PutError, UpdateError
 from rest_framework import status
@@ -226,7 +227,9 @@ def idempotent(handler: Callable[..., Response]) -> Callable[..., Response]:
         if key is None:
             return handler(view, request, *args, **kwargs)
         if not KEY_PATTERN.fullmatch(key):
-            raise IdempotencyKeyInvalid(f"{HEADER}: 1 to 255 visible ASCII characters (e.g. a UUID).")
+            raise IdempotencyKeyInvalid(
+                gettext("%(header)s: 1 to 255 visible ASCII characters (e.g. a UUID).") % {"header": HEADER}
+            )
         # A request being served always has its method (django-stubs allow None, for a bare HttpRequest()).
         method = cast(str, request.method)
         fingerprint = request_fingerprint(method=method, path=request.path, data=request.data)
@@ -266,7 +269,7 @@ def form_post_once(*, user_id: str, key: str, text: str, create: Callable[[], st
         outcome = idempotency_claim(user_id=user_id, key=f"form:{key}:{digest[:32]}", fingerprint=digest)
     except IdempotencyInProgress:
         raise Conflict(
-            "This text is being posted already (pressed twice): reload the page in a moment.", field="body"
+            gettext("This text is being posted already (pressed twice): reload the page in a moment."), field="body"
         ) from None
     if isinstance(outcome, Stored):
         return str(cast("dict[str, str]", outcome.body)["id"]), True

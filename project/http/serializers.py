@@ -5,12 +5,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext_lazy
 from rest_framework import serializers
 
 if TYPE_CHECKING:
     from rest_framework.request import Request
 
-BLANK = "This field may not be blank."
+BLANK = gettext_lazy("This field may not be blank.")
 
 
 class NoBlankSerializer(serializers.Serializer[Any]):

@@ -31,6 +31,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.hashers import make_password
 from django.db import transaction
 from django.db.models import F, Q
+from django.utils.translation import gettext, gettext_lazy
 from rest_framework.authtoken.models import Token
 
 from project.accounts.erasure import erasure_steps
@@ -43,7 +44,7 @@ from social.models import AccountDeletion, ErasedUsername
 logger = logging.getLogger(__name__)
 
 DONE = "done"  # the step name of a finished request
-WRONG_PASSWORD = "That is not your password."
+WRONG_PASSWORD = gettext_lazy("That is not your password.")
 
 
 def _now() -> datetime:
@@ -61,7 +62,7 @@ def account_delete_request(*, user: AbstractBaseUser, password: str, address: st
     id is unique). Dies half way: the transaction is whole or absent.
     """
     if getattr(user, "is_staff", False) or getattr(user, "is_superuser", False):
-        raise PermissionDenied("Staff accounts are deleted by another administrator, in the admin.")
+        raise PermissionDenied(gettext("Staff accounts are deleted by another administrator, in the admin."))
     if not password_check_limited(user, password, address=address):
         raise ApplicationError(WRONG_PASSWORD, field="password")
     with transaction.atomic():

@@ -99,7 +99,7 @@ def account_settings(request):
     """Change one's display name and e-mail address (and have it verified); links to the password
     change. Saved after the session ended: nothing saved, the values back in the form after the log-in."""
     if not request.user.is_authenticated:
-        return drafts.form_keep_and_log_in(request, what="your settings")
+        return drafts.form_keep_and_log_in(request, what=_("your settings"))
     user = request.user
     action = request.POST.get("action", "name") if request.method == "POST" else None
     kept = drafts.form_take(request, path=request.path) if request.method == "GET" else None
@@ -182,8 +182,8 @@ class AccountDeleteForm(forms.Form):
     password = forms.CharField(
         widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
         max_length=128,
-        label="Your password",
-        help_text="To be sure it is you.",
+        label=gettext_lazy("Your password"),
+        help_text=gettext_lazy("To be sure it is you."),
     )
 
 

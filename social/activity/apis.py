@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import IsAdminUser
@@ -32,9 +33,16 @@ class ActivityDailyApi(APIView):
 
         def validate(self, attrs):
             if attrs["end"] < attrs["start"]:
-                raise serializers.ValidationError({"to": ["Must not be before `from`."]})
+                raise serializers.ValidationError({"to": [gettext("Must not be before `from`.")]})
             if attrs["end"] - attrs["start"] >= timedelta(days=RANGE_DAYS_MAX):
-                raise serializers.ValidationError({"to": [f"At most {RANGE_DAYS_MAX} days after `from`."]})
+                raise serializers.ValidationError(
+                    {
+                        "to": [
+                            gettext("At most %(range_days_max)s days after `from`.")
+                            % {"range_days_max": RANGE_DAYS_MAX}
+                        ]
+                    }
+                )
             return attrs
 
     class OutputSerializer(serializers.Serializer):

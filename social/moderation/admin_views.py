@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from project.admin.pages import AdminPage, DynamoAdmin
@@ -50,7 +51,7 @@ def staff_decide(*, request, comment_id: str, action: str, note: str = "", sourc
         act = staff_services.user_suspend if action == "suspend" else staff_services.user_unsuspend
         act(user_id=author_id, staff=staff, note=note or f"author of comment {comment_id}", source=source)
     else:
-        raise ApplicationError("Unknown action.", field="action")
+        raise ApplicationError(gettext("Unknown action."), field="action")
 
 
 class ReportsAdmin(DynamoAdmin):
@@ -73,7 +74,10 @@ class ReportsAdmin(DynamoAdmin):
     def case_view(self, request, comment_id):
         case = selectors.case_get(comment_id=comment_id)
         if case is None:
-            messages.error(request, f"Nobody reported comment {comment_id[:64]!r}.")
+            messages.error(
+                request,
+                gettext("Nobody reported comment %(comment_id_64)s.") % {"comment_id_64": repr(comment_id[:64])},
+            )
             return HttpResponseRedirect(reverse("admin:dynamo-reports"))
         reports = selectors.case_reports(comment_id=comment_id)
         context = {

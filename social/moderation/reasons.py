@@ -1,12 +1,14 @@
 """Why a comment can be reported: a fixed list (the queue counts them) and optional words."""
 
+from django.utils.translation import gettext_lazy
+
 REASONS = {
-    "spam": "Spam or advertising",
-    "harassment": "Harassment or bullying",
-    "hate": "Hate speech",
-    "violence": "Violence or threats",
-    "sexual": "Sexual content",
-    "misinformation": "Dangerous misinformation",
-    "other": "Something else",
+    "spam": gettext_lazy("Spam or advertising"),
+    "harassment": gettext_lazy("Harassment or bullying"),
+    "hate": gettext_lazy("Hate speech"),
+    "violence": gettext_lazy("Violence or threats"),
+    "sexual": gettext_lazy("Sexual content"),
+    "misinformation": gettext_lazy("Dangerous misinformation"),
+    "other": gettext_lazy("Something else"),
 }
 NOTE_MAX_LENGTH = 500

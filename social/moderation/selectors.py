@@ -169,7 +169,7 @@ def case_reports(*, comment_id: str) -> list[ReportView]:
         ReportView(
             reporter=authors.get(report.reporter_id),
             reason=report.reason,
-            reason_label=REASONS.get(report.reason, report.reason),
+            reason_label=str(REASONS.get(report.reason, report.reason)),
             note=report.note or "",
             created_at=report.created_at,
             counted=int(report.weight) >= full,

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from django.db import transaction as db_transaction
+from django.utils.translation import gettext
 
 from project.clock import clock
 from project.dynamo.transactions import LabelledTransactWrite, TransactOutcome, transact
@@ -84,10 +85,14 @@ def _state(report: Report, *, created: bool, hid: bool = False) -> ReportState:
 def report_clean(*, reason: str, note: str) -> tuple[str, str]:
     """The reason and note as stored, or a 400 naming the field at fault."""
     if reason not in REASONS:
-        raise ApplicationError(f"Choose one of: {', '.join(REASONS)}.", field="reason")
+        raise ApplicationError(
+            gettext("Choose one of: %(join_reasons)s.") % {"join_reasons": ", ".join(REASONS)}, field="reason"
+        )
     note = " ".join(note.split())
     if len(note) > NOTE_MAX_LENGTH:
-        raise ApplicationError(f"At most {NOTE_MAX_LENGTH} characters.", field="note")
+        raise ApplicationError(
+            gettext("At most %(note_max_length)s characters.") % {"note_max_length": NOTE_MAX_LENGTH}, field="note"
+        )
     return reason, note
 
 
@@ -130,9 +135,9 @@ def report_create(
         return _state(existing, created=False)
     comment = comment_find(comment_id=comment_id)
     if comment is None or comment.hidden or comment.deleted_at:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     if comment.author_id == reporter_id:
-        raise ApplicationError("You can't report your own comment.")
+        raise ApplicationError(gettext("You can't report your own comment."))
     if not system:
         account_limit_enforce(name="report", user_id=reporter_id)
     weight = 0 if system else report_weight(reporter_id=reporter_id)
@@ -196,8 +201,8 @@ def report_create(
         return _state(already[0], created=False)
     if not outcome.ok:
         if "comment" in outcome.failed_labels:
-            raise NotFound("No such comment.")
-        raise Conflict("report_create: too many concurrent reports, retry shortly.")
+            raise NotFound(gettext("No such comment."))
+        raise Conflict(gettext("report_create: too many concurrent reports, retry shortly."))
     logger.info("comment %s reported by user %s (%s)", comment_id, reporter_id, reason)
     if path["crossing"]:
         logger.warning("comment %s hidden by reports (threshold %s)", comment_id, threshold)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction as db_transaction
+from django.utils.translation import gettext
 from pynamodb.exceptions import UpdateError
 from rest_framework.authtoken.models import Token
 
@@ -100,7 +101,7 @@ def case_close(*, comment_id: str, decision: str, staff_username: str, keep_visi
 def _comment_or_404(comment_id: str) -> Comment:
     comment = comment_find(comment_id=comment_id)
     if comment is None:
-        raise NotFound("No such comment.")
+        raise NotFound(gettext("No such comment."))
     return comment
 
 
@@ -157,7 +158,7 @@ def comment_unhide_by_staff(
         found = _comment_or_404(comment_id)
         if found.hidden_by == "held":
             # Shown this way it would notify nobody it mentions or replies to: approval does.
-            raise ApplicationError("This comment is waiting for review: approve it in Held comments.")
+            raise ApplicationError(gettext("This comment is waiting for review: approve it in Held comments."))
         was_hidden = found.hidden
         earlier = unhides_before(comment_id=comment_id, exclude_id=line.pk)
         # This unhide's notice is number `earlier`; a retry (found visible) names the last one again.
@@ -222,7 +223,7 @@ def _user_or_404(user_id: str) -> User:
     try:
         return get_user_model().objects.get(pk=int(user_id))
     except (ValueError, get_user_model().DoesNotExist):
-        raise NotFound("No such user.") from None
+        raise NotFound(gettext("No such user.")) from None
 
 
 def user_suspend(
@@ -235,7 +236,7 @@ def user_suspend(
     with _audited(staff=staff, action="suspend", target_type="user", target_id=user_id, detail=note, source=source):
         user = _user_or_404(user_id)
         if user.is_staff or user.is_superuser:
-            raise PermissionDenied("Staff accounts are suspended in the Users admin, not from the queue.")
+            raise PermissionDenied(gettext("Staff accounts are suspended in the Users admin, not from the queue."))
         with db_transaction.atomic():
             get_user_model().objects.filter(pk=user.pk).update(is_active=False)
             Token.objects.filter(user_id=user.pk).delete()

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_lazy
 
 from project.errors import ApplicationError, NotFound, RateLimited
 from project.http.views import refused_page
@@ -19,13 +20,13 @@ from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
 
 class ReportForm(forms.Form):
     reason = forms.ChoiceField(
-        choices=list(REASONS.items()), widget=forms.RadioSelect, label="Why are you reporting it?"
+        choices=list(REASONS.items()), widget=forms.RadioSelect, label=gettext_lazy("Why are you reporting it?")
     )
     note = forms.CharField(
         required=False,
         max_length=NOTE_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 3}),
-        label="Anything the moderators should know? (optional)",
+        label=gettext_lazy("Anything the moderators should know? (optional)"),
     )
 
 
@@ -41,10 +42,14 @@ def _keep_note_and_log_in(request):
         if drafts.draft_keep(request, path=request.path, body=request.POST.get("note", "")):
             messages.info(
                 request,
-                "You are not logged in, so nothing was reported. Log in and your note will be back in the form.",
+                gettext(
+                    "You are not logged in, so nothing was reported. Log in and your note will be back in the form."
+                ),
             )
         else:
-            messages.info(request, "You are not logged in, so nothing was reported: log in and report it again.")
+            messages.info(
+                request, gettext("You are not logged in, so nothing was reported: log in and report it again.")
+            )
     return redirect(drafts.login_url(request.path))
 
 
@@ -60,7 +65,7 @@ def comment_report(request, comment_id):
         raise Http404("No such comment.")
     mine = selectors.report_of(comment_id=comment_id, reporter_id=user_id)
     if comment.author.id == user_id:
-        messages.info(request, "That is your own comment: you can edit or delete it instead.")
+        messages.info(request, gettext("That is your own comment: you can edit or delete it instead."))
         return HttpResponseRedirect(_back(comment))
     kept = drafts.draft_take(request, path=request.path) if request.method == "GET" else None
     form, refused = ReportForm(request.POST or None, initial={"note": kept or ""}), None
@@ -80,7 +85,7 @@ def comment_report(request, comment_id):
         except ApplicationError as error:
             form.add_error(error.field if error.field in form.fields else None, error.message)
         else:
-            messages.success(request, "Thank you: your report was sent to the moderators.")
+            messages.success(request, gettext("Thank you: your report was sent to the moderators."))
             return HttpResponseRedirect(_back(comment))
     context = {"comment": comment, "form": form, "mine": mine, "reason_label": REASONS.get(mine.reason) if mine else ""}
     return refused_page(render(request, "moderation/report.html", context), refused)

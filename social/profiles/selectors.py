@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 
 from project.errors import NotFound
 from social.models import Comment
@@ -23,7 +24,7 @@ def profile_get(*, username: str) -> Profile:
     """The public face of an account, found by username in any case; NotFound if none."""
     user = get_user_model().objects.filter(username__iexact=username, is_active=True).first()
     if user is None:
-        raise NotFound("No such person.")
+        raise NotFound(gettext("No such person."))
     return Profile(str(user.pk), user.username, user.shown_name, user.date_joined)
 
 

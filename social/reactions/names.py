@@ -9,6 +9,8 @@ that the popular ranking orders by (`?kind=reactions`).
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from project.errors import ApplicationError
 
 # In the order buttons show them.
@@ -28,7 +30,9 @@ SHARD_SPAN = 1000
 def reaction_name_check(name: str) -> str:
     """The name if it is one of the six, else a 400 on `name`."""
     if name not in REACTIONS:
-        raise ApplicationError(f"Not a reaction: use one of {', '.join(NAMES)}.", field="name")
+        raise ApplicationError(
+            gettext("Not a reaction: use one of %(join_names)s.") % {"join_names": ", ".join(NAMES)}, field="name"
+        )
     return name
 
 

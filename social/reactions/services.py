@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext
+
 from project.errors import NotFound
 from project.serving.pools import READS, pool
 from social.account.limits import account_limit_prepare
@@ -84,7 +86,7 @@ def reaction_write(
     if erasing:
         found = comment_find(comment_id=comment_id)
         if found is None:
-            raise NotFound("No such comment.")
+            raise NotFound(gettext("No such comment."))
         comment = found
     else:
         count_against_budget = account_limit_prepare(name="like", user_id=user_id)

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods
 
 from actions.reactions import reaction_add, reaction_remove
@@ -39,7 +40,7 @@ def comment_react(request: HttpRequest, comment_id: str) -> HttpResponse:
         kept = drafts.like_take(request, comment_id=comment_id) if request.user.is_authenticated else None
         pressed = reaction_pressed(kept["action"]) if kept else None
         if pressed is None:
-            messages.info(request, "Nothing was changed: press a reaction to add it or take it back.")
+            messages.info(request, gettext("Nothing was changed: press a reaction to add it or take it back."))
             return redirect("comment", comment_id=comment_id)
         back = reverse("comment", args=[comment_id])
         return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back, say_done=True)
@@ -49,9 +50,9 @@ def comment_react(request: HttpRequest, comment_id: str) -> HttpResponse:
         return render(request, "400.html", {"reason": REACTION_MISSING}, status=400)
     if not request.user.is_authenticated:
         if drafts.like_keep(request, comment_id=comment_id, action=str(value)):
-            messages.info(request, "Log in to react to that comment: it is done as soon as you are in.")
+            messages.info(request, gettext("Log in to react to that comment: it is done as soon as you are in."))
         else:
-            messages.info(request, "Log in, then press the reaction again.")
+            messages.info(request, gettext("Log in, then press the reaction again."))
         return redirect(drafts.login_url(request.path))
     return _react_and_go_back(request, comment_id=comment_id, pressed=pressed, back=back_url(request))
 

@@ -15,6 +15,7 @@ else removes only its own attribute, so an unblock racing a mute never undoes th
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext_lazy
 from pynamodb.attributes import NumberAttribute
 
 from project.clock import clock
@@ -27,8 +28,8 @@ from social.relations.selectors import BLOCK, MUTE, RelationState
 # inbox page and like fold of theirs, and copied into their feed item (notifications.silence).
 RELATIONS_MAX = 500
 RELATIONS_FULL = f"You can block or mute at most {RELATIONS_MAX} people; unblock or unmute someone first."
-NOT_YOURSELF = "You cannot block or mute yourself."
-NO_SUCH_PERSON = "No such person."
+NOT_YOURSELF = gettext_lazy("You cannot block or mute yourself.")
+NO_SUCH_PERSON = gettext_lazy("No such person.")
 
 
 def _attribute(kind: str) -> NumberAttribute:

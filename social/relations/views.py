@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_POST
 
 from actions.relations import relation_change
@@ -14,10 +15,14 @@ from project.errors import ApplicationError, NotFound
 from social.relations.selectors import BLOCK, MUTE, relations_people
 
 SAID = {
-    (BLOCK, True): "Blocked {name}: they can no longer reply to your comments, and nothing of theirs reaches you.",
-    (BLOCK, False): "Unblocked {name}: what they do from now on can reach you again.",
-    (MUTE, True): "Muted {name}: their comments and notifications are hidden from you. They are not told.",
-    (MUTE, False): "Unmuted {name}.",
+    (BLOCK, True): gettext_lazy(
+        "Blocked {name}: they can no longer reply to your comments, and nothing of theirs reaches you."
+    ),
+    (BLOCK, False): gettext_lazy("Unblocked {name}: what they do from now on can reach you again."),
+    (MUTE, True): gettext_lazy(
+        "Muted {name}: their comments and notifications are hidden from you. They are not told."
+    ),
+    (MUTE, False): gettext_lazy("Unmuted {name}."),
 }
 ACTIONS = {"block": (BLOCK, True), "unblock": (BLOCK, False), "mute": (MUTE, True), "unmute": (MUTE, False)}
 
@@ -44,7 +49,7 @@ def relation_set(request, username: str):
     back = "relations" if request.POST.get("back") == "list" else None
     chosen = ACTIONS.get(request.POST.get("action", ""))
     if chosen is None:
-        messages.error(request, "That button's action is unknown: nothing was changed.")
+        messages.error(request, gettext("That button's action is unknown: nothing was changed."))
     else:
         kind, on = chosen
         try:
@@ -54,5 +59,5 @@ def relation_set(request, username: str):
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
-            messages.success(request, SAID[kind, on].format(name=change.username))
+            messages.success(request, str(SAID[kind, on]).format(name=change.username))
     return redirect("relations") if back else redirect("profile", username=username)

@@ -8,6 +8,7 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.translation import gettext
 
 from actions.held import held_approve, held_reject
 from actions.spam import account_remove_as_spam
@@ -108,7 +109,10 @@ class HeldCommentAdmin(admin.ModelAdmin):
             try:
                 done += bool(act(comment_id=comment_id, staff=request.user))
             except ApplicationError as error:
-                messages.error(request, f"{comment_id}: {error.message}")
+                messages.error(
+                    request,
+                    gettext("%(comment_id)s: %(message)s") % {"comment_id": comment_id, "message": error.message},
+                )
         word = "approved: published now" if decision == "approve" else "rejected: deleted"
         self.message_user(request, f"{done} comment{'s' if done != 1 else ''} {word}.", messages.SUCCESS)
 
@@ -126,6 +130,9 @@ class HeldCommentAdmin(admin.ModelAdmin):
             try:
                 account_remove_as_spam(user_id=author_id, staff=request.user)
             except ApplicationError as error:
-                messages.error(request, f"user {author_id}: {error.message}")
+                messages.error(
+                    request,
+                    gettext("user %(author_id)s: %(message)s") % {"author_id": author_id, "message": error.message},
+                )
             else:
                 self.message_user(request, f"User {author_id} deleted as spam: every trace is being removed.")

@@ -8,6 +8,7 @@ import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from django.utils.translation import gettext
 from pynamodb.exceptions import DeleteError
 
 from project.errors import Conflict, condition_failed
@@ -65,7 +66,7 @@ def held_comment_delete(*, comment: Comment) -> bool:
     except DeleteError as error:
         if not condition_failed(error):
             raise
-        raise Conflict("This comment was decided at the same moment by someone else.") from None
+        raise Conflict(gettext("This comment was decided at the same moment by someone else.")) from None
     held_rows_drop([comment.comment_id])
     logger.info("held comment %s deleted", comment.comment_id)
     return True

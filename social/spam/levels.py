@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import F, Q
+from django.utils.translation import gettext
 
 from project.clock import clock
 from social.counters import LIKES, counter_key, counter_values
@@ -215,7 +216,7 @@ def trust_set(*, user_id: str, level: int | None, staff_username: str, note: str
     if found is None:
         from project.errors import NotFound
 
-        raise NotFound("No such user.")
+        raise NotFound(gettext("No such user."))
     record = found[0]
     record.manual_level = level
     record.manual_by = staff_username if level is not None else ""

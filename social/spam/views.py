@@ -3,10 +3,13 @@ its author it waits for review (social/templates/social/comment_hidden.html)."""
 
 from django.contrib import messages
 from django.shortcuts import redirect
+from django.utils.translation import gettext_lazy
 
 from social import selectors
 
-WAITING_FOR_REVIEW = "Your comment is waiting for review: only you and the moderators can see it until they approve it."
+WAITING_FOR_REVIEW = gettext_lazy(
+    "Your comment is waiting for review: only you and the moderators can see it until they approve it."
+)
 
 
 def posted_held(comment_id: str) -> bool:

@@ -1,6 +1,7 @@
 """A person reads the site in Japanese, then in Polish: the switcher at the foot of every page,
-the settings page's language, the inbox's texts (worded when read, with the language's plural
-forms) and the settings page in each language. Screenshots under var/browser/languages/."""
+the settings page's language, the timeline, a comment's page, the notification settings, the
+inbox's texts (worded when read, with the language's plural forms) and the settings page in each
+language. Screenshots under var/browser/languages/."""
 
 from __future__ import annotations
 
@@ -41,6 +42,28 @@ def test_reading_the_inbox_and_settings_in_japanese_then_polish(pages, make_user
     shot(page, f"settings-ja-{width}")
     problems += [f"settings ja: {finding}" for finding in axe_violations(page)]
 
+    page.goto("/")
+    expect(page.get_by_label("Olaさん、いまどうしてる")).to_be_visible()
+    expect(page.get_by_role("button", name="投稿", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="タイムライン")).to_be_visible()
+    shot(page, f"timeline-ja-{width}")
+    problems += [f"timeline ja: {finding}" for finding in axe_violations(page)]
+
+    page.goto(f"/c/{comment}/")
+    expect(page.get_by_role("heading", name="返信", exact=True)).to_be_visible()
+    expect(page.get_by_text("このスレッドであなたのコメントへの返信が通知されます。")).to_be_visible()
+    expect(page.get_by_role("button", name="ウォッチ", exact=True)).to_be_visible()
+    expect(page.locator(".counter")).to_have_text("0 / 2,000 文字")  # the scripts' words too
+    shot(page, f"comment-ja-{width}")
+    problems += [f"comment ja: {finding}" for finding in axe_violations(page)]
+
+    page.goto("/me/notifications/")
+    expect(page.get_by_role("heading", name="通知設定", level=1)).to_be_visible()
+    expect(page.get_by_text("何を、どこで受け取るか")).to_be_visible()
+    expect(page.get_by_role("group", name="まとめメール")).to_be_visible()
+    shot(page, f"preferences-ja-{width}")
+    problems += [f"preferences ja: {finding}" for finding in axe_violations(page)]
+
     page.goto("/notifications/")
     expect(page.get_by_role("heading", name="通知")).to_be_visible()
     expect(page.get_by_text("Bobさんがあなたのコメントに返信しました")).to_be_visible()
@@ -63,5 +86,30 @@ def test_reading_the_inbox_and_settings_in_japanese_then_polish(pages, make_user
     problems += [f"settings pl: {finding}" for finding in axe_violations(page)]
     if horizontal_overflow(page) > 0:
         problems.append("settings pl: wider than the window")
+
+    page.goto("/")
+    expect(page.locator("html")).to_have_attribute("lang", "pl")
+    expect(page.get_by_label("Co słychać, Ola?")).to_be_visible()
+    expect(page.get_by_role("button", name="Opublikuj", exact=True)).to_be_visible()
+    shot(page, f"timeline-pl-{width}")
+    problems += [f"timeline pl: {finding}" for finding in axe_violations(page)]
+
+    page.goto(f"/c/{comment}/")
+    expect(page.get_by_role("heading", name="Odpowiedzi", exact=True)).to_be_visible()
+    expect(page.get_by_role("button", name="Obserwuj", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="Ustawienia powiadomień")).to_be_visible()
+    expect(page.locator(".counter")).to_have_text("0 / 2000 znaków")
+    shot(page, f"comment-pl-{width}")
+    problems += [f"comment pl: {finding}" for finding in axe_violations(page)]
+
+    page.goto("/me/notifications/")
+    expect(page.get_by_role("heading", name="Ustawienia powiadomień", level=1)).to_be_visible()
+    expect(page.get_by_text("Co do Ciebie dociera i gdzie")).to_be_visible()
+    expect(page.get_by_role("group", name="Podsumowanie e-mailem")).to_be_visible()
+    expect(page.get_by_text("Push jest wyłączony w tej przeglądarce.")).to_be_visible()
+    shot(page, f"preferences-pl-{width}")
+    problems += [f"preferences pl: {finding}" for finding in axe_violations(page)]
+    if horizontal_overflow(page) > 0:
+        problems.append("preferences pl: wider than the window")
     assert problems == []
     assert pages.console_errors == []

@@ -16,6 +16,9 @@ from notifications.preferences.selectors import (
 from notifications.preferences.services import preferences_update
 from project.errors import ApplicationError
 
+# A digest choice reads the person's zone and hour from their user row (its slot).
+pytestmark = pytest.mark.django_db
+
 DEFAULTS = {
     "kinds": {
         "like": {"inbox": True, "email": False, "push": False},
@@ -103,6 +106,6 @@ def test_digest_readers_are_listed_while_the_digest_is_on():
     preferences_update(user_id="5", patch={"digest": "weekly"})
     preferences_update(user_id="4", patch={"digest": "off"})
 
-    assert sorted(digest_readers(digest="daily")) == ["1", "2", "3"]
-    assert list(digest_readers(digest="weekly")) == ["5"]
+    assert sorted(user_id for user_id, _key in digest_readers(digest="daily")) == ["1", "2", "3"]
+    assert [user_id for user_id, _key in digest_readers(digest="weekly")] == ["5"]
     assert Preferences.get("4").digest_key is None

@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from notifications.feed.selectors import feed_read
+from notifications.feed.selectors import feed_entries_list
 from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
 from project.testing.harness import in_threads
@@ -84,7 +84,7 @@ def test_200_fresh_addresses_get_the_untrusted_budget_and_not_one_guess_more(mak
     assert reset.status_code == 302
     assert log_in(phone, NEW_PASSWORD, "192.0.2.10").status_code == 302  # the reset trusted this browser
 
-    notices = [entry for entry in feed_read(user_id=str(owner.pk)).entries if entry.kind == "notice"]
+    notices = [entry for entry in feed_entries_list(user_id=str(owner.pk)).results if entry.kind == "notice"]
     assert len(notices) == 1 and "from 3 networks" in notices[0].body  # told at the third failure
 
 

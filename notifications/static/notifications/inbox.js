@@ -13,6 +13,28 @@
 // marked read like the others. Without JavaScript the page is as it was drawn and the
 // "Mark all as read" button is a plain form.
 (function () {
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
+  var pageTexts = (function () {
+    var element = document.getElementById("js-texts");
+    try {
+      return element ? JSON.parse(element.textContent) : {};
+    } catch (error) {
+      return {};
+    }
+  })();
+  function pageText(key, values) {
+    values = values || {};
+    var found = pageTexts[key];
+    if (found && typeof found === "object") {
+      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
+      found = found[rules.select(values.count)] || found.other;
+    }
+    var result = typeof found === "string" ? found : key;
+    Object.keys(values).forEach(function (name) {
+      result = result.split("%(" + name + ")s").join(String(values[name]));
+    });
+    return result;
+  }
   var inbox = document.querySelector(".inbox[data-read-url]");
   var tokenInput = document.querySelector("#mark-all-read input[name=csrfmiddlewaretoken]");
   if (!inbox || !tokenInput || !window.fetch) return;
@@ -73,7 +95,7 @@
           card.classList.add("arrived");
           card.removeAttribute("data-read-field");
           var label = card.querySelector(".new");
-          if (label) label.textContent = "New, now read";
+          if (label) label.textContent = pageText("New, now read");
         });
         document.dispatchEvent(new CustomEvent("notifications:count", { detail: data }));
       })
@@ -85,8 +107,7 @@
     if (!news || !showNew) return;
     news.hidden = !found.length;
     if (found.length) {
-      showNew.textContent =
-        "Show " + found.length + (found.length === 1 ? " new notification" : " new notifications");
+      showNew.textContent = pageText("Show %(count)s new notifications", { count: found.length });
     }
   }
 

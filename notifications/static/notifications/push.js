@@ -4,6 +4,28 @@
 // hands the subscription to POST /api/me/push-subscriptions/. "Turn off" removes it there and
 // unsubscribes the browser. Without JavaScript, or in a browser without push, the box says so.
 (function () {
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
+  var pageTexts = (function () {
+    var element = document.getElementById("js-texts");
+    try {
+      return element ? JSON.parse(element.textContent) : {};
+    } catch (error) {
+      return {};
+    }
+  })();
+  function pageText(key, values) {
+    values = values || {};
+    var found = pageTexts[key];
+    if (found && typeof found === "object") {
+      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
+      found = found[rules.select(values.count)] || found.other;
+    }
+    var result = typeof found === "string" ? found : key;
+    Object.keys(values).forEach(function (name) {
+      result = result.split("%(" + name + ")s").join(String(values[name]));
+    });
+    return result;
+  }
   var box = document.getElementById("push-device");
   if (!box) return;
   var status = box.querySelector(".push-status");
@@ -20,7 +42,7 @@
     off.hidden = !subscribed;
   }
   if (!("serviceWorker" in navigator) || !("PushManager" in window) || !("Notification" in window)) {
-    say("This browser cannot receive push notifications.");
+    say(pageText("This browser cannot receive push notifications."));
     return;
   }
   function key(base64) {
@@ -47,12 +69,12 @@
   current().then(function (subscription) {
     var held = Boolean(subscription && localStorage.getItem(STORED));
     show(held);
-    say(held ? "Push is on in this browser." : "Push is off in this browser.");
+    say(held ? pageText("Push is on in this browser.") : pageText("Push is off in this browser."));
   });
   box.hidden = false;
 
   on.addEventListener("click", function () {
-    say("Asking your browser…");
+    say(pageText("Asking your browser…"));
     Notification.requestPermission()
       .then(function (permission) {
         if (permission !== "granted") throw new Error("permission");
@@ -79,13 +101,13 @@
       .then(function (made) {
         localStorage.setItem(STORED, made.id);
         show(true);
-        say("Push is on in this browser.");
+        say(pageText("Push is on in this browser."));
       })
       .catch(function (error) {
         say(
           error && error.message === "permission"
-            ? "Your browser blocks notifications from this site: allow them in its site settings, then try again."
-            : "Push could not be turned on here. Please try again later."
+            ? pageText("Your browser blocks notifications from this site: allow them in its site settings, then try again.")
+            : pageText("Push could not be turned on here. Please try again later.")
         );
       });
   });
@@ -101,7 +123,7 @@
       .then(function () {
         localStorage.removeItem(STORED);
         show(false);
-        say("Push is off in this browser.");
+        say(pageText("Push is off in this browser."));
       });
   });
 })();

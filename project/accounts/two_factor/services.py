@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.dispatch import Signal
+from django.utils.translation import gettext_lazy
 from django_otp import devices_for_user
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
@@ -33,9 +34,13 @@ if TYPE_CHECKING:
 RECOVERY_CODES = 10
 APP_DEVICE_NAME = "Authenticator app"
 RECOVERY_DEVICE_NAME = "Recovery codes"
-CODE_WRONG = "That code is not right: type the 6 digits your app shows now, or one of your recovery codes."
-CODE_JUST_USED = "That code was just used: wait for the next code your app shows (at most 30 seconds)."
-SETUP_EXPIRED = "This key is more than 10 minutes old or was replaced: scan the new one below and type its code."
+CODE_WRONG = gettext_lazy(
+    "That code is not right: type the 6 digits your app shows now, or one of your recovery codes."
+)
+CODE_JUST_USED = gettext_lazy("That code was just used: wait for the next code your app shows (at most 30 seconds).")
+SETUP_EXPIRED = gettext_lazy(
+    "This key is more than 10 minutes old or was replaced: scan the new one below and type its code."
+)
 SETUP_MINUTES = 10  # an unconfirmed key (shown on the set-up page) can be confirmed this long
 
 # Sent after two-factor changed for an account: `user_id` (str), `change` (TURNED_ON,

@@ -27,6 +27,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django_otp import login as otp_login
@@ -46,13 +47,13 @@ if TYPE_CHECKING:
 
 PENDING_KEY = "login_pending"
 LOGIN_CODE_SECONDS = 300  # the code step waits this long for its code after the password
-CODE_HELP = "The 6 digits your authenticator app shows now, or one of your recovery codes."
+CODE_HELP = gettext_lazy("The 6 digits your authenticator app shows now, or one of your recovery codes.")
 
 
 class CodeForm(forms.Form):
     code = forms.CharField(
         max_length=32,
-        label="Code",
+        label=gettext_lazy("Code"),
         help_text=CODE_HELP,
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "text", "autofocus": True}),
     )
@@ -143,7 +144,7 @@ def login_code(
     """The log-in's second step: the code from the app (or a recovery code), counted in the limits."""
     found = _pending_user(request)
     if found is None:
-        messages.error(request, "Your log-in waited too long for its code: log in again.")
+        messages.error(request, gettext("Your log-in waited too long for its code: log in again."))
         return redirect(login_url_name)
     user, pending = found
     next_url = _safe_next(request, reverse(settings.LOGIN_REDIRECT_URL))
@@ -177,7 +178,7 @@ def login_code(
 
 
 def _code_refusal(user: Any, code: str) -> str:
-    return services.CODE_JUST_USED if services.code_just_used(user=user, code=code) else services.CODE_WRONG
+    return str(services.CODE_JUST_USED if services.code_just_used(user=user, code=code) else services.CODE_WRONG)
 
 
 def _recovery_code_notice(request: HttpRequest, user: Any, device: Any) -> None:
@@ -185,11 +186,16 @@ def _recovery_code_notice(request: HttpRequest, user: Any, device: Any) -> None:
     if not isinstance(device, StaticDevice):
         return
     left = services.recovery_codes_left(user=user)
-    plural = "" if left == 1 else "s"
     messages.warning(
         request,
-        f"You logged in with a recovery code: {left} recovery code{plural} left. "
-        "Get new ones on the two-factor page (Settings) before they run out.",
+        ngettext(
+            "You logged in with a recovery code: %(count)d recovery code left. Get new ones on the "
+            "two-factor page (Settings) before they run out.",
+            "You logged in with a recovery code: %(count)d recovery codes left. Get new ones on the "
+            "two-factor page (Settings) before they run out.",
+            left,
+        )
+        % {"count": left},
     )
 
 
@@ -204,7 +210,7 @@ class PasswordResetConfirmView(auth_views.PasswordResetConfirmView):
 
 
 class PasswordForm(forms.Form):
-    password = forms.CharField(label="Your password", strip=False, widget=forms.PasswordInput)
+    password = forms.CharField(label=gettext_lazy("Your password"), strip=False, widget=forms.PasswordInput)
 
 
 class TurnOnForm(PasswordForm, CodeForm):
@@ -248,7 +254,7 @@ def two_factor_settings(request: HttpRequest) -> HttpResponse:
     try:
         if action == "renew" and enabled and renew_form.is_valid() and password_checked(request, renew_form):
             codes = services.recovery_codes_renew(user=user)
-            messages.success(request, "New recovery codes: the old ones no longer work.")
+            messages.success(request, gettext("New recovery codes: the old ones no longer work."))
         if action == "confirm" and not enabled and form.is_valid() and password_checked(request, form):
             try:
                 device, codes = services.totp_setup_confirm(user=user, code=form.cleaned_data["code"])
@@ -258,7 +264,7 @@ def two_factor_settings(request: HttpRequest) -> HttpResponse:
                 otp_login(request, device)  # this session is verified: the staff gate lets it into the admin
                 enabled = True
                 messages.success(
-                    request, "Two-factor log-in is on: from now on you log in with your password and a code."
+                    request, gettext("Two-factor log-in is on: from now on you log in with your password and a code.")
                 )
     except LockedOut as error:
         refusal = error
@@ -304,7 +310,7 @@ def two_factor_remove(request: HttpRequest) -> HttpResponse:
                     form.add_error("code", _code_refusal(user, form.cleaned_data["code"]))
                 else:
                     services.second_factor_remove(user=user)
-                    messages.success(request, "Two-factor log-in is off: your password alone logs you in.")
+                    messages.success(request, gettext("Two-factor log-in is off: your password alone logs you in."))
                     return redirect("two-factor")
         except LockedOut as error:
             refusal = error
@@ -324,7 +330,7 @@ def staff_second_factor_gate(request: HttpRequest, *, login_url: str) -> HttpRes
         return None
     if services.second_factor_enabled(user=user):
         auth_logout(request)
-        messages.error(request, "The admin needs a log-in with your two-factor code: log in again.")
+        messages.error(request, gettext("The admin needs a log-in with your two-factor code: log in again."))
         return HttpResponseRedirect(f"{login_url}?{urlencode({REDIRECT_FIELD_NAME: request.get_full_path()})}")
-    messages.info(request, "Staff need two-factor log-in to open the admin: set it up here first.")
+    messages.info(request, gettext("Staff need two-factor log-in to open the admin: set it up here first."))
     return HttpResponseRedirect(f"{reverse('two-factor')}?{urlencode({REDIRECT_FIELD_NAME: request.get_full_path()})}")

@@ -6,6 +6,32 @@
 (function () {
   var DRAFT_PREFIX = "draft:";
 
+  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
+  var pageTexts = (function () {
+    var element = document.getElementById("js-texts");
+    try {
+      return element ? JSON.parse(element.textContent) : {};
+    } catch (error) {
+      return {};
+    }
+  })();
+  function number(value) {
+    return value.toLocaleString(document.documentElement.lang || undefined);
+  }
+  function pageText(key, values) {
+    values = values || {};
+    var found = pageTexts[key];
+    if (found && typeof found === "object") {
+      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
+      found = found[rules.select(values.count)] || found.other;
+    }
+    var result = typeof found === "string" ? found : key;
+    Object.keys(values).forEach(function (name) {
+      result = result.split("%(" + name + ")s").join(String(values[name]));
+    });
+    return result;
+  }
+
   // A 429 or 503 says when to ask again (Retry-After, in seconds or as a date): a request
   // that may be sent twice (a like's PUT or DELETE, a mark-read, a GET) is sent again then,
   // at most `tries` times, when the wait is at most RETRY_WAIT_MAX_S; the last answer is
@@ -118,7 +144,7 @@
           return response.json();
         },
         function () {
-          note(form, "Not saved: no connection. Nothing changed; try again when you are online.");
+          note(form, pageText("Not saved: no connection. Nothing changed; try again when you are online."));
           return null;
         }
       )
@@ -128,7 +154,7 @@
         change.show(state);
       })
       .catch(function () {
-        note(form, "Not saved: something went wrong. Try again.");
+        note(form, pageText("Not saved: something went wrong. Try again."));
       })
       .finally(function () {
         if (change.done) change.done();
@@ -207,13 +233,17 @@
     box.setAttribute("aria-describedby", (described ? described + " " : "") + element.id);
     function update() {
       var length = bodyLength(box.value);
-      element.textContent = length.toLocaleString() + " / " + limit.toLocaleString() + " characters";
+      element.textContent = pageText("%(count)s / %(limit)s characters", { count: number(length), limit: number(limit) });
       var over = length - limit;
       element.classList.toggle("over", over > 0);
       box.setAttribute("aria-invalid", over > 0 ? "true" : "false");
       var text =
         over > 0
-          ? "Too long by " + over.toLocaleString() + " characters: shorten it to " + limit.toLocaleString() + " to post it."
+          ? pageText("Too long by %(over)s characters: shorten it to %(limit)s to post it.", {
+              count: over,
+              over: number(over),
+              limit: number(limit),
+            })
           : "";
       if (alert.textContent !== text) alert.textContent = text;
     }
@@ -275,7 +305,9 @@
         var message = document.createElement("p");
         message.className = "draft-note";
         message.setAttribute("role", "status");
-        message.textContent = "Your unsent text is back in the box: press " + button.textContent.trim() + " to send it.";
+        message.textContent = pageText("Your unsent text is back in the box: press %(button)s to send it.", {
+          button: button.textContent.trim(),
+        });
         form.insertBefore(message, form.firstChild);
       }
     }
@@ -295,7 +327,7 @@
         if (creates && store && box.value.trim()) store.setItem(DRAFT_PREFIX + path, box.value);
         return;
       }
-      button.textContent = "Posting…";
+      button.textContent = pageText("Posting…");
       button.setAttribute("aria-disabled", "true");
       if (creates && store) {
         store.removeItem(POSTED_PREFIX + path);
