@@ -182,7 +182,8 @@ ALWAYS_ON: list[tuple[str, float, float, float]] = [
     ("feed retries polling (4 Queries every 2 s)", 86_400 / 2, 4 * 0.5, 0),
     ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
     ("mail sender polling (4 shards every 5 s)", 86_400 / 5, 4 * 0.5, 0),
-    ("worker heartbeats (7 workers, every 5 s)", 7 * 86_400 / 5, 0, 1),
+    # One per program of project.operations.health_selectors.WORKERS.
+    ("worker heartbeats (8 workers, every 5 s)", 8 * 86_400 / 5, 0, 1),
     # The live change log, read back by each web process while polls arrive: one Query per part
     # (LIVE_CHANGE_PARTS, 1) every LIVE_LOG_REFRESH (0.5 s), here 4 processes polled all day.
     ("live change log refreshes (4 web processes)", 4 * 86_400 / 0.5, 0.5, 0),

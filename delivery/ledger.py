@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from delivery.dispatch import delivery_feed_event
+from delivery.batches import delivery_feed_event
 from delivery.models import DeliveryChunk, chunk_key
 from delivery.selectors import delivery_get_consistent, targets_pending
 from notifications.feed.selectors import feed_read_many

@@ -149,6 +149,12 @@ def thread_undo(request):
     if action not in ("unmute", "unwatch") or not thread_id:
         messages.error(request, gettext("That button said neither unmute nor stop watching: nothing was changed."))
         return redirect("notification-preferences")
+    return _thread_change(request, action=action, thread_id=thread_id, then=redirect("notification-preferences"))
+
+
+def _thread_change(request, *, action: str, thread_id: str, then):
+    """Mute, unmute, watch or stop watching the thread `thread_id`, say how it went, and answer
+    `then`, which shows the thread's new state exactly (FRESH_THREADS)."""
     change, said = THREAD_ACTIONS[action]
     try:
         change(user_id=str(request.user.pk), thread_id=thread_id)
@@ -156,10 +162,9 @@ def thread_undo(request):
         messages.error(request, error.message)
     else:
         messages.success(request, said)
-    response = redirect("notification-preferences")
     if selectors.is_thread_id(thread_id):
-        FRESH_THREADS.remember(request, response, value=thread_id)
-    return response
+        FRESH_THREADS.remember(request, then, value=thread_id)
+    return then
 
 
 def _comment_thread_change(request, comment_id: str, allowed: tuple[str, str]):
@@ -171,16 +176,7 @@ def _comment_thread_change(request, comment_id: str, allowed: tuple[str, str]):
         thread_id = selectors.comment_thread_find(comment_id=comment_id)
     except NotFound:
         raise Http404("No such comment.") from None
-    change, said = THREAD_ACTIONS[action]
-    try:
-        change(user_id=str(request.user.pk), thread_id=thread_id)
-    except ApplicationError as error:
-        messages.error(request, error.message)
-    else:
-        messages.success(request, said)
-    response = redirect("comment", comment_id=comment_id)
-    FRESH_THREADS.remember(request, response, value=thread_id)
-    return response
+    return _thread_change(request, action=action, thread_id=thread_id, then=redirect("comment", comment_id=comment_id))
 
 
 @login_required

@@ -19,9 +19,9 @@ def main(marker: Path, options: list[str]) -> None:
     django.setup()
     from django.core.management import execute_from_command_line
 
-    from delivery import dispatch
+    from delivery import batches
 
-    real, depth, held = dispatch.targets_deliver, 0, False
+    real, depth, held = batches.targets_deliver, 0, False
 
     def targets_deliver(**kwargs):
         nonlocal depth, held
@@ -37,7 +37,7 @@ def main(marker: Path, options: list[str]) -> None:
                 time.sleep(0.01)
         return result
 
-    dispatch.targets_deliver = targets_deliver
+    batches.targets_deliver = targets_deliver
     execute_from_command_line(["manage.py", "dispatch_deliveries", *options])
 
 

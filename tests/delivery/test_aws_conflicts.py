@@ -11,7 +11,7 @@ from unittest import mock
 import pytest
 from botocore.exceptions import ClientError
 
-from delivery import dispatch, leases, preparation
+from delivery import batches, dispatch, leases, preparation
 from delivery.models import Delivery, DeliveryTarget
 from project.dynamo import wire
 from project.testing.aws_conflicts import aws_conflict_model
@@ -81,9 +81,9 @@ def test_a_batch_cancelled_with_a_gone_target_and_a_busy_delivery_item_is_not_a_
     delivery = create(staff)
     preparation.delivery_prepare(delivery_id=delivery.delivery_id)
     lease = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
-    event = dispatch.delivery_feed_event(delivery)
+    event = batches.delivery_feed_event(delivery)
     first, rest = lease.user_ids[0], lease.user_ids[1:]
-    assert dispatch.targets_deliver(
+    assert batches.targets_deliver(
         delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=[first], event=event
     ).delivered == [first]
     real = wire.make_api_call
@@ -104,7 +104,7 @@ def test_a_batch_cancelled_with_a_gone_target_and_a_busy_delivery_item_is_not_a_
         return real(self, operation, params)
 
     with mock.patch.object(wire, "make_api_call", once_mixed):
-        result = dispatch.targets_deliver(
+        result = batches.targets_deliver(
             delivery_id=delivery.delivery_id, seq=lease.seq, user_ids=lease.user_ids, event=event
         )
     assert injected[0].count("TransactionConflict") == 1 and "ConditionalCheckFailed" in injected[0]

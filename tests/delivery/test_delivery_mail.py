@@ -78,13 +78,11 @@ def test_a_message_read_before_the_mail_is_due_is_not_mailed(staff, make_user, n
 
 
 def test_a_batch_reads_its_targets_preferences_once(staff, make_user, now_due, monkeypatch):
-    import delivery.dispatch as dispatch_module
+    import delivery.batches as batches_module
 
     calls = []
-    real = dispatch_module.preferences_get_many
-    monkeypatch.setattr(
-        dispatch_module, "preferences_get_many", lambda **kwargs: calls.append(kwargs) or real(**kwargs)
-    )
+    real = batches_module.preferences_get_many
+    monkeypatch.setattr(batches_module, "preferences_get_many", lambda **kwargs: calls.append(kwargs) or real(**kwargs))
     people = [verified(make_user(f"q{n}")) for n in range(6)]
     delivery = create(staff, kind="usernames", users=people)
     dispatch(delivery.delivery_id, batch_size=6)

@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction as db_transaction
 
 from delivery import models, preparation, selectors, services
-from delivery.dispatch import delivery_feed_event
+from delivery.batches import delivery_feed_event
 from delivery.models import Delivery, DeliveryChunk, DeliveryQueueEntry, DeliveryTarget
 from project.errors import ApplicationError
 from tests.delivery.helpers import (

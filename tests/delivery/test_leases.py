@@ -7,7 +7,7 @@ from unittest import mock
 
 import pytest
 
-from delivery import dispatch, leases, models, preparation, selectors
+from delivery import batches, dispatch, leases, models, preparation, selectors
 from delivery.models import Delivery, DeliveryChunk
 from notifications.models import Feed
 from project.clock import ManualClock, clock_override
@@ -57,7 +57,7 @@ def test_an_expired_lease_is_taken_over_once(prepared):
 def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
     """Isolates the target condition: the feed no longer remembers the event and accepts the write."""
     delivery, targets = prepared
-    event = dispatch.delivery_feed_event(delivery)
+    event = batches.delivery_feed_event(delivery)
     stale = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
     stale_pending = selectors.targets_pending(delivery_id=delivery.delivery_id, user_ids=stale.user_ids)
     assert stale_pending == targets
@@ -72,7 +72,7 @@ def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
         feed = Feed.get(user_id, consistent_read=True)
         feed.applied = []
         feed.save()
-    result = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
+    result = batches.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale_pending, event=event)
     assert result.delivered == [] and sorted(result.gone) == sorted(targets)
     assert dispatch.delivery_finish(delivery_id=delivery.delivery_id)
     assert_exactly_once(delivery.delivery_id, targets)
@@ -81,13 +81,13 @@ def test_late_holder_cannot_redeliver_what_the_new_holder_delivered(prepared):
 def test_late_holder_and_new_holder_share_a_chunk_without_duplicates(prepared):
     """a wakes up half way through b's work: between them, each target once, counts exact."""
     delivery, targets = prepared
-    event = dispatch.delivery_feed_event(delivery)
+    event = batches.delivery_feed_event(delivery)
     stale = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=10)
     with later(11):
         fresh = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="b", lease_seconds=10)
-    first = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets[:2], event=event)
+    first = batches.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets[:2], event=event)
     assert first.delivered == targets[:2]
-    late = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale.user_ids, event=event)
+    late = batches.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=stale.user_ids, event=event)
     assert sorted(late.delivered) == sorted(targets[2:]) and sorted(late.gone) == sorted(targets[:2])
     with later(11):
         outcome = dispatch.chunk_dispatch(lease=fresh, event=event, batch_size=2)
@@ -100,7 +100,7 @@ def test_late_holder_and_new_holder_share_a_chunk_without_duplicates(prepared):
 
 def test_stopping_releases_the_chunk_for_others(prepared):
     delivery, _ = prepared
-    event = dispatch.delivery_feed_event(delivery)
+    event = batches.delivery_feed_event(delivery)
     lease = leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     outcome = dispatch.chunk_dispatch(lease=lease, event=event, batch_size=2, should_stop=lambda: True)
     assert outcome.stopped and outcome.delivered == 0
@@ -115,7 +115,7 @@ def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prep
     from notifications.feed import services as feed_services
 
     delivery, targets = prepared
-    event = dispatch.delivery_feed_event(delivery)
+    event = batches.delivery_feed_event(delivery)
     leases.chunk_claim(delivery_id=delivery.delivery_id, owner="a", lease_seconds=60)
     busy = targets[1]
     real_compute = feed_merge.feed_write_compute
@@ -129,10 +129,10 @@ def test_conflicting_feed_is_retried_and_the_rest_of_the_batch_goes_through(prep
         return write
 
     with (
-        mock.patch.object(dispatch, "feed_write_compute", compute_then_someone_writes),
-        mock.patch.object(dispatch, "backoff_sleep", lambda attempt: None),
+        mock.patch.object(batches, "feed_write_compute", compute_then_someone_writes),
+        mock.patch.object(batches, "backoff_sleep", lambda attempt: None),
     ):
-        result = dispatch.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)
+        result = batches.targets_deliver(delivery_id=delivery.delivery_id, seq=0, user_ids=targets, event=event)
     assert result.deferred == [busy]
     assert sorted(result.delivered) == sorted(t for t in targets if t != busy)
     counts = message_counts(delivery.delivery_id, targets)
@@ -147,7 +147,7 @@ def test_a_dispatcher_that_fails_mid_chunk_releases_its_lease_and_another_finish
     """DynamoDB failing under one dispatcher (not a kill): the chunk is free for the next
     dispatcher now, not after the lease's 30 s, and every target still gets one message."""
     delivery, targets = prepared
-    real_deliver = dispatch.targets_deliver
+    real_deliver = batches.targets_deliver
     calls = []
 
     def fails_on_the_second_batch(**kwargs):
@@ -156,7 +156,7 @@ def test_a_dispatcher_that_fails_mid_chunk_releases_its_lease_and_another_finish
             raise RuntimeError("DynamoDB unreachable")
         return real_deliver(**kwargs)
 
-    with mock.patch.object(dispatch, "targets_deliver", fails_on_the_second_batch), pytest.raises(RuntimeError):
+    with mock.patch.object(batches, "targets_deliver", fails_on_the_second_batch), pytest.raises(RuntimeError):
         dispatch.delivery_dispatch(delivery_id=delivery.delivery_id, owner="a", batch_size=2, lease_seconds=30)
     chunk = DeliveryChunk.get(models.chunk_key(delivery.delivery_id, 0), consistent_read=True)
     assert chunk.lease_expires_at == 0 and chunk.status == "pending"
