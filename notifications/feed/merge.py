@@ -285,17 +285,8 @@ def feed_write_compute(*, feed: Feed, event: FeedEvent) -> FeedWrite:
         )
     feed.records = _sort_and_cap(records, feed_max_entries())
     feed.applied = [*applied, event_digest][-FEED_APPLIED_KEPT:]
-    feed.updated_at = clock.now_iso()
-    unread_count = sum(1 for record in feed.records if not record.read)
-    return FeedWrite(
-        user_id=user_id,
-        already_applied=False,
-        feed=feed,
-        entry_id=entry_id,
-        merged=merged,
-        unread_count=unread_count,
-        read_version=read_version,
-        count_changed=unread_count != unread_before,
+    return _changed(
+        feed, user_id=user_id, read_version=read_version, unread_before=unread_before, entry_id=entry_id, merged=merged
     )
 
 
@@ -332,12 +323,27 @@ def feed_silence_compute(*, feed: Feed, other_id: str, silenced: bool) -> FeedWr
     unread_before = sum(1 for record in feed.records if not record.read)
     feed.records = records
     feed.silenced = (known | {other_id}) if silenced else (known - {other_id}) or None
+    return _changed(feed, user_id=user_id, read_version=read_version, unread_before=unread_before)
+
+
+def _changed(
+    feed: Feed,
+    *,
+    user_id: str,
+    read_version: int | None,
+    unread_before: int,
+    entry_id: str | None = None,
+    merged: bool = False,
+) -> FeedWrite:
+    """The write of `feed` as changed (its time now), with its unread count and whether that moved."""
     feed.updated_at = clock.now_iso()
-    unread_count = sum(1 for record in records if not record.read)
+    unread_count = sum(1 for record in feed.records if not record.read)
     return FeedWrite(
         user_id=user_id,
         already_applied=False,
         feed=feed,
+        entry_id=entry_id,
+        merged=merged,
         unread_count=unread_count,
         read_version=read_version,
         count_changed=unread_count != unread_before,

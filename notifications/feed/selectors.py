@@ -25,7 +25,7 @@ from notifications.feed.events import FEED_RETRY_SHARDS, MENTION_KIND, THREAD_KI
 from notifications.feed.notice_texts import notice_body_text
 from notifications.models import Feed, FeedRetry
 from project.clock import clock
-from project.operations.backlog import Backlog, backlog_of_parts
+from project.operations.backlog import Backlog, backlog_due_ms
 from social.models import Comment
 from social.selectors import Author, authors_by_id, comment_thread_id
 
@@ -321,14 +321,6 @@ def feed_retries_backlog(*, now_ms: int | None = None) -> Backlog:
     and 0.5 RCU per shard when nothing is due. An item a worker holds has a `due_at` in the future: not counted.
     """
     now_ms = clock.now_ms() if now_ms is None else now_ms
-    return backlog_of_parts(
-        FeedRetry,
-        index="by_due",
-        part_key="shard",
-        sort_key="due_at",
-        parts=FEED_RETRY_SHARDS,
-        label="feed retries due",
-        oldest_at=lambda due_at: int(due_at) / 1000,
-        sort_at_most=now_ms,
-        cap=FEED_RETRY_BACKLOG_CAP,
+    return backlog_due_ms(
+        FeedRetry, parts=FEED_RETRY_SHARDS, label="feed retries due", cap=FEED_RETRY_BACKLOG_CAP, now_ms=now_ms
     )

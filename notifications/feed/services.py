@@ -38,7 +38,7 @@ from notifications.feed.merge import (
     feed_write_compute,
 )
 from notifications.feed.selectors import feed_read, feed_retries_due
-from notifications.mail.queue import PUSH, mail_queue_put
+from notifications.mail.queue import EMAIL, PUSH, mail_queue_put
 from notifications.models import Feed, FeedRetry
 from notifications.outbox import outbox_apply, outbox_claim, outbox_job, outbox_postpone
 from project.clock import clock
@@ -109,24 +109,19 @@ def _mail_schedule(transaction: LabelledTransactWrite, write: FeedWrite, *, user
     transaction: the entry and the promise to mail about it commit together or not at all. The
     sender decides again at send time (read by then, e-mail turned off, thread muted). The push,
     for an event wanted by push, is put the same way into the push shards, due at once."""
-    if event.notify_push and write.entry_id:
+    if not write.entry_id:
+        return
+    wanted = [(PUSH, 0)] if event.notify_push else []
+    wanted += [(EMAIL, notify_email_delay_ms())] if event.notify_email else []
+    for channel, delay_ms in wanted:
         mail_queue_put(
             transaction,
             user_id=user_id,
             kind=event.preference_kind,
             source=event.event_id,
             entry_id=write.entry_id,
-            due_ms=clock.now_ms(),
-            channel=PUSH,
-        )
-    if event.notify_email and write.entry_id:
-        mail_queue_put(
-            transaction,
-            user_id=user_id,
-            kind=event.preference_kind,
-            source=event.event_id,
-            entry_id=write.entry_id,
-            due_ms=clock.now_ms() + notify_email_delay_ms(),
+            due_ms=clock.now_ms() + delay_ms,
+            channel=channel,
         )
 
 

@@ -18,10 +18,11 @@ from django.utils import translation
 from pynamodb.exceptions import DoesNotExist
 
 from notifications.feed.selectors import feed_entry_views, feed_read
+from notifications.like_selectors import like_notifications
 from notifications.mail.account import ACCOUNT, ACCOUNT_MAILS
 from notifications.models import LikeUnread
 from notifications.preferences.selectors import preferences_get, thread_state
-from notifications.selectors import _excerpt, _like_notifications, notification_inbox
+from notifications.selectors import _excerpt, notification_inbox
 from notifications.subjects import LIKE, REACTION, reaction_subject
 from project.http.locales import language_of
 from social.formatting import markdown_html
@@ -140,7 +141,7 @@ def about_unread_or_why(*, user_id: str, kind: str, entry_id: str) -> About | st
             return RETRACTED
         if not int(item.num_likes or 0):  # read (which clears `unliked_ids`), or every like undone
             return RETRACTED if item.unliked_ids else READ_BEFORE
-        (notification,) = _like_notifications([item], unread=True)
+        (notification,) = like_notifications([item], unread=True)
         comment = comment_find(comment_id=comment_id)
         body = comment.body if comment and not comment.hidden and not comment.deleted_at else ""
         actor_ids = tuple(actor.id for actor in notification.actors)

@@ -11,7 +11,7 @@ from notifications.mail.queue import EMAIL as EMAIL
 from notifications.mail.queue import MAIL_QUEUE_SHARDS, queue_shards
 from notifications.models import MailQueue, Send
 from project.clock import clock
-from project.operations.backlog import Backlog, backlog_of_parts
+from project.operations.backlog import Backlog, backlog_due_ms
 
 SENDING, SENT, FAILED, SKIPPED = "sending", "sent", "failed", "skipped"
 UNKNOWN = "unknown"  # shown for a line still `sending` after its lease: never sent again
@@ -37,17 +37,7 @@ def mail_queue_due(*, limit: int = 100, now_ms: int | None = None, channel: str 
 def mail_queue_backlog(*, now_ms: int | None = None) -> Backlog:
     """Mails due and not yet sent (`mail_notifications`'s queue), and how long the oldest waits."""
     now_ms = clock.now_ms() if now_ms is None else now_ms
-    return backlog_of_parts(
-        MailQueue,
-        index="by_due",
-        part_key="shard",
-        sort_key="due_at",
-        parts=MAIL_QUEUE_SHARDS,
-        label="mails due",
-        oldest_at=lambda due_at: int(due_at) / 1000,
-        sort_at_most=now_ms,
-        cap=MAIL_BACKLOG_CAP,
-    )
+    return backlog_due_ms(MailQueue, parts=MAIL_QUEUE_SHARDS, label="mails due", cap=MAIL_BACKLOG_CAP, now_ms=now_ms)
 
 
 def ledger_get(*, user_id: str, channel: str, source: str) -> Send | None:

@@ -74,3 +74,19 @@ def backlog_of_parts(
         count += answer["Count"]
         capped = capped or answer["Count"] >= limit
     return Backlog(label=label, count=count, capped=capped, oldest_at=oldest)
+
+
+def backlog_due_ms(model: type[Model], *, parts: int, label: str, cap: int, now_ms: int) -> Backlog:
+    """The items of a sharded queue due by `now_ms` (`backlog_of_parts`): its `by_due` index keys
+    them by `shard` ("0".."parts-1") and sorts them by `due_at`, in epoch milliseconds."""
+    return backlog_of_parts(
+        model,
+        index="by_due",
+        part_key="shard",
+        sort_key="due_at",
+        parts=parts,
+        label=label,
+        oldest_at=lambda due_at: int(due_at) / 1000,
+        sort_at_most=now_ms,
+        cap=cap,
+    )

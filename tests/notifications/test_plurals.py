@@ -12,9 +12,9 @@ import pytest
 from django.utils import translation
 
 from notifications.feed.selectors import feed_entry_text
+from notifications.like_selectors import like_text
 from notifications.mail.checks import Recipient
 from notifications.mail.content import digest_message
-from notifications.selectors import like_text
 from social.selectors import Author
 
 COUNTS = (0, 1, 2, 3, 4, 5, 11, 12, 21, 22, 25, 101, 102)

@@ -233,6 +233,19 @@ def test_no_selectors_module_imports_a_write_module():
     assert _reads_importing_writes(graph) == []
 
 
+def test_the_like_fold_is_a_package_by_seam_with_a_pure_decision():
+    """notifications/like_fold/: how a fold is asked for, what a batch reads, the decision, the
+    writes, how they run. The decision imports nothing but model declarations (no I/O), and
+    what a fold does in `social` is one module, which only the fold's run calls."""
+    graph = _graph()
+    seams = {f"notifications.like_fold.{seam}" for seam in ("requests", "reads", "decide", "writes", "batches")}
+    assert seams <= set(graph)
+    assert graph["notifications.like_fold.decide"] <= {"notifications.models"}
+    assert sorted(module for module, imported in graph.items() if "social.fold_effects" in imported) == [
+        "notifications.like_fold.batches"
+    ]
+
+
 def _source_lengths() -> list[tuple[str, int]]:
     # staticfiles/ and var/ hold what `make run` collects and writes, not sources
     skip = {"tests", ".venv", "node_modules", "migrations", ".git", "staticfiles", "var"}
