@@ -23,6 +23,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")
 os.environ.setdefault("DEBUG", "True")  # development settings: the defaults are production-safe
 os.environ.setdefault("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")  # Django's test Client is `testserver`
 os.environ.setdefault("RATE_LIMITS_ENABLED", "False")  # measure the work, not the write limits
+os.environ.setdefault("HOLD_FOR_REVIEW_ENABLED", "False")  # new accounts' posts published, not held for review
 os.environ.setdefault("USAGE_ENABLED", "False")  # no usage tallies into tables the bench drops at exit
 
 import django
