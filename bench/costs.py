@@ -355,6 +355,36 @@ def main() -> None:
         print_send_reads()
         print_digest_pass()
 
+        # A reply push: the parent's author has push on for replies and one browser subscribed at
+        # a local push-service stand-in (it checks the signature and decrypts, as a vendor's does).
+        # The reply's fan-out queues the push (in the feed write's transaction: in the reply's
+        # line); the sender's work for one due push, as `send_push` does it: its claim, the checks
+        # at send time, the browser list, the ledger line, the send, the marks.
+        from notifications.mail.queue import PUSH
+        from notifications.push.keys import vapid_key_generate, vapid_public_key
+        from notifications.push.sender import push_process
+        from notifications.push.services import subscription_add
+        from tests.notifications.push_service import push_service_start
+
+        push_settings = {
+            "VAPID_PRIVATE_KEY": vapid_key_generate(),
+            "LOCAL_PLAIN_HTTP": True,
+            "PUSH_SERVICE_HOSTS": ["127.0.0.1"],
+        }
+        with override_settings(**push_settings):
+            service, server = push_service_start(vapid_public_key=vapid_public_key())
+            pushed = User.objects.create_user(username="pushed", password="!")
+            preferences_update(user_id=str(pushed.pk), patch={"kinds": {"reply": {"push": True}}})
+            subscription_add(user_id=str(pushed.pk), data=service.subscribe().to_json())
+            for n in range(repeat):
+                parent = comment_create(author_id=str(pushed.pk), body=f"Push me {n}: {TEXT}")
+                comment_create(author_id=str(people[n].pk), body="Replying", parent_id=parent.comment_id)
+            due_pushes = [item for item in mail_queue_due(limit=1000, channel=PUSH) if item.user_id == str(pushed.pk)]
+            assert len(due_pushes) == repeat, len(due_pushes)
+            run("push sent (sender, per push)", lambda n: mail_sent(push_process(item=due_pushes[n])))
+            server.shutdown()
+            assert len(service.delivered()) == repeat, service.refused[:3]
+
         # Delivered targets: a delivery to `repeat` users whose feeds are full.
         audience = people[:repeat]
         for person in audience:

@@ -105,6 +105,13 @@ FLOORS: dict[str, tuple[float, float]] = {
     # same unread entry send no second mail (2); the queue item's delete (1 + LSI 1). The mail
     # itself is billed by the mail service (SES: $0.10 per 1,000), about 11 times this.
     "notification mail sent (sender, per mail)": (5, 13),
+    # The sender's claim of the queue item (1, its `by_due` LSI entry moves: 2); the checks, all
+    # consistent: an earlier ledger line (1, billed when absent), the preferences (1), the feed
+    # (the entry still unread? 1 for a small feed), the thread's mute (1), the person's presence
+    # (1, billed when absent); the browsers (1 Query); the ledger line put (1 + its `by_source`
+    # entry 1) and marked sent (1 + 1); the browser's `last_used_at` (1); the queue item's delete
+    # (1 + LSI 1). The push itself goes to the browser vendor's push service, free of charge.
+    "push sent (sender, per push)": (6, 11),
 }
 
 # --- the site ------------------------------------------------------------------
@@ -130,6 +137,9 @@ DAILY_MIX: dict[str, float] = {
     # One person in five has e-mail on for replies or mentions and gets one such mail a day
     # (each also adds the queue item to the reply's feed write: in the reply's own line).
     "notification mail sent (sender, per mail)": 0.2,
+    # One person in three has push on for replies, mentions or messages and gets two pushes a
+    # day (each also adds the queue item to its event's feed write: in that event's own line).
+    "push sent (sender, per push)": 0.7,
     "inbox (API, a full feed)": 3,
     "mark all read (after one new entry)": 1,
     "badge (API unread count)": 5,  # API clients; pages read the badge inside their own cost
@@ -182,6 +192,8 @@ ALWAYS_ON: list[tuple[str, float, float, float]] = [
     ("feed retries polling (4 Queries every 2 s)", 86_400 / 2, 4 * 0.5, 0),
     ("dispatcher polling (1 Query every 5 s)", 86_400 / 5, 0.5, 0),
     ("mail sender polling (4 shards every 5 s)", 86_400 / 5, 4 * 0.5, 0),
+    # The push sender's due Queries are strongly consistent: 1 unit each, also when empty.
+    ("push sender polling (4 Queries every 1 s)", 86_400 / 1, 4 * 1.0, 0),
     # One per program of project.operations.health_selectors.WORKERS.
     ("worker heartbeats (8 workers, every 5 s)", 8 * 86_400 / 5, 0, 1),
     # The live change log, read back by each web process while polls arrive: one Query per part

@@ -57,7 +57,7 @@ class ChannelWorkerCommand(WorkerCommand):
     # --- the pass ----------------------------------------------------------------
 
     def loop_pass(self) -> bool:
-        limit = self.options["limit"]
+        limit = int(self.options["limit"])
         due = mail_selectors.mail_queue_due(limit=limit, channel=self.channel)
         with self.pass_open():
             for item, outcome in self.processed(due):
