@@ -12,6 +12,7 @@ from actions.held import held_approve, held_reject
 from notifications.feed.selectors import feed_entries_list
 from social.models import HeldComment, ModerationAction
 from social.selectors import comment_find
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +24,10 @@ def uid(user) -> str:
 
 
 def aged(user, days=60):
+    """An established account, `days` old (age alone earns no trust level)."""
     user.date_joined = timezone.now() - timedelta(days=days)
     user.save(update_fields=["date_joined"])
-    return user
+    return established(user)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from social.models import Comment, HeldComment, ModerationAction, Report, Watche
 from social.selectors import comment_find
 from social.spam.checks import BLOCK, SpamVerdict
 from social.spam.words import strip_invisible, word_key, words_find
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,6 +71,7 @@ def people(make_user, settings):
     old = make_user("old")
     old.date_joined = timezone.now() - timedelta(days=90)
     old.save(update_fields=["date_joined"])
+    established(old)
     return {"old": old, "new": make_user("newbie"), "mod": make_user("mod", is_staff=True)}
 
 
