@@ -15,6 +15,8 @@ it so). Dies after the commit and before the queue row is deleted: the queue dro
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext
@@ -39,16 +41,26 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def held_approve(*, comment_id: str, staff: AbstractBaseUser | AnonymousUser, source: str = "admin") -> bool:
-    """Publish a held comment (see the module's docstring). True when this call published it;
-    False when it was no longer held (decided already). NotFound for an unknown comment."""
+@contextmanager
+def _decision(
+    *, action: str, comment_id: str, staff: AbstractBaseUser | AnonymousUser, source: str
+) -> Iterator[Comment]:
+    """One staff decision on a held comment, a line of the audit log around it: the comment as
+    read now; NotFound (its queue row dropped) when there is no such comment."""
     with staff_audited(
-        staff=staff, action="approve", target_type="comment", target_id=comment_id, detail="", source=source
+        staff=staff, action=action, target_type="comment", target_id=comment_id, detail="", source=source
     ):
         comment = comment_find(comment_id=comment_id)
         if comment is None:
             held_rows_drop([comment_id])
             raise NotFound(gettext("No such comment."))
+        yield comment
+
+
+def held_approve(*, comment_id: str, staff: AbstractBaseUser | AnonymousUser, source: str = "admin") -> bool:
+    """Publish a held comment (see the module's docstring). True when this call published it;
+    False when it was no longer held (decided already). NotFound for an unknown comment."""
+    with _decision(action="approve", comment_id=comment_id, staff=staff, source=source) as comment:
         if not comment_is_held(comment):
             held_rows_drop([comment_id])
             return False
@@ -88,11 +100,5 @@ def held_reject(*, comment_id: str, staff: AbstractBaseUser | AnonymousUser, sou
     """Delete a held comment: nobody but its author and staff ever saw it, and it caused nothing
     to retract. True when this call deleted it; False when it was not held (an approved one is
     left as it is: Conflict when the approval landed during this call). NotFound when unknown."""
-    with staff_audited(
-        staff=staff, action="reject", target_type="comment", target_id=comment_id, detail="", source=source
-    ):
-        comment = comment_find(comment_id=comment_id)
-        if comment is None:
-            held_rows_drop([comment_id])
-            raise NotFound(gettext("No such comment."))
+    with _decision(action="reject", comment_id=comment_id, staff=staff, source=source) as comment:
         return held_comment_delete(comment=comment)

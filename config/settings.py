@@ -107,6 +107,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django_otp.middleware.OTPMiddleware",  # request.user.is_verified(): logged in with a code
     "django.contrib.messages.middleware.MessageMiddleware",
+    "social.spam.visits.TrustVisitMiddleware",  # a logged-in person's day visited (trust levels)
     "project.http.locales.PersonLanguageMiddleware",  # a logged-in person's chosen language
     "project.http.timezones.BrowserTimeZoneMiddleware",  # their chosen time zone, else the browser's
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -259,10 +260,9 @@ OTP_TOTP_THROTTLE_FACTOR = 0
 OTP_STATIC_THROTTLE_FACTOR = 0
 # Write limits (project/limits/store.py, docs/reference/settings.md "Limits"): per account, counted in DynamoDB so
 # every process on every machine shares them. Each is "N/period,..." (sec, min, hour, day;
-# at most 3 rules); the _NEW variant applies to accounts younger than LIMIT_NEW_ACCOUNT_DAYS.
+# at most 3 rules); the _NEW variant is the allowance of the lowest trust level (social/spam/levels.py).
 # RATE_LIMITS_ENABLED=False lifts them all and the API throttles (tests, benchmarks).
 RATE_LIMITS_ENABLED = env.bool("RATE_LIMITS_ENABLED", default=True)
-LIMIT_NEW_ACCOUNT_DAYS = env.float("LIMIT_NEW_ACCOUNT_DAYS", default=7.0)
 RATE_LIMITS = {
     name: (env.str(f"LIMIT_{name.upper()}", default=rules), env.str(f"LIMIT_{name.upper()}_NEW", default=new_rules))
     for name, rules, new_rules in (
@@ -321,8 +321,10 @@ SPAM_CHECK = env.str("SPAM_CHECK", default="social.spam.checks.local_check")
 # The default check's budgets: the same text this often (anyone), a lowest-level account's comments.
 SPAM_DUPLICATE_LIMIT = env.str("SPAM_DUPLICATE_LIMIT", default="2/hour")
 SPAM_BURST_LIMIT = env.str("SPAM_BURST_LIMIT", default="3/10min")
-# Trust levels (social/spam/levels.py): 0 new, 1 member, 2 regular, earned by visible comments,
-# likes received on them and days visited; TRUST_DEMOTE_REPORTS upheld reports bring an account to 0.
+# Trust levels (social/spam/levels.py): 0 new (every account, whatever its age, until its conduct
+# earns more), 1 member, 2 regular, earned by visible comments, likes received on them from
+# established accounts (level 1 or above, or staff) and days visited (days seen logged in);
+# TRUST_DEMOTE_REPORTS upheld reports bring an account to 0.
 TRUST_MEMBER_COMMENTS = env.int("TRUST_MEMBER_COMMENTS", default=3)
 TRUST_MEMBER_LIKES = env.int("TRUST_MEMBER_LIKES", default=1)
 TRUST_MEMBER_DAYS = env.int("TRUST_MEMBER_DAYS", default=2)

@@ -11,7 +11,8 @@ class SocialConfig(AppConfig):
         from social.activity import signals
         from social.drafts import like_kept_hand_over
         from social.moderation.signals import moderation_decided
-        from social.spam.levels import trust_on_decision, trust_on_login
+        from social.spam.levels import trust_on_decision
+        from social.spam.visits import trust_on_login
 
         signals.connect()
         user_logged_in.connect(like_kept_hand_over, dispatch_uid="like_kept_hand_over")

@@ -233,12 +233,15 @@ def _comment_back(comment) -> str:
     return reverse("comment", args=[comment.id])
 
 
-def _own_comment_or_404(request, comment_id):
-    """The viewer's own, visible comment (a view), or 404 / 403 like the API."""
+def _own_comment_or_404(request, comment_id, *, held_too: bool = False):
+    """The viewer's own, visible comment (a view), or 404 / 403 like the API; `held_too`: also
+    one of theirs waiting for review."""
     try:
-        comment = selectors.comment_get(comment_id=comment_id, viewer_id=str(request.user.pk))
+        comment = selectors.comment_get(comment_id=comment_id, viewer_id=str(request.user.pk), include_hidden=held_too)
     except NotFound:
         raise Http404("No such comment.") from None
+    if comment.hidden and not (comment.held and comment.author.id == str(request.user.pk)):
+        raise Http404("No such comment.")
     if comment.deleted:
         raise Http404(services.COMMENT_DELETED)
     if comment.author.id != str(request.user.pk):
@@ -340,8 +343,8 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
 @login_required
 def comment_delete(request, comment_id):
-    """Delete one's own comment: a confirmation page whose form does it."""
-    comment = _own_comment_or_404(request, comment_id)
+    """Delete one's own comment (one waiting for review too): a confirmation page whose form does it."""
+    comment = _own_comment_or_404(request, comment_id, held_too=True)
     if request.method == "POST":
         try:
             services.comment_delete(comment_id=comment_id, author_id=str(request.user.pk))

@@ -1,6 +1,6 @@
 """Write limits of an account: its own budget per named limit (settings.RATE_LIMITS), the
-stricter `_NEW` rules while it is at the lowest trust level (social.spam.levels: new accounts,
-until they earn more by their conduct or are LIMIT_NEW_ACCOUNT_DAYS old, and demoted ones).
+stricter `_NEW` rules while it is at the lowest trust level (social.spam.levels: new accounts
+until they earn more by their conduct, whatever their age, and demoted ones).
 
 Counted in the shared limit store (project/limits/store.py), so the budget holds across every
 process and machine.
@@ -27,7 +27,7 @@ def account_limit_enforce(*, name: str, user_id: str) -> None:
 
 
 def account_limit_prepare(*, name: str, user_id: str) -> Callable[[], None] | None:
-    """`account_limit_enforce` in two halves: the account's rules are chosen here (its age, one
+    """`account_limit_enforce` in two halves: the account's rules are chosen here (its
     trust level, database reads in this thread), and the count itself (one conditional DynamoDB write,
     RateLimited when over) is returned to run where the caller likes, such as beside its own
     read. None when limits are off."""

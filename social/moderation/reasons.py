@@ -12,3 +12,6 @@ REASONS = {
     "other": gettext_lazy("Something else"),
 }
 NOTE_MAX_LENGTH = 500
+# The reporter id of the spam screen's flags (a watched word to flag: social.spam.screen): no
+# account; staff views name it "the system".
+SYSTEM_REPORTER = "system"

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from social.edit_history import VersionView, comment_versions, version_diff
 from social.models import Comment, Report, ReportCase
-from social.moderation.reasons import REASONS
+from social.moderation.reasons import REASONS, SYSTEM_REPORTER
 from social.selectors import Author, authors_by_id, comment_find
 
 QUEUE_PAGE_SIZE = 25
@@ -61,7 +61,8 @@ class QueuePage:
 
 @dataclass(frozen=True)
 class ReportView:
-    reporter: Author | None
+    reporter: Author | None  # None: a deleted account, or the system
+    by_system: bool  # the spam screen's flag (a watched word), no person: staff views say "the system"
     reason: str
     reason_label: str
     note: str
@@ -163,11 +164,13 @@ def case_get(*, comment_id: str) -> CaseView | None:
 def case_reports(*, comment_id: str) -> list[ReportView]:
     """A case's reports, oldest reporter id first (one consistent Query, at most REPORTS_SHOWN_MAX)."""
     reports = list(Report.query(comment_id, consistent_read=True, limit=REPORTS_SHOWN_MAX))
-    authors = authors_by_id([report.reporter_id for report in reports]) if reports else {}
+    people = [report.reporter_id for report in reports if report.reporter_id != SYSTEM_REPORTER]
+    authors = authors_by_id(people) if people else {}
     full = 100
     views = [
         ReportView(
-            reporter=authors.get(report.reporter_id),
+            reporter=None if report.reporter_id == SYSTEM_REPORTER else authors.get(report.reporter_id),
+            by_system=report.reporter_id == SYSTEM_REPORTER,
             reason=report.reason,
             reason_label=str(REASONS.get(report.reason, report.reason)),
             note=report.note or "",

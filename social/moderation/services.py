@@ -37,7 +37,7 @@ from project.errors import ApplicationError, Conflict, NotFound
 from social.account.limits import account_limit_enforce
 from social.edit_history import comment_version
 from social.models import Comment, ModerationAction, Report, ReportCase
-from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS, SYSTEM_REPORTER
 from social.moderation.signals import moderation_decided, moderation_deciding, unhides_before
 from social.moderation.standing import hide_threshold, report_weight
 from social.selectors import comment_find
@@ -113,9 +113,6 @@ def _plain(weight: int, threshold: int) -> Condition:
         stays = stays | ReportCase.comment_id.does_not_exist()
     plain: Condition = stays | ReportCase.hidden_by_reports_at.exists() | (ReportCase.staff_kept == True)  # noqa: E712
     return plain
-
-
-SYSTEM_REPORTER = "system"  # the reporter id of the spam screen's flags (social.spam.screen)
 
 
 def report_create(

@@ -8,45 +8,18 @@ from django.contrib import admin
 from social.models import TrustRecord
 from social.spam.levels import trust_set
 
+# The conduct a level is earned by (likes: from established accounts), shown in the list and the form.
+CONDUCT = ("comments", "likes_received", "days_visited", "upheld_reports")
+
 
 @admin.register(TrustRecord)
 class TrustRecordAdmin(admin.ModelAdmin):
-    list_display = (
-        "user",
-        "level",
-        "why",
-        "manual_level",
-        "comments",
-        "likes_received",
-        "days_visited",
-        "upheld_reports",
-    )
+    list_display = ("user", "level", "why", "manual_level", *CONDUCT)
     list_filter = ("level", "manual_level")
     search_fields = ("user__username",)
     raw_id_fields = ("user",)
-    fields = (
-        "user",
-        "level",
-        "why",
-        "manual_level",
-        "manual_note",
-        "manual_by",
-        "comments",
-        "likes_received",
-        "days_visited",
-        "upheld_reports",
-        "evaluated_at",
-    )
-    readonly_fields = (
-        "level",
-        "why",
-        "manual_by",
-        "comments",
-        "likes_received",
-        "days_visited",
-        "upheld_reports",
-        "evaluated_at",
-    )
+    fields = ("user", "level", "why", "manual_level", "manual_note", "manual_by", *CONDUCT, "evaluated_at")
+    readonly_fields = ("level", "why", "manual_by", *CONDUCT, "evaluated_at")
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields if obj is None else ("user", *self.readonly_fields)

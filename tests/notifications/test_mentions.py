@@ -8,6 +8,7 @@ from notifications.preferences.services import preferences_update, thread_mute
 from social.formatting import markdown_html
 from social.mentions import mentioned_people
 from social.selectors import comment_find
+from tests.trust import established
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -25,9 +26,10 @@ def texts(user) -> list[str]:
 
 
 @pytest.fixture
-def settled(settings):
-    """Accounts older than the new-account window (make_user's are minutes old)."""
-    settings.LIMIT_NEW_ACCOUNT_DAYS = 0
+def settled(people):
+    """Established accounts (make_user's are new: the lowest trust level's allowances)."""
+    for person in people.values():
+        established(person)
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ def test_at_most_ten_people_per_comment_and_three_from_a_new_account(make_user, 
     post(author, body)  # a new account (minutes old)
     assert [bool(texts(person)) for person in many] == [True] * 3 + [False] * 9
 
-    settings.LIMIT_NEW_ACCOUNT_DAYS = 0
+    established(author)
     comment = post(author, body)
     assert [len(texts(person)) for person in many] == [2] * 3 + [1] * 7 + [0] * 2
     # An edit cannot go past the limit either: the comment has used its ten.

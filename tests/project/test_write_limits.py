@@ -23,6 +23,7 @@ from project.dynamo import wire
 from project.errors import RateLimited
 from project.limits.store import limits_forget_memory
 from social.models import Comment, Like
+from tests.trust import established
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("aws_read_lag")]
 
@@ -48,12 +49,12 @@ def limit(settings):
 
 @pytest.fixture
 def old_user(make_user):
-    """An account older than LIMIT_NEW_ACCOUNT_DAYS (the normal rules apply)."""
+    """An established account, a month old (the normal rules apply)."""
 
     def make(name, **kwargs):
         user = make_user(name, **kwargs)
         get_user_model().objects.filter(pk=user.pk).update(date_joined=timezone.now() - timedelta(days=30))
-        return user
+        return established(user)
 
     return make
 

@@ -27,6 +27,7 @@ from notifications.feed.selectors import feed_entries_list
 from project.errors import ApplicationError
 from social import selectors
 from social.models import HeldComment, WatchedWord
+from tests.trust import established
 
 CORPUS = Path(__file__).with_name("spam_corpus.json")
 NEW_PREFIXES = ("fresh", "newdoc")
@@ -62,13 +63,15 @@ class Figures:
 
 
 def _accounts(names: set[str]) -> dict[str, str]:
-    """The corpus's authors as accounts: new ones just made, the others 90 days old."""
+    """The corpus's authors as accounts: new ones just made, the others 90 days old and established
+    (a member, as their conduct would have made them)."""
     users = {}
     for name in sorted(names):
         user = get_user_model().objects.create_user(username=name, password="pw-Secret-123", email_verified=True)
         if not name.startswith(NEW_PREFIXES):
             user.date_joined = timezone.now() - timedelta(days=90)
             user.save(update_fields=["date_joined"])
+            established(user)
         users[name] = str(user.pk)
     return users
 

@@ -12,6 +12,7 @@ from actions.held import held_approve, held_reject
 from notifications.feed.selectors import feed_entries_list
 from social.models import HeldComment, ModerationAction
 from social.selectors import comment_find
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +24,10 @@ def uid(user) -> str:
 
 
 def aged(user, days=60):
+    """An established account, `days` old (age alone earns no trust level)."""
     user.date_joined = timezone.now() - timedelta(days=days)
     user.save(update_fields=["date_joined"])
-    return user
+    return established(user)
 
 
 @pytest.fixture
@@ -222,3 +224,30 @@ def test_an_approval_whose_process_dies_after_the_commit_still_notifies(people, 
     feed_retries_process(now_ms=clock.now_ms() + 3_600_000)  # `process_feed_retries`, later
     assert texts(people["old"]) == ["Newbie replied to your comment"]
     assert texts(people["bob"]) == ["Newbie mentioned you"]
+
+
+def test_an_author_deletes_their_held_comment_from_its_page_and_it_leaves_the_queue(people, client, api):
+    comment = comment_create(author_id=uid(people["new"]), body=SPAM)
+    other = comment_create(author_id=uid(people["new"]), body="and https://spam.example/two too")
+    assert HeldComment.objects.count() == 2
+    # Nobody else may: someone else's held comment does not exist for them.
+    client.force_login(people["bob"])
+    assert client.get(f"/c/{comment.comment_id}/delete/").status_code == 404
+    assert api.as_user(people["bob"]).delete(f"/api/comments/{comment.comment_id}/").status_code == 404
+
+    client.force_login(people["new"])
+    page = client.get(f"/c/{comment.comment_id}/").content.decode()
+    assert f'href="/c/{comment.comment_id}/delete/" data-held-delete' in page
+    confirm = client.get(f"/c/{comment.comment_id}/delete/")
+    assert confirm.status_code == 200 and "nobody else has seen it" in confirm.content.decode()
+    assert client.post(f"/c/{comment.comment_id}/delete/").status_code == 302
+    assert comment_find(comment_id=comment.comment_id) is None
+    assert list(HeldComment.objects.values_list("comment_id", flat=True)) == [other.comment_id]
+    assert client.get(f"/c/{comment.comment_id}/").status_code == 404
+
+    # The API's delete does the same; twice, the second finds nothing.
+    own = api.as_user(people["new"])
+    assert own.delete(f"/api/comments/{other.comment_id}/").status_code == 204
+    assert comment_find(comment_id=other.comment_id) is None and not HeldComment.objects.exists()
+    assert own.delete(f"/api/comments/{other.comment_id}/").status_code == 404
+    assert api.as_user(people["mod"]).get("/api/moderation/held/").json()["results"] == []

@@ -22,7 +22,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def people(make_user, settings):
     settings.HOLD_FOR_REVIEW_ENABLED = True
-    settings.LIMIT_NEW_ACCOUNT_DAYS = 0  # everyone a member: the spammer's posts are published
     settings.REPORT_STANDING_DAYS = 0
     settings.REPORT_STANDING_COMMENTS = 0
     made = {name: make_user(name, display_name=name.capitalize()) for name in ("spammer", "ann", "bob")}
@@ -42,8 +41,7 @@ def test_every_trace_of_a_spammer_goes(people, api, settings):
     anns = comment_create(author_id=uid(ann), body="Ann's question")
     reply = comment_create(author_id=uid(spammer), body="Buy now, @bob", parent_id=anns.comment_id)
     top = comment_create(author_id=uid(spammer), body="Cheap stuff for everyone")
-    settings.LIMIT_NEW_ACCOUNT_DAYS = 7
-    settings.TRUST_MEMBER_COMMENTS = 100  # the spammer is new again: its link waits for review
+    # The spammer is a new account: its link waits for review.
     held = comment_create(author_id=uid(spammer), body="more at https://spam.example")
     assert HeldComment.objects.filter(comment_id=held.comment_id).exists()
     like(spammer, anns.comment_id)
@@ -87,7 +85,6 @@ def test_staff_are_not_deleted_as_spam(people):
 
 
 def test_the_admin_button_asks_once_more_then_deletes_as_spam(people, client, settings):
-    settings.LIMIT_NEW_ACCOUNT_DAYS = 7
     spammer = people["spammer"]
     held = comment_create(author_id=uid(spammer), body="deals at https://spam.example/x today")
     staff = people["mod"]

@@ -5,14 +5,17 @@ import logging
 from datetime import timedelta
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from actions.comments import comment_create
 from project.errors import ApplicationError
 from social.models import Comment, HeldComment, ModerationAction, Report, WatchedWord
+from social.moderation.selectors import case_reports
 from social.selectors import comment_find
 from social.spam.checks import BLOCK, SpamVerdict
 from social.spam.words import strip_invisible, word_key, words_find
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,6 +73,7 @@ def people(make_user, settings):
     old = make_user("old")
     old.date_joined = timezone.now() - timedelta(days=90)
     old.save(update_fields=["date_joined"])
+    established(old)
     return {"old": old, "new": make_user("newbie"), "mod": make_user("mod", is_staff=True)}
 
 
@@ -103,6 +107,20 @@ def test_hold_flag_and_censor(people):
     report = Report.get(flagged.comment_id, "system")
     assert report.reason == "spam" and report.weight == 0 and "pyramid" in report.note
     assert {line.action for line in ModerationAction.objects.all()} == {"hold", "censor", "flag"}
+
+
+def test_a_flag_is_reported_by_the_system_not_a_deleted_account(people, client):
+    WatchedWord.objects.create(word="pyramid", action=WatchedWord.FLAG)
+    flagged = post(people["old"], "Is this a pyramid scheme?")
+    [view] = case_reports(comment_id=flagged.comment_id)
+    assert view.by_system and view.reporter is None
+    staff = people["mod"]
+    staff.is_superuser = True
+    staff.save(update_fields=["is_superuser"])
+    client.force_login(staff)
+    page = client.get(reverse("admin:dynamo-report-case", args=[flagged.comment_id])).content.decode()
+    assert "data-system-report>the system</span>" in page and "pyramid" in page
+    assert "a deleted account" not in page and "no standing yet" not in page
 
 
 def test_staff_are_not_screened(people):

@@ -2,18 +2,24 @@
 reports, set by hand by staff; each level's allowances; GET /api/me/ shows the level and what the
 next needs; reports weigh, and authors are protected, by level."""
 
+import time
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from actions.comments import comment_create
 from actions.likes import like_add
+from project.clock import ManualClock, clock_override
+from social.account.limits import account_is_new
 from social.models import HeldComment, TrustRecord
 from social.moderation import staff_services
 from social.moderation.standing import hide_threshold, report_weight
 from social.selectors import comment_find
 from social.spam.levels import MEMBER, NEW, REGULAR, trust_level, trust_refresh, trust_set
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,13 +44,18 @@ def visited(user, days: int) -> None:
 
 
 def test_a_new_account_earns_member_then_regular_by_conduct_not_by_days(make_user, rules):
-    person, fans = make_user("person"), [make_user(f"fan{n}") for n in range(2)]
+    person, fans = make_user("person"), [established(make_user(f"fan{n}")) for n in range(2)]
+    newcomers = [make_user(f"newcomer{n}") for n in range(3)]
     assert trust_level(user_id=uid(person)) == NEW
     first = comment_create(author_id=uid(person), body="hello everyone")
     comment_create(author_id=uid(person), body="a second thought")
     assert trust_level(user_id=uid(person)) == NEW  # comments, but no like and one day visited
-    like_add(comment_id=first.comment_id, user_id=uid(fans[0]))
+    for newcomer in newcomers:  # likes from new accounts earn nothing: they cannot promote each other
+        like_add(comment_id=first.comment_id, user_id=uid(newcomer))
     visited(person, 2)
+    assert trust_level(user_id=uid(person)) == NEW
+    assert TrustRecord.objects.get(user_id=person.pk).likes_received == 0
+    like_add(comment_id=first.comment_id, user_id=uid(fans[0]))
     assert trust_level(user_id=uid(person)) == MEMBER
     comment_create(author_id=uid(person), body="and a third")
     like_add(comment_id=first.comment_id, user_id=uid(fans[1]))
@@ -53,12 +64,21 @@ def test_a_new_account_earns_member_then_regular_by_conduct_not_by_days(make_use
     assert "regular" in TrustRecord.objects.get(user_id=person.pk).why
 
 
+def test_age_alone_earns_nothing(make_user, rules):
+    person = make_user("person")
+    person.date_joined = timezone.now() - timedelta(days=400)
+    person.save(update_fields=["date_joined"])
+    visited(person, 30)
+    assert trust_level(user_id=uid(person)) == NEW  # old and often here, but never wrote or was liked
+    assert account_is_new(user_id=uid(person))  # the `_NEW` write limits are the lowest level's
+
+
 def test_upheld_reports_demote(make_user, rules):
     person, staff = make_user("person"), make_user("mod", is_staff=True)
-    person.date_joined = timezone.now() - timedelta(days=90)
-    person.save(update_fields=["date_joined"])
-    assert trust_level(user_id=uid(person)) == MEMBER  # an old account from before levels
     comments = [comment_create(author_id=uid(person), body=f"rude {n}") for n in range(2)]
+    like_add(comment_id=comments[0].comment_id, user_id=uid(staff))  # staff are established likers
+    visited(person, 2)
+    assert trust_level(user_id=uid(person)) == MEMBER
     for comment in comments:
         staff_services.comment_hide_by_staff(comment_id=comment.comment_id, staff=staff)
     record = TrustRecord.objects.get(user_id=person.pk)
@@ -123,3 +143,24 @@ def test_report_weight_and_author_protection_follow_levels(make_user, rules, set
     assert report_weight(reporter_id=uid(reporter)) == 150
     assert hide_threshold(author_id=uid(reporter)) == 500  # a regular author: 3 + 2 people
     assert trust_refresh(user_id="nobody") is None
+
+
+def test_days_visited_are_days_seen_logged_in_counted_once_a_day(make_user, rules, client, api):
+    person = make_user("person")
+    record = lambda: TrustRecord.objects.get(user_id=person.pk)  # noqa: E731
+    client.get("/")
+    assert not TrustRecord.objects.filter(user_id=person.pk).exists()  # a visitor, not a person
+    with clock_override(ManualClock(time.time())) as manual:
+        client.force_login(person)  # a log-in counts the day
+        assert record().days_visited == 1
+        with CaptureQueriesContext(connection) as queries:
+            for _ in range(3):
+                assert client.get("/").status_code == 200
+        assert not [query for query in queries.captured_queries if "UPDATE" in query["sql"] and "trust" in query["sql"]]
+        assert record().days_visited == 1
+        manual.advance(86400)
+        client.get(f"/u/{person.username}/")  # a page view the next day
+        assert record().days_visited == 2
+        manual.advance(86400)
+        assert api.as_user(person).get("/api/me/").status_code == 200  # an API request with a token
+        assert record().days_visited == 3
