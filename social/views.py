@@ -18,6 +18,8 @@ from django.core.validators import MaxLengthValidator
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.formats import number_format
+from django.utils.functional import lazy
 from django.utils.text import format_lazy
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.debug import sensitive_variables
@@ -62,7 +64,8 @@ class CommentForm(forms.Form):
     body = CommentBodyField(
         max_length=services.BODY_MAX_LENGTH,
         help_text=format_lazy(
-            gettext_lazy("Up to {limit} characters; a line break counts as one."), limit=f"{services.BODY_MAX_LENGTH:,}"
+            gettext_lazy("Up to {limit} characters; a line break counts as one."),
+            limit=lazy(lambda: number_format(services.BODY_MAX_LENGTH, force_grouping=True), str)(),
         ),
         widget=forms.Textarea(attrs={"rows": 3, "data-max-length": services.BODY_MAX_LENGTH}),
         error_messages={
