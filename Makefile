@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install run dev test lint format bench check-java chromium postgres messages compilemessages
+.PHONY: install run dev test lint format bench chromium postgres messages compilemessages
 
 CHROMIUM ?= /usr/bin/chromium
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -26,10 +26,12 @@ node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-# Java runs DynamoDB Local: not needed when `make run` talks to another DynamoDB (DYNAMODB_HOST
-# set, empty for AWS) or the suite to a running one (TEST_DYNAMODB_HOST).
-check-java:
-	@test -n "$${DYNAMODB_HOST+set}$${TEST_DYNAMODB_HOST}" || command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless), or set DYNAMODB_HOST (make run) or TEST_DYNAMODB_HOST (make test) to a running DynamoDB."; exit 1; }
+# Java runs DynamoDB Local: not needed when the target talks to another DynamoDB, named by
+# $(1): DYNAMODB_HOST for `make run` and `make dev` (set; empty for AWS), TEST_DYNAMODB_HOST
+# for `make test`, BENCH_DYNAMODB_HOST for `make bench`.
+define check_java
+@test -n "$${$(1)+set}" || command -v java >/dev/null 2>&1 || { echo "Java 17+ is required for DynamoDB Local: install it (Debian/Ubuntu: sudo apt-get install -y openjdk-17-jre-headless), or set $(1) to a running DynamoDB."; exit 1; }
+endef
 
 # The browser tests drive Debian's Chromium (Playwright never downloads a browser here).
 chromium:
@@ -44,10 +46,12 @@ postgres:
 		|| { echo "Installing Debian's postgresql for the test suite"; \
 		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
-run: install check-java
+run: install
+	$(call check_java,DYNAMODB_HOST)
 	@BIN=$(BIN) bash scripts/run.sh
 
-dev: install check-java
+dev: install
+	$(call check_java,DYNAMODB_HOST)
 	@BIN=$(BIN) bash scripts/run.sh dev
 
 lint: install
@@ -66,11 +70,13 @@ BOTOCORE_ONLY_TESTS := tests/project/test_batch_write.py tests/project/test_shar
 	tests/social/test_likes.py tests/notifications/test_like_fold_faults.py tests/delivery/test_faults.py \
 	tests/delivery/test_aws_conflicts.py
 
-test: install check-java chromium postgres lint
+test: install chromium postgres lint
+	$(call check_java,TEST_DYNAMODB_HOST)
 	CHROMIUM=$(CHROMIUM) $(BIN)/python -m pytest $(PYTEST_ARGS)
 	DYNAMODB_FAST_CALLS=false $(BIN)/python -m pytest -q $(BOTOCORE_ONLY_TESTS)
 
-bench: install check-java
+bench: install
+	$(call check_java,BENCH_DYNAMODB_HOST)
 	@for script in bench/[!_]*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 # The translation catalogues (docs/how-to/add-a-language.md). `make messages` gathers the texts of

@@ -167,6 +167,12 @@ def _viewer_id(request):
     return str(request.user.pk) if request.user.is_authenticated else None
 
 
+def _just_changed(request) -> dict:
+    """What this browser just liked (`fresh`: counts read exactly) and wrote (`written`: listed
+    though the index may not have them yet), for a list of comments."""
+    return {"fresh": FRESH_LIKES.names(request), "written": FRESH_COMMENTS.names(request)}
+
+
 @dataclass
 class _Composed:
     """A page's compose box after its request: the form to show again, the preview asked for,
@@ -219,10 +225,7 @@ def timeline(request):
     page = page_or_first(
         request,
         lambda cursor: selectors.comment_timeline(
-            viewer_id=_viewer_id(request),
-            cursor=cursor,
-            fresh=FRESH_LIKES.names(request),
-            written=FRESH_COMMENTS.names(request),
+            viewer_id=_viewer_id(request), cursor=cursor, **_just_changed(request)
         ),
     )
     context = {"form": form, "page": page, "preview": preview}
@@ -392,11 +395,7 @@ def comment_detail(request, comment_id):
     replies = page_or_first(
         request,
         lambda cursor: selectors.comment_replies(
-            comment_id=comment_id,
-            viewer_id=_viewer_id(request),
-            cursor=cursor,
-            fresh=FRESH_LIKES.names(request),
-            written=FRESH_COMMENTS.names(request),
+            comment_id=comment_id, viewer_id=_viewer_id(request), cursor=cursor, **_just_changed(request)
         ),
     )
     views_key = counters.counter_key(kind=counters.VIEWS, object_id=comment_id)

@@ -1,4 +1,4 @@
-"""`python manage.py profile_index_backfill`: list comments from before the `profile` index in it."""
+"""`python manage.py profile_index_backfill`: list in the `profile` index every visible comment missing there."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from social import profile_index
 
 class Command(BaseCommand):
     help = (
-        "Give every visible comment written before the profile index existed its entry there "
-        "(profile_author), so its author's profile lists it. One Scan of comments and one "
-        "conditional UpdateItem per such comment; run it once after deploying the index. "
+        "Give every visible comment that lacks its profile index entry (profile_author) one, so "
+        "its author's profile lists it. One Scan of comments and one conditional UpdateItem per "
+        "such comment. "
         "Safe to run again or to stop at any point: it sets only what is still missing."
     )
 
