@@ -460,8 +460,12 @@ DIGEST_ZONES = ("Asia/Tokyo", "Europe/Warsaw", "America/New_York", "UTC")
 
 def print_digest_pass(readers_steps: tuple[int, ...] = (40, 80)) -> None:
     """What the quarter-hourly digest pass reads: DynamoDB units and SQL queries per pass and per
-    reader of a digest, at a quarter hour when nobody is due and at one when some are (the readers'
-    inboxes are empty, so nothing is mailed: the pass's own reads)."""
+    reader of a digest, at a quarter hour when nobody is due and at one when a quarter of the
+    readers (Tokyo's) are, each pass after the previous quarter hour's finished (the steady
+    state), and the first pass after a gap (which reads every reader). The readers' inboxes are
+    empty, so nothing is mailed: these are the pass's own reads."""
+    from datetime import timedelta
+
     from _setup import capacity_meter
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -473,8 +477,9 @@ def print_digest_pass(readers_steps: tuple[int, ...] = (40, 80)) -> None:
 
     User = get_user_model()
     made = 0
+    day = 0
     print("\nThe digest pass (every quarter hour), the readers' digest hour 08:00 in their zones:")
-    print(f"  {'digest readers':>14} {'quarter hour':<22} {'RCU':>6} {'WCU':>6} {'SQL':>4} {'RCU/reader':>10}")
+    print(f"  {'digest readers':>14} {'pass':<34} {'RCU':>6} {'WCU':>6} {'SQL':>4} {'RCU/reader':>10}")
     for readers in readers_steps:
         while made < readers:
             user = User.objects.create_user(
@@ -488,18 +493,22 @@ def print_digest_pass(readers_steps: tuple[int, ...] = (40, 80)) -> None:
             preferences_update(user_id=str(user.pk), patch={"digest": "daily"})
             made += 1
         # 23:00 UTC is 08:00 in Tokyo (a quarter of the readers due); 03:15 UTC is nobody's 08:00.
-        for label, iso in (
-            ("nobody due (03:15 UTC)", "2026-12-02T03:15:00Z"),
-            ("Tokyo due (23:00 UTC)", "2026-12-02T23:00:00Z"),
-        ):
-            with (
-                clock_override(ManualClock.at(iso)),
-                capacity_meter() as meter,
-                CaptureQueriesContext(connection) as sql,
-            ):
-                digests_send()
+        cases = (
+            ("first after a gap (03:15 UTC)", "03:15", False),
+            ("steady, nobody due (03:15 UTC)", "03:15", True),
+            ("steady, Tokyo due (23:00 UTC)", "23:00", True),
+        )
+        for label, at, after_previous in cases:
+            day += 1
+            moment = ManualClock.at(f"2026-12-{day:02d}T{at}:00Z").utcnow()
+            with clock_override(ManualClock(moment.timestamp())):
+                if after_previous:
+                    with clock_override(ManualClock((moment - timedelta(minutes=15)).timestamp())):
+                        digests_send()  # the previous quarter hour's pass, unmetered
+                with capacity_meter() as meter, CaptureQueriesContext(connection) as sql:
+                    digests_send()
             print(
-                f"  {readers:>14} {label:<22} {meter.read:6.1f} {meter.write:6.1f} {len(sql.captured_queries):>4}"
+                f"  {readers:>14} {label:<34} {meter.read:6.1f} {meter.write:6.1f} {len(sql.captured_queries):>4}"
                 f" {meter.read / readers:10.3f}"
             )
 
