@@ -39,8 +39,7 @@ from social.display_names import display_name_clean
 from social.edit_history import EDIT_ATTEMPTS, EditExtras, comment_version, comment_versions_erase, version_keep
 from social.models import Comment, ErasedUsername, TimelineDay, User
 from social.selectors import TIMELINE_BUCKET, comment_find
-from social.spam.held import held_comment_delete
-from social.spam.held_selectors import comment_is_held
+from social.spam.held import held_delete_by_author
 
 if TYPE_CHECKING:
     from pynamodb.attributes import BooleanAttribute
@@ -353,8 +352,7 @@ COMMENT_DELETED = gettext_lazy("This comment was deleted.")
 
 
 def _own_comment(*, comment_id: str, author_id: str, found: Comment | None = None) -> Comment:
-    """The comment if `author_id` wrote it and it is still there for them to change (`found`:
-    as the caller just read it, else read here).
+    """The comment (`found`: as the caller just read it) if `author_id` wrote it and it is still there to change.
 
     Unknown, hidden (moderated) or deleted: NotFound; someone else's: PermissionDenied.
     """
@@ -487,26 +485,13 @@ def comment_delete(*, comment_id: str, author_id: str) -> None:
     and count stay (the count is no longer shown); the fold notifies nobody of it.
     Dies half way: nothing was written, or the comment is deleted and some of its earlier bodies
     stay, never shown (social.edit_history.comment_versions_erase).
-
-    A comment of theirs waiting for review (held: nobody else ever saw it) is deleted for good
-    and leaves the staff queue (social.spam.held.held_comment_delete, conditioned on it still
-    being held). Racing staff's approval: whichever first; a delete that finds it approved
-    deletes it as a published comment. Twice: the second answers 404.
+    A held one (waiting for review) goes for good, off the queue: social.spam.held.held_delete_by_author.
     """
     found = comment_find(comment_id=comment_id)
-    held = found is not None and found.author_id == author_id and comment_is_held(found)
-    if held:
-        account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
-        try:
-            if found is not None and held_comment_delete(comment=found):
-                logger.info("held comment %s deleted by its author, user %s", comment_id, author_id)
-                return
-        except Conflict:
-            pass  # approved at this moment: deleted below as any published comment
-        found = None
-    comment = _own_comment(comment_id=comment_id, author_id=author_id, found=found)
-    if not held:
-        account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
+    if held_delete_by_author(comment=found, author_id=author_id):
+        return
+    comment = _own_comment(comment_id=comment_id, author_id=author_id, found=None if found and found.hidden else found)
+    account_limit_enforce(name="edit", user_id=author_id)  # RateLimited: nothing written
     # The flag, read consistently with the comment; the index too, for a reply whose flag
     # write failed (a GSI may not list a reply less than a second old yet).
     has_replies = bool(comment.has_replies) or any(True for _ in Comment.replies_index.query(comment_id, limit=1))

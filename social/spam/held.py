@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from pynamodb.exceptions import DeleteError
 
 from project.errors import Conflict, condition_failed
+from social.account.limits import account_limit_enforce
 from social.models import Comment, HeldComment, ModerationAction
 from social.spam.held_selectors import HELD, comment_is_held
 from social.spam.screen import PUBLISH
@@ -70,6 +71,24 @@ def held_comment_delete(*, comment: Comment) -> bool:
     held_rows_drop([comment.comment_id])
     logger.info("held comment %s deleted", comment.comment_id)
     return True
+
+
+def held_delete_by_author(*, comment: Comment | None, author_id: str) -> bool:
+    """The author deleting their own comment while it waits for review (its page, the API's
+    delete): deleted for good with its queue row, counted in their `edit` limit (RateLimited:
+    nothing written). True when done; False when `comment` is not their held comment, or staff
+    approved it at this very moment (the caller then deletes it as a published one). Twice:
+    the second finds no comment."""
+    if comment is None or comment.author_id != author_id or not comment_is_held(comment):
+        return False
+    account_limit_enforce(name="edit", user_id=author_id)
+    try:
+        deleted = held_comment_delete(comment=comment)
+    except Conflict:
+        return False
+    if deleted:
+        logger.info("held comment %s deleted by its author, user %s", comment.comment_id, author_id)
+    return deleted
 
 
 def screen_audit(*, comment_id: str, author_id: str, verdict: Verdict) -> None:

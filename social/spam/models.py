@@ -68,8 +68,8 @@ class TrustRecord(models.Model):
     manual_by = models.CharField(max_length=150, blank=True)
     why = models.CharField(max_length=300, blank=True)  # the reason for `level`, as staff read it
     comments = models.PositiveIntegerField(default=0)  # visible comments, counted up to what the top level needs
-    likes_received = models.PositiveIntegerField(default=0)  # on those comments
-    days_visited = models.PositiveIntegerField(default=0)  # distinct days the account logged in or wrote
+    likes_received = models.PositiveIntegerField(default=0)  # on those comments, from established accounts
+    days_visited = models.PositiveIntegerField(default=0)  # days the person was seen logged in (social.spam.visits)
     last_visit_day = models.DateField(null=True, blank=True)
     upheld_reports = models.PositiveIntegerField(default=0)  # its comments staff hid or deleted
     evaluated_at = models.DateTimeField(null=True, blank=True)

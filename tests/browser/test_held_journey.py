@@ -54,3 +54,25 @@ def test_the_author_waits_for_review_and_staff_approve_and_reject(pages, make_us
     assert other.goto(f"/c/{drop}/").status == 404
     actions = sorted(ModerationAction.objects.filter(source="admin").values_list("action", flat=True))
     assert actions == ["approve", "reject"]
+
+
+def test_the_author_deletes_their_comment_while_it_waits_and_staff_no_longer_see_it(pages, make_user, settings):
+    settings.HOLD_FOR_REVIEW_ENABLED = True
+    author = make_user("newbie", display_name="Newbie")
+    staff = make_user("mod", display_name="Mod", is_staff=True)
+    staff.is_superuser = True
+    staff.save(update_fields=["is_superuser"])
+
+    page = pages.open("/", user=author, viewport=PHONE)
+    page.get_by_label(re.compile("What.s on your mind")).fill("Oops, a wrong link https://typo.example.org/x")
+    page.get_by_role("button", name=re.compile("^Post$")).click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your comment is waiting for review")
+    page.get_by_role("link", name="Delete it").click()
+    expect(page.locator("main")).to_contain_text("nobody else has seen it")
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Delete").click()
+    expect(page.locator("body")).to_contain_text("Your comment was deleted.")
+    assert not HeldComment.objects.exists()
+
+    admin = pages.open("/admin/social/heldcomment/", user=staff)
+    expect(admin.locator("body")).not_to_contain_text("typo.example.org")

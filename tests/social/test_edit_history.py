@@ -17,6 +17,7 @@ from social.account.services import account_deletions_run
 from social.mentions import MENTIONS_PER_COMMENT_MAX
 from social.models import Comment, CommentVersion, Report
 from social.moderation.services import report_create
+from tests.trust import established
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("aws_read_lag")]
 
@@ -42,6 +43,7 @@ def people(make_user):
     for user in made.values():  # settled accounts: the full mention budget, reports count fully
         user.date_joined = timezone.now() - timedelta(days=60)
         user.save(update_fields=["date_joined"])
+        established(user)
     made["mod"] = make_user("mod", is_staff=True)
     made["mod"].is_superuser = True
     made["mod"].save(update_fields=["is_superuser"])

@@ -14,6 +14,7 @@ from project.clock import ManualClock, clock_override
 from social.moderation import services as moderation_services
 from social.moderation import staff_services
 from social.moderation.services import report_create
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,6 +30,7 @@ def people(make_user, settings):
         user.date_joined = timezone.now() - timedelta(days=60)
         user.email_verified = True
         user.save(update_fields=["date_joined", "email_verified"])
+        established(user)
     made["mod"] = make_user("mod", is_staff=True)
     return made
 

@@ -11,6 +11,7 @@ from actions.comments import comment_create
 from social.models import Comment, ModerationAction, ReportCase
 from social.moderation import staff_services
 from social.moderation.services import report_create
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,6 +27,7 @@ def people(make_user, settings):
         user.date_joined = timezone.now() - timedelta(days=60)
         user.email_verified = True
         user.save(update_fields=["date_joined", "email_verified"])
+        established(user)
     made["mod"] = make_user("mod", is_staff=True)
     return made
 

@@ -13,6 +13,7 @@ from social import services as social_services
 from social.models import Comment, ModerationAction, Report, ReportCase
 from social.moderation import selectors, staff_services
 from social.moderation.services import report_create
+from tests.trust import established
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,10 +37,10 @@ def aged(user, days, *, verified=True):
 
 @pytest.fixture
 def seasoned(make_user):
-    """Verified accounts older than REPORT_STANDING_DAYS: their reports count fully."""
+    """Verified, established accounts older than REPORT_STANDING_DAYS: their reports count fully."""
 
     def make(name, days=60):
-        return aged(make_user(name), days)
+        return established(aged(make_user(name), days))
 
     return make
 
