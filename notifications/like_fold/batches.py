@@ -79,8 +79,7 @@ def _fold_read(comment_id: str, previous: _Committed | None, given: list[LikeEve
     After `previous` (this folder's batch right before, whose events are not deleted yet),
     the Query starts past its last event; an event committed meanwhile under an older key
     is left to the next pass. `given`: these events, not read (the requests that wrote them
-    fold them: requests.py); one already folded is folded again, which
-    changes nothing.
+    fold them: requests.py); one already folded is folded again, which changes nothing.
     """
     if given is not None:
         return _plan(comment_id=comment_id, events=given, previous=None) if given else None
@@ -112,8 +111,9 @@ def _fold_commit(
     2. the notification, on condition it still holds what was read (the commit point; a
        changed notification is re-read and planned again, up to `attempts` times);
     3. this fold's markers; 4. the badge item, to the notification's count unless a newer
-    state is there; 5. the counter's due flag; 6. the likers' activity lines (3-6 at once);
-    7. the live signal for open pages (social/live.py: best effort), then the events. A crash
+    state is there; 5. the counter's due flag; 6. the likers' activity lines (3-6 at once; 5
+    and 6 are `social`'s, social/fold_effects.py); 7. the live signal for open pages (social/live.py:
+    best effort), in one request with the events' delete. A crash
     anywhere leaves the events pending, and their next fold finds the notification as this
     one left it, changes nothing there and finishes steps 3-7 (signalling again: harmless).
 
