@@ -1,12 +1,12 @@
 """A deleted account's likes and reactions, undone as the person's own unlikes and undos would be
-(project/accounts/erasure.py)."""
+(project/identity/erasure.py)."""
 
 from __future__ import annotations
 
 from actions.likes import like_erase
 from actions.reactions import reaction_erase
 from notifications.models import LikeNotified
-from project.accounts.erasure import erasure_step
+from project.identity.erasure import erasure_step
 from social.models import Like, Reaction
 
 PAGE = 25

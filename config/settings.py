@@ -79,7 +79,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
-    # Two-factor log-in (project/accounts/two_factor/): authenticator apps and recovery codes.
+    # Two-factor log-in (project/identity/two_factor/): authenticator apps and recovery codes.
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp.plugins.otp_static",
@@ -111,8 +111,8 @@ MIDDLEWARE = [
     "project.http.locales.PersonLanguageMiddleware",  # a logged-in person's chosen language
     "project.http.timezones.BrowserTimeZoneMiddleware",  # their chosen time zone, else the browser's
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "project.accounts.login_devices.LoginDeviceMiddleware",  # a successful log-in's device cookie
-    "project.accounts.login.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
+    "project.identity.login_devices.LoginDeviceMiddleware",  # a successful log-in's device cookie
+    "project.identity.login.LoginRefusalMiddleware",  # last: a refused log-in becomes a 429 answer
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -142,9 +142,9 @@ DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_USER_MODEL = "social.User"
-# Django's password check inside the log-in limits (project/accounts/login_limits.py).
-AUTHENTICATION_BACKENDS = ["project.accounts.login.LimitedModelBackend"]
-SESSION_ENGINE = "project.accounts.sessions"  # Django's database sessions, read with a query compiled once
+# Django's password check inside the log-in limits (project/identity/login_limits.py).
+AUTHENTICATION_BACKENDS = ["project.identity.login.LimitedModelBackend"]
+SESSION_ENGINE = "project.identity.sessions"  # Django's database sessions, read with a query compiled once
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -238,7 +238,7 @@ CONTENT_SECURITY_POLICY = env.str(
 # How many reverse proxies in front of the app append to X-Forwarded-For; 0 (the
 # default) trusts no forwarded header: the client address is REMOTE_ADDR.
 NUM_PROXIES = env.int("NUM_PROXIES", default=0)
-# Log-in guessing limits (project/accounts/login_limits.py, docs/reference/settings.md "Limits"), on the log-in page,
+# Log-in guessing limits (project/identity/login_limits.py, docs/reference/settings.md "Limits"), on the log-in page,
 # the admin log-in and POST /api/auth/token/, kept in DynamoDB. Never lifted by RATE_LIMITS_ENABLED.
 LOGIN_LOCKOUT_HOURS = env.float("LOGIN_LOCKOUT_HOURS", default=1.0)  # the window of the three locks below
 LOGIN_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=10)  # per account from one address
@@ -251,7 +251,7 @@ LOGIN_UNTRUSTED_HOURS = env.float("LOGIN_UNTRUSTED_HOURS", default=24.0)
 LOGIN_DEVICE_COOKIE_DAYS = env.int("LOGIN_DEVICE_COOKIE_DAYS", default=365)  # a device cookie lasts this long
 LOGIN_NOTICE_FAILURES = env.int("LOGIN_NOTICE_FAILURES", default=3)  # a day, before the owner is told
 LOGIN_NOTICE_HOURS = env.float("LOGIN_NOTICE_HOURS", default=6.0)  # at most one notice per this many hours
-# Two-factor log-in (project/accounts/two_factor/): staff must log in with a code before the admin opens.
+# Two-factor log-in (project/identity/two_factor/): staff must log in with a code before the admin opens.
 TOTP_REQUIRED_FOR_STAFF = env.bool("TOTP_REQUIRED_FOR_STAFF", default=False)
 OTP_TOTP_ISSUER = env.str("OTP_TOTP_ISSUER", default="Dynamo Social")  # the name authenticator apps show
 # Wrong codes count in the log-in limits (DynamoDB, every process); django-otp's own per-device
@@ -456,7 +456,7 @@ API_TOKEN_MAX_AGE_DAYS = env.int("API_TOKEN_MAX_AGE_DAYS", default=30)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Token first: an anonymous API call then gets 401 with WWW-Authenticate.
-        "project.accounts.api_tokens.ExpiringTokenAuthentication",
+        "project.identity.api_tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],

@@ -1,4 +1,4 @@
-"""What `delivery` keeps about a person: their pending broadcast targets (project/accounts/erasure.py).
+"""What `delivery` keeps about a person: their pending broadcast targets (project/identity/erasure.py).
 
 Delivered messages live in the person's feed (removed by the notifications step); a delivery's
 counts (delivered, skipped) stay: staff's aggregate record.
@@ -7,7 +7,7 @@ counts (delivered, skipped) stay: staff's aggregate record.
 from __future__ import annotations
 
 from delivery.services import delivery_targets_drop_for_user
-from project.accounts.erasure import erasure_step
+from project.identity.erasure import erasure_step
 
 
 @erasure_step(name="delivery_targets", order=50)

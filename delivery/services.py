@@ -158,7 +158,7 @@ def clean_usernames(raw: list[str] | tuple[str, ...]) -> list[str]:
 def _resolve_usernames(names: list[str]) -> Iterator[tuple[list[str], list[str]]]:
     """(user ids, unknown names as typed) per slice of at most one chunk of names.
 
-    Matched in any letter case, as log-in matches them (project/accounts/login.py: `iexact`).
+    Matched in any letter case, as log-in matches them (project/identity/login.py: `iexact`).
     Sign-up refuses a name taken in another case, so one name is one account; were there
     two, the oldest account (lowest id) is taken, deterministically.
     """

@@ -15,8 +15,8 @@ class NotificationsConfig(AppConfig):
         from notifications.moderation_notices import moderation_notice, moderation_notice_promise
         from notifications.preferences import signals  # noqa: F401  (forgets a deleted account's choices)
         from notifications.push.signals import push_logged_out
-        from project.accounts.login_limits import login_failures_noticed
-        from project.accounts.two_factor.services import second_factor_changed
+        from project.identity.login_limits import login_failures_noticed
+        from project.identity.two_factor.services import second_factor_changed
         from social.moderation.signals import moderation_decided, moderation_deciding
 
         login_failures_noticed.connect(login_failures_notice, dispatch_uid="login_failures_notice")

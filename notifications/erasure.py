@@ -1,4 +1,4 @@
-"""What `notifications` keeps about a person: eraser steps and export sections (project/accounts/erasure.py).
+"""What `notifications` keeps about a person: eraser steps and export sections (project/identity/erasure.py).
 
 Removed: the person's like notifications (unread and read), badge items, feed, queued feed
 events and mails, the `sends` ledger's lines about them (the ledger guards against mailing a
@@ -34,7 +34,7 @@ from notifications.models import (
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
 from notifications.push.selectors import subscriptions_shown
-from project.accounts.erasure import erasure_step, export_section
+from project.identity.erasure import erasure_step, export_section
 from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 
 PAGE = 100

@@ -1,6 +1,6 @@
 """The inbox notice telling an account's owner that someone failed to log in to it.
 
-project.accounts.login_limits sends `login_failures_noticed` (at most once per LOGIN_NOTICE_HOURS
+project.identity.login_limits sends `login_failures_noticed` (at most once per LOGIN_NOTICE_HOURS
 per account); this writes it into the owner's feed as a `notice` entry with its text
 inline (it points at nothing else), kept as a kind of text and its counts
 (notifications/feed/notice_texts.py), worded in the owner's language when read.

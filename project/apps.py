@@ -9,9 +9,9 @@ class ProjectConfig(AppConfig):
         from django.conf import settings
         from django.db.models.signals import post_save
 
-        from project.accounts.api_tokens import password_saved_revoke_tokens
-        from project.accounts.two_factor.services import password_saved_forget_setup
         from project.dynamo import wire
+        from project.identity.api_tokens import password_saved_revoke_tokens
+        from project.identity.two_factor.services import password_saved_forget_setup
         from project.limits import checks  # noqa: F401  (registers the system checks of the limits)
         from project.operations.metrics import metrics_install
         from project.operations.usage import usage_install

@@ -87,7 +87,7 @@ class RateLimited(ApplicationError):
 
 class LockedOut(RateLimited):
     """Too many failed log-ins for the account from this address, or from this address
-    (project.accounts.login_limits)."""
+    (project.identity.login_limits)."""
 
     code = "locked_out"
 

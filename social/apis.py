@@ -17,13 +17,13 @@ from rest_framework.views import APIView
 from actions.accounts import account_sign_up
 from actions.comments import comment_create, comment_edit
 from actions.likes import like_add, like_remove
-from project.accounts.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
 from project.errors import NotFound, PermissionDenied
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import IDEMPOTENCY_PARAMETER, idempotent
 from project.http.schema import page_parameters
 from project.http.security import client_ip, request_cross_site
 from project.http.serializers import NoBlankSerializer, StrictSerializer, page_query_serializer
+from project.identity.api_tokens import TokenLogInSerializer, api_token_issue, api_token_revoke
 from project.limits.throttles import AnonThrottle
 from social import ranking, selectors, services
 from social.account import language
@@ -161,7 +161,7 @@ class TokenCreateApi(APIView):
     Sec-Fetch-Site says so) is refused (403) before anything is counted; clients sending
     neither header are not browsers and are served. An account with two-factor on sends its code as `otp` (400 naming
     it when missing or wrong); a success also sets the account's device cookie
-    (project.accounts.login_devices), which the client may send with its next log-ins.
+    (project.identity.login_devices), which the client may send with its next log-ins.
     """
 
     throttle_classes = [AnonThrottle]
@@ -179,7 +179,7 @@ class TokenCreateApi(APIView):
             raise PermissionDenied(gettext("Log in from this site or an API client, not from another site's page."))
         serializer = TokenLogInSerializer(data=request.data, context={"request": request})
         valid = serializer.is_valid()  # a missing or wrong `otp` raises its 400 (ApplicationError)
-        refusal = getattr(request, "login_refused", None)  # project.accounts.login.LimitedModelBackend
+        refusal = getattr(request, "login_refused", None)  # project.identity.login.LimitedModelBackend
         if refusal is not None:
             raise refusal
         if not valid:

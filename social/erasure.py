@@ -1,4 +1,4 @@
-"""What `social` keeps about a person: eraser steps and export sections (project/accounts/erasure.py).
+"""What `social` keeps about a person: eraser steps and export sections (project/identity/erasure.py).
 
 Comments are **anonymised, not removed**: others' replies hang under them, and a removed item
 would cut those threads. Each is emptied and stamped deleted exactly as its author's own delete
@@ -17,8 +17,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from project.accounts.erasure import erasure_step, export_section
 from project.clock import clock
+from project.identity.erasure import erasure_step, export_section
 from project.limits.store import limit_forget
 from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 from social.activity.models import activity_model

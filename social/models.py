@@ -430,7 +430,7 @@ class ModerationAction(models.Model):
 class AccountDeletion(models.Model):
     """A person asked for their account to be deleted (social/accounts/): the request and the
     eraser's progress. Created in the database transaction that deactivates the account; the
-    worker (`erase_accounts`) claims it with a lease, runs the eraser steps (project/accounts/erasure.py)
+    worker (`erase_accounts`) claims it with a lease, runs the eraser steps (project/identity/erasure.py)
     and stores the step and cursor it reached after each unit, so a restart resumes there.
     Kept once done, without the person's name: staff's record that an account was erased."""
 

@@ -27,9 +27,9 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext_lazy
 
-from project.accounts.login_devices import device_nonce_in
-from project.accounts.login_limits import login_address_known
 from project.http.locales import language_of
+from project.identity.login_devices import device_nonce_in
+from project.identity.login_limits import login_address_known
 from project.limits.store import limit_hit, once_per_window
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from project.accounts.two_factor import views as two_factor
+from project.identity.two_factor import views as two_factor
 from social import views
 from social.account.views import LogoutView, account_delete, account_export, account_settings, language_choose
 from social.activity.views import my_activity

@@ -31,13 +31,13 @@ from actions.comments import comment_edit as comment_body_edit
 from actions.likes import like_add, like_remove
 from notifications.mail.account_links import reset_mail_queue
 from notifications.preferences.selectors import comment_thread_state
-from project.accounts.login import password_check_limited
 from project.dynamo.cursors import page_or_first
 from project.errors import ApplicationError, LockedOut, NotFound, RateLimited
 from project.http.fresh import FRESH_COMMENTS, FRESH_LIKES
 from project.http.idempotency import form_post_once
 from project.http.security import client_ip
 from project.http.views import focus_first_error, refused_page
+from project.identity.login import password_check_limited
 from project.limits.store import address_subject
 from social import counters, drafts, ranking, reset_mail, selectors, services
 from social.activity.services import activity_record

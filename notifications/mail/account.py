@@ -14,9 +14,9 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from notifications.mail.queue import mail_queue_item
-from project.accounts.two_factor.services import CODES_RENEWED, TURNED_OFF, TURNED_ON
 from project.clock import clock
 from project.dynamo.transactions import write_retrying
+from project.identity.two_factor.services import CODES_RENEWED, TURNED_OFF, TURNED_ON
 
 ACCOUNT = "account"
 
@@ -69,5 +69,5 @@ def account_mail_queue(*, user_id: str, what: str) -> str:
 
 
 def second_factor_changed_mail(sender: Any, user_id: str, change: str, **kwargs: Any) -> None:
-    """Receiver of project.accounts.two_factor.services.second_factor_changed: mail the owner."""
+    """Receiver of project.identity.two_factor.services.second_factor_changed: mail the owner."""
     account_mail_queue(user_id=user_id, what=_TWO_FACTOR_MAILS[change])

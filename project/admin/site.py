@@ -5,7 +5,7 @@ Each installed app may have an `admin_views` module that registers its pages (a
 see there). Views build their context over `site.each_context(request)` and their
 templates extend `admin/base_site.html`. No fake ORM models.
 
-The admin log-in is the site's two-step one (project/accounts/two_factor/views.py): an account with
+The admin log-in is the site's two-step one (project/identity/two_factor/views.py): an account with
 two-factor on types its code at `login/code/`; with TOTP_REQUIRED_FOR_STAFF no admin page
 opens to staff whose session did not log in with a code.
 """
@@ -49,7 +49,7 @@ class SocialAdminSite(admin.AdminSite):
 
     def login(self, request: HttpRequest, extra_context: dict[str, Any] | None = None) -> HttpResponse:
         """Django's admin log-in, with the code step for accounts with two-factor on."""
-        from project.accounts.two_factor.views import LoginView, TwoStepAdminAuthenticationForm
+        from project.identity.two_factor.views import LoginView, TwoStepAdminAuthenticationForm
 
         if request.method == "GET" and self.has_permission(request):
             return HttpResponseRedirect(reverse("admin:index", current_app=self.name))
@@ -74,7 +74,7 @@ class SocialAdminSite(admin.AdminSite):
         return cast("HttpResponse", never_cache(view)(request))
 
     def login_code(self, request: HttpRequest) -> HttpResponse:
-        from project.accounts.two_factor.views import login_code
+        from project.identity.two_factor.views import login_code
 
         context = {**self.each_context(request), "title": "Your code"}
         return login_code(
@@ -83,7 +83,7 @@ class SocialAdminSite(admin.AdminSite):
 
     def admin_view(self, view: _View, cacheable: bool = False) -> _View:
         """Django's staff check, then (TOTP_REQUIRED_FOR_STAFF) the two-factor gate; log-out stays open."""
-        from project.accounts.two_factor.views import staff_second_factor_gate
+        from project.identity.two_factor.views import staff_second_factor_gate
 
         inner = super().admin_view(view, cacheable)
         if getattr(view, "__name__", "") == "logout":

@@ -158,7 +158,7 @@ ACCESS: dict[str, dict[str, tuple[str, ...]]] = {
         ACTIVITY_MONTHS: ("DescribeTable", "Query", "PutItem", "BatchWriteItem"),
     },
     "workers": {
-        # erase_accounts runs every app's eraser steps (project/accounts/erasure.py: social, actions,
+        # erase_accounts runs every app's eraser steps (project/identity/erasure.py: social, actions,
         # notifications, delivery) beside the fold's and the dispatcher's own calls: it finds a
         # person's items by their partition (Query) or their by_user, author, by_reporter
         # indexes, and deletes them (DeleteItem, BatchWriteItem) or empties them (UpdateItem).

@@ -39,7 +39,7 @@ class BrowserTimeZoneMiddleware:
         if zone is None:
             try:
                 return self.get_response(request)
-            finally:  # a token client's zone (project.accounts.api_tokens) ends with its request
+            finally:  # a token client's zone (project.identity.api_tokens) ends with its request
                 timezone.deactivate()
         with timezone.override(zone):
             return self.get_response(request)

@@ -1,4 +1,4 @@
-"""A person's export: every export section the apps register (project/accounts/erasure.py), as one JSON
+"""A person's export: every export section the apps register (project/identity/erasure.py), as one JSON
 document produced piece by piece, so a heavy user's export streams instead of being built in
 memory, and the worker serving it writes as it reads."""
 
@@ -8,8 +8,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from project.accounts.erasure import export_sections
 from project.clock import clock
+from project.identity.erasure import export_sections
 
 EXPORT_FORMAT = "dynamo-social-export/1"
 OBJECTS_PER_CHUNK = 50  # objects joined into one piece of the stream

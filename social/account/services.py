@@ -8,7 +8,7 @@ session backend returns no inactive user, and each session carries a digest of t
 hash, which no longer matches.
 
 **The eraser** (`erase_accounts [--loop]`, `account_deletions_run`) claims a request with a
-lease (a conditional UPDATE), runs the eraser steps every app registers (project/accounts/erasure.py)
+lease (a conditional UPDATE), runs the eraser steps every app registers (project/identity/erasure.py)
 in their fixed order, and stores the step and cursor it reached after each unit. Killed at any
 instant (kill -9), it is taken over when its lease expires and resumes at the stored step and
 cursor; the unit in flight when it died runs again, and each step's writes are deletes or
@@ -34,10 +34,10 @@ from django.db.models import F, Q
 from django.utils.translation import gettext, gettext_lazy
 from rest_framework.authtoken.models import Token
 
-from project.accounts.erasure import erasure_steps
-from project.accounts.login import password_check_limited
 from project.clock import clock
 from project.errors import ApplicationError, PermissionDenied
+from project.identity.erasure import erasure_steps
+from project.identity.login import password_check_limited
 from social.account.limits import account_limit_enforce
 from social.models import AccountDeletion, ErasedUsername
 

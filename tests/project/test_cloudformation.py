@@ -513,7 +513,7 @@ def test_the_eraser_calls_only_what_the_workers_policies_allow(make_user, settin
     """`erase_accounts` runs every eraser step of a person holding something in every table;
     each DynamoDB request it makes (operation, table, index) is allowed by the policies of the
     role that runs it."""
-    from project.accounts.erasure import erasure_steps
+    from project.identity.erasure import erasure_steps
     from social.account import services
     from social.models import AccountDeletion
 
@@ -547,7 +547,7 @@ def test_the_eraser_calls_only_what_the_workers_policies_allow(make_user, settin
 def test_the_export_calls_only_what_the_web_policies_allow(make_user, api, settings, monkeypatch):
     """GET /api/me/export/ (every export section, streamed) of a person holding something in
     every table: each DynamoDB request of the answer is allowed by the web's policies."""
-    from project.accounts.erasure import export_sections
+    from project.identity.erasure import export_sections
     from social.account import selectors
 
     alice, _ = _someone_with_everything(make_user)

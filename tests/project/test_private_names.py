@@ -2,7 +2,7 @@
 
 The fast DynamoDB path (project/dynamo/wire.py), the client set-up (project/dynamo/clients.py),
 the schema reads (project/dynamo/schema/), the transactions' outcome (project/dynamo/transactions.py), the schema hooks
-(project/http/schema.py) and the compiled log-in read (project/accounts/compiled_get.py) reach
+(project/http/schema.py) and the compiled log-in read (project/identity/compiled_get.py) reach
 into botocore, PynamoDB, Django, DRF and drf-spectacular past their public API. A new version
 may move any of those names without notice, so:
 

@@ -1,5 +1,5 @@
 """Guessing one account's password from a botnet: 200 fresh addresses, one guess each, on the
-default limits (OWASP's device cookies, project/accounts/login_limits.py).
+default limits (OWASP's device cookies, project/identity/login_limits.py).
 
 The untrusted budget is spent after LOGIN_UNTRUSTED_FAILURES guesses, whatever their
 addresses; every further attempt without the account's device cookie is refused (429)
@@ -16,8 +16,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from notifications.feed.selectors import feed_entries_list
-from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
+from project.identity.login_limits import login_attempt_begin
 from project.testing.harness import in_threads
 from tests.notifications.mail_helpers import mailed
 

@@ -1,11 +1,11 @@
-"""Device cookies (project/accounts/login_devices.py): what a browser that logged in holds, and how
-its log-ins are limited apart from strangers' (project/accounts/login_limits.py)."""
+"""Device cookies (project/identity/login_devices.py): what a browser that logged in holds, and how
+its log-ins are limited apart from strangers' (project/identity/login_limits.py)."""
 
 import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from project.accounts.login_devices import device_cookie_name, device_version
+from project.identity.login_devices import device_cookie_name, device_version
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Log-in guessing limits (project/accounts/login_limits.py) on the log-in page, the admin log-in and the token API.
+"""Log-in guessing limits (project/identity/login_limits.py) on the log-in page, the admin log-in and the token API.
 
 A success clears only that account's failures from that address; nobody can lock
 the owner out of a browser they logged in from (its device cookie); guesses at one
@@ -11,8 +11,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from notifications.feed.selectors import feed_entries_list, feed_read
-from project.accounts.login_limits import login_attempt_begin
 from project.errors import LockedOut
+from project.identity.login_limits import login_attempt_begin
 
 pytestmark = pytest.mark.django_db
 

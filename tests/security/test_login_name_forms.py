@@ -1,5 +1,5 @@
 """Every form of a name that logs in as one account counts as that account's failed log-ins:
-surrounding spaces and tabs, any case, full-width letters (project/accounts/login_limits.account_name)."""
+surrounding spaces and tabs, any case, full-width letters (project/identity/login_limits.account_name)."""
 
 import pytest
 

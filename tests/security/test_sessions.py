@@ -1,5 +1,5 @@
-"""Each request reads its session and its account afresh (project.accounts.sessions, the log-in
-backend's get_user, project.accounts.compiled_get): a session that expired, was deleted, or whose
+"""Each request reads its session and its account afresh (project.identity.sessions, the log-in
+backend's get_user, project.identity.compiled_get): a session that expired, was deleted, or whose
 account was deactivated is refused on the very next request, in the same thread and
 database connection that served it a moment before."""
 
@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from project.accounts.compiled_get import CompiledGet
+from project.identity.compiled_get import CompiledGet
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Two-factor log-in (project/accounts/two_factor/): set-up, the code step on the log-in page, the
+"""Two-factor log-in (project/identity/two_factor/): set-up, the code step on the log-in page, the
 admin and the token API, recovery codes, removal, TOTP_REQUIRED_FOR_STAFF; wrong codes count
 as failed log-ins in the limits."""
 
@@ -10,7 +10,7 @@ from django.test import Client
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from project.accounts.login_devices import device_cookie_name
+from project.identity.login_devices import device_cookie_name
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Two-factor against a stolen session (project/accounts/two_factor/): a key seen on the set-up
+"""Two-factor against a stolen session (project/identity/two_factor/): a key seen on the set-up
 page never becomes the account's later key, turning it on, renewing the recovery codes and
 turning it off need the password (checked inside the log-in limits), and every change is
 mailed to the verified address through the mail queue (notifications/mail/account.py)."""

@@ -10,7 +10,7 @@ from actions.comments import comment_create
 from notifications.models import Feed, LikeNotified, LikeRead, LikeUnread, UnreadCount
 from notifications.preferences.services import preferences_update, thread_mute
 from notifications.selectors import notification_inbox
-from project.accounts.erasure import erasure_steps
+from project.identity.erasure import erasure_steps
 from social.account.services import account_delete_request, account_deletions_run
 from social.counters import LIKES, counter_key, counter_value
 from social.models import AccountDeletion, Comment, Like, Relation, Report

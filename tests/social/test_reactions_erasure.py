@@ -6,7 +6,7 @@ import pytest
 
 from actions.comments import comment_create
 from actions.reactions import reaction_add
-from project.accounts.erasure import erasure_steps, export_sections
+from project.identity.erasure import erasure_steps, export_sections
 from social.models import Reaction
 from social.reactions.selectors import reaction_state
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from project.accounts.login_limits import login_limits_clear
+from project.identity.login_limits import login_limits_clear
 
 if TYPE_CHECKING:
     from django.core.management.base import CommandParser

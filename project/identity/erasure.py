@@ -6,14 +6,14 @@ Every app that stores something keyed by a person registers, in its own `erasure
 - **eraser steps** (`@erasure_step(name=..., order=...)`): a function
   `step(*, user_id, cursor) -> str | None` that removes one bounded unit of the person's items
   (a page) and returns the cursor to resume from, or None once nothing is left. The deletion
-  worker (`social.accounts.services`) runs the steps in their fixed `order`, stores the step's
+  worker (`social.account.services`) runs the steps in their fixed `order`, stores the step's
   name and cursor after each unit, and after a crash calls the step again with the stored
   cursor. So a step must be **idempotent**: called again with a cursor it already went past
   (the process died before the cursor was stored), it changes nothing twice (every write is a
   delete or a conditional write).
 - **export sections** (`@export_section(name=..., order=...)`): a generator
   `section(*, user_id) -> Iterator[dict]` of JSON-ready objects, reading page by page, so an
-  export streams whatever the person's volume (`social.accounts.export`).
+  export streams whatever the person's volume (`social.account.selectors`).
 
 A new table keyed by person adds its step and its section next to its model; nothing else
 changes. The order of steps matters where one writes what another removes (the likes step's

@@ -5,7 +5,7 @@ device holding RECOVERY_CODES single-use recovery codes.
 Codes are checked under `select_for_update` (django-otp's `for_verify`), so two requests
 with the same code cannot both be let in, and a TOTP code is not accepted twice (django-otp
 keeps the last time step used). Wrong codes are counted by the caller in the log-in
-limits (project.accounts.login_limits), in DynamoDB across processes; django-otp's own per-device
+limits (project.identity.login_limits), in DynamoDB across processes; django-otp's own per-device
 throttle is off (OTP_*_THROTTLE_FACTOR=0), since it would let anyone holding the password
 delay the owner.
 """
@@ -114,7 +114,7 @@ def unconfirmed_devices_forget(*, user_id: Any) -> int:
 
 def password_saved_forget_setup(sender: Any, instance: AbstractBaseUser, created: bool, **kwargs: Any) -> None:
     """post_save of the user model: a new password (the change and reset pages, the admin,
-    `changepassword`: Django's `_password` mark, as project.accounts.api_tokens reads it)
+    `changepassword`: Django's `_password` mark, as project.identity.api_tokens reads it)
     deletes the unconfirmed authenticator apps."""
     if not created and getattr(instance, "_password", None) is not None:
         unconfirmed_devices_forget(user_id=instance.pk)

@@ -1,7 +1,7 @@
 """Log-in pages with the second step, the two-factor set-up and removal pages, the password
 reset that trusts its browser, and the admin's "staff need two-factor" gate.
 
-The log-in's first step checks the password (project.accounts.login.LimitedModelBackend with
+The log-in's first step checks the password (project.identity.login.LimitedModelBackend with
 `otp_step=True`); for an account with two-factor on it logs nobody in but keeps the
 pending log-in in the session (for LOGIN_CODE_SECONDS) and sends the browser to the code
 step, whose every try is a counted attempt in the log-in limits.
@@ -33,14 +33,14 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django_otp import login as otp_login
 from django_otp.plugins.otp_static.models import StaticDevice
 
-from project.accounts.login import password_check_limited
-from project.accounts.login_devices import device_cookie_issue, device_nonce
-from project.accounts.login_limits import LoginAttempt, login_attempt_begin, login_attempt_end
-from project.accounts.two_factor import services
 from project.clock import clock
 from project.errors import ApplicationError, LockedOut
 from project.http.security import client_ip
 from project.http.views import refused_page
+from project.identity.login import password_check_limited
+from project.identity.login_devices import device_cookie_issue, device_nonce
+from project.identity.login_limits import LoginAttempt, login_attempt_begin, login_attempt_end
+from project.identity.two_factor import services
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse

@@ -1,7 +1,7 @@
 """Device cookies (OWASP, "Slow Down Online Guessing Attacks with Device Cookies"): a browser
 that logged in to an account holds a signed cookie saying so, and its log-ins to that
 account are limited per cookie instead of by the account's untrusted budget
-(project.accounts.login_limits).
+(project.identity.login_limits).
 
 One cookie per account, so a browser shared by a family keeps each person's: its name is
 `device_` and an HMAC of the account name (the name says nothing about the account to
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.core import signing
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from project.accounts.login_limits import account_name
+from project.identity.login_limits import account_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -37,11 +37,11 @@ COOKIE_PREFIX = "device_"
 
 
 def _signer(account: str) -> signing.TimestampSigner:
-    return signing.TimestampSigner(salt=f"project.accounts.login_devices:{account}")
+    return signing.TimestampSigner(salt=f"project.identity.login_devices:{account}")
 
 
 def device_cookie_name(username: str) -> str:
-    digest = salted_hmac("project.accounts.login_devices.name", account_name(username), algorithm="sha256").hexdigest()
+    digest = salted_hmac("project.identity.login_devices.name", account_name(username), algorithm="sha256").hexdigest()
     return COOKIE_PREFIX + digest[:20]
 
 
@@ -52,7 +52,7 @@ def device_version(user: AbstractBaseUser) -> str:
     unusable, its name free for a newcomer with another id). A hash upgrade at a log-in
     changes it too: that browser gets a new cookie, the account's other browsers lose theirs."""
     material = f"{user.pk}|{user.password}"
-    return salted_hmac("project.accounts.login_devices.version", material, algorithm="sha256").hexdigest()[:24]
+    return salted_hmac("project.identity.login_devices.version", material, algorithm="sha256").hexdigest()[:24]
 
 
 def device_nonce(request: HttpRequest, user: AbstractBaseUser | None) -> str:

@@ -1,5 +1,5 @@
 """Django's database sessions (SESSION_ENGINE), each request's session read with one SELECT
-compiled once per database connection (project.accounts.compiled_get) instead of a query the ORM
+compiled once per database connection (project.identity.compiled_get) instead of a query the ORM
 builds again every time.
 
 Nothing about a session is kept between requests: each one reads its row, so a session that
@@ -17,7 +17,7 @@ from django.contrib.sessions.backends import db
 from django.core.exceptions import SuspiciousOperation
 from django.utils import timezone
 
-from project.accounts.compiled_get import CompiledGet
+from project.identity.compiled_get import CompiledGet
 
 if TYPE_CHECKING:
     from django.contrib.sessions.base_session import AbstractBaseSession

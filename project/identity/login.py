@@ -13,9 +13,9 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
-from project.accounts.compiled_get import CompiledGet
 from project.errors import error_response, retry_after_set
 from project.http.security import client_ip
+from project.identity.compiled_get import CompiledGet
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
 
 
 class LimitedModelBackend(ModelBackend):
-    """Django's username/password check inside the log-in limits (project/accounts/login_limits.py),
-    with the device cookies (project/accounts/login_devices.py) and the second factor
-    (project/accounts/two_factor/).
+    """Django's username/password check inside the log-in limits (project/identity/login_limits.py),
+    with the device cookies (project/identity/login_devices.py) and the second factor
+    (project/identity/two_factor/).
 
     Every log-in over HTTP passes its request (the log-in page, the admin, the token
     API). A refused attempt is never checked: the backend raises PermissionDenied (so
@@ -56,10 +56,10 @@ class LimitedModelBackend(ModelBackend):
         otp_step: bool = False,
         **kwargs: Any,
     ) -> AbstractBaseUser | None:
-        from project.accounts.login_devices import device_cookie_issue, device_nonce
-        from project.accounts.login_limits import login_attempt_begin, login_attempt_end
-        from project.accounts.two_factor.services import code_just_used, second_factor_enabled, second_factor_verify
         from project.errors import LockedOut
+        from project.identity.login_devices import device_cookie_issue, device_nonce
+        from project.identity.login_limits import login_attempt_begin, login_attempt_end
+        from project.identity.two_factor.services import code_just_used, second_factor_enabled, second_factor_verify
 
         if username is None:
             username = kwargs.pop(self._username_field(), None)
@@ -137,7 +137,7 @@ def password_check_limited(user: AbstractBaseUser, password: str, *, address: st
     failures as a log-in does. Once a budget is spent it raises LockedOut without
     checking, so a stolen session is no oracle for the password.
     """
-    from project.accounts.login_limits import login_attempt_begin, login_attempt_end
+    from project.identity.login_limits import login_attempt_begin, login_attempt_end
 
     attempt = login_attempt_begin(username=user.get_username(), address=address, signed_in=True)
     succeeded = user.check_password(password)

@@ -22,9 +22,9 @@ from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.exceptions import AuthenticationFailed
 
-from project.accounts.compiled_get import CompiledGet
 from project.http.locales import language_of
 from project.http.timezones import zone_from
+from project.identity.compiled_get import CompiledGet
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -56,11 +56,11 @@ class TokenLogInSerializer(AuthTokenSerializer):
         user = authenticate(
             request=request, username=attrs["username"], password=attrs["password"], otp=attrs.get("otp")
         )
-        second_factor = getattr(request, "login_second_factor", None)  # project.accounts.login.LimitedModelBackend
+        second_factor = getattr(request, "login_second_factor", None)  # project.identity.login.LimitedModelBackend
         if second_factor is not None:
             # Here, not at the top: project.errors' DRF handler loads this module's authentication.
-            from project.accounts.two_factor.services import CODE_JUST_USED, CODE_WRONG
             from project.errors import ApplicationError
+            from project.identity.two_factor.services import CODE_JUST_USED, CODE_WRONG
 
             refusals = {"missing": str(OTP_MISSING), "just_used": str(CODE_JUST_USED)}
             raise ApplicationError(refusals.get(second_factor, str(CODE_WRONG)), field="otp")

@@ -1,7 +1,7 @@
 """One row by one column, with the ORM's SQL compiled once per database connection.
 
-Every request checks its caller: an API token (project.accounts.api_tokens), or a session and
-its user (project.accounts.sessions). `Model.objects.get(...)` builds and compiles the same
+Every request checks its caller: an API token (project.identity.api_tokens), or a session and
+its user (project.identity.sessions). `Model.objects.get(...)` builds and compiles the same
 query again each time, several times the cost of running it; `CompiledGet` compiles it on a
 connection's first use and then only runs it. Only the SQL text and how to read its columns
 are kept, never a row: each call reads the database, so what changed there (a revoked token,

@@ -3,13 +3,13 @@
 
 Every log-in over HTTP (the log-in page and its code step, the admin log-in,
 POST /api/auth/token/) goes through `login_attempt_begin` before the password (or the
-code) is checked and `login_attempt_end` after (project.accounts.login.LimitedModelBackend).
+code) is checked and `login_attempt_end` after (project.identity.login.LimitedModelBackend).
 Accounts are named as the backend matches them (`account_name`: `Bob`, ` bob\t` and
 its full-width letters are one account's counts);
 addresses by project.limits.store.address_subject (IPv6 by /64).
 
 - **A browser that logged in to the account** presents its device cookie
-  (project.accounts.login_devices: signed, per account, a new nonce at every log-in). Its attempts
+  (project.identity.login_devices: signed, per account, a new nonce at every log-in). Its attempts
   count only against that device: LOGIN_DEVICE_FAILURE_LIMIT failures in a window of
   LOGIN_LOCKOUT_HOURS lock that one cookie until the window ends. Nothing a stranger does
   anywhere else spends it, so the owner gets in from their own browsers during any attack.
@@ -131,7 +131,7 @@ def _refused(message: str, retry_after: float) -> LockedOut:
 def login_attempt_begin(*, username: str, address: str, device: str = "", signed_in: bool = False) -> LoginAttempt:
     """Count the attempt and refuse it (LockedOut, a 429) when a limit holds; else it may be checked.
 
-    `device`: the nonce of a valid device cookie for this account (project.accounts.login_devices);
+    `device`: the nonce of a valid device cookie for this account (project.identity.login_devices);
     `signed_in`: the account's own logged-in session asks. Twice or concurrently: each
     attempt is counted (conditional writes), so no burst gets more checks than the limits.
     Dies after counting: the attempt counts as a failure.
