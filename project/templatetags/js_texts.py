@@ -1,7 +1,8 @@
 """`{% js_texts %}`: the words the site's scripts show (project/static/project/site.js, notifications' inbox.js and
 push.js), worded on the server in the page's language and handed to the scripts in the page
 (`{% js_texts %}`: a JSON `<script>` that runs nothing, so the Content-Security-Policy is
-unchanged, and no request more). A script reads them with its `text(key, values)` helper; a
+unchanged, and no request more). A script reads them with `window.pageText(key, values)`
+(project/static/project/page_texts.js, loaded first on every page); a
 text with a count comes as one form per CLDR category of the page's language (`one`, `few`,
 `many`, `other`, as `Intl.PluralRules` names them), each worded by the catalogue's plural
 rule. Keys are the English texts, which a script shows when a key is missing.

@@ -13,28 +13,7 @@
 // marked read like the others. Without JavaScript the page is as it was drawn and the
 // "Mark all as read" button is a plain form.
 (function () {
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
-  var pageTexts = (function () {
-    var element = document.getElementById("js-texts");
-    try {
-      return element ? JSON.parse(element.textContent) : {};
-    } catch (error) {
-      return {};
-    }
-  })();
-  function pageText(key, values) {
-    values = values || {};
-    var found = pageTexts[key];
-    if (found && typeof found === "object") {
-      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
-      found = found[rules.select(values.count)] || found.other;
-    }
-    var result = typeof found === "string" ? found : key;
-    Object.keys(values).forEach(function (name) {
-      result = result.split("%(" + name + ")s").join(String(values[name]));
-    });
-    return result;
-  }
+  var pageText = window.pageText; // project/static/project/page_texts.js
   var inbox = document.querySelector(".inbox[data-read-url]");
   var tokenInput = document.querySelector("#mark-all-read input[name=csrfmiddlewaretoken]");
   if (!inbox || !tokenInput || !window.fetch) return;

@@ -4,28 +4,7 @@
 // hands the subscription to POST /api/me/push-subscriptions/. "Turn off" removes it there and
 // unsubscribes the browser. Without JavaScript, or in a browser without push, the box says so.
 (function () {
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
-  var pageTexts = (function () {
-    var element = document.getElementById("js-texts");
-    try {
-      return element ? JSON.parse(element.textContent) : {};
-    } catch (error) {
-      return {};
-    }
-  })();
-  function pageText(key, values) {
-    values = values || {};
-    var found = pageTexts[key];
-    if (found && typeof found === "object") {
-      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
-      found = found[rules.select(values.count)] || found.other;
-    }
-    var result = typeof found === "string" ? found : key;
-    Object.keys(values).forEach(function (name) {
-      result = result.split("%(" + name + ")s").join(String(values[name]));
-    });
-    return result;
-  }
+  var pageText = window.pageText; // project/static/project/page_texts.js
   var box = document.getElementById("push-device");
   if (!box) return;
   var status = box.querySelector(".push-status");

@@ -6,30 +6,9 @@
 (function () {
   var DRAFT_PREFIX = "draft:";
 
-  // The page's words for this script, in its language (project/templatetags/js_texts.py): pageText(key, values).
-  var pageTexts = (function () {
-    var element = document.getElementById("js-texts");
-    try {
-      return element ? JSON.parse(element.textContent) : {};
-    } catch (error) {
-      return {};
-    }
-  })();
+  var pageText = window.pageText; // project/static/project/page_texts.js
   function number(value) {
     return value.toLocaleString(document.documentElement.lang || undefined);
-  }
-  function pageText(key, values) {
-    values = values || {};
-    var found = pageTexts[key];
-    if (found && typeof found === "object") {
-      var rules = new Intl.PluralRules(document.documentElement.lang || "en");
-      found = found[rules.select(values.count)] || found.other;
-    }
-    var result = typeof found === "string" ? found : key;
-    Object.keys(values).forEach(function (name) {
-      result = result.split("%(" + name + ")s").join(String(values[name]));
-    });
-    return result;
   }
 
   // A 429 or 503 says when to ask again (Retry-After, in seconds or as a date): a request
