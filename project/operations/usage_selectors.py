@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from project.models import UsageTally
 from project.operations.usage import HOUR_SECONDS, SLOT_SECONDS, UNMATCHED, USAGE, WORKER_PREFIX, utc_stamp
 from project.operations.usage_people import People
 
-WINDOWS = (("hour", "Last hour", SLOT_SECONDS, 12), ("day", "Last day", HOUR_SECONDS, 24))
+# The titles are translated where they are shown (the System page).
+WINDOWS = (("hour", gettext_noop("Last hour"), SLOT_SECONDS, 12), ("day", gettext_noop("Last day"), HOUR_SECONDS, 24))
 
 
 @dataclass(frozen=True)
