@@ -46,20 +46,21 @@ class WindowUsage:
 
 
 def route_area(route: str) -> str:
-    """Where a route belongs on the page's summary: what an operator asks about."""
+    """Where a route belongs on the page's summary: what an operator asks about (in English, translated
+    where the page shows it)."""
     if route.startswith(WORKER_PREFIX):
-        return "Workers"
+        return gettext_noop("Workers")
     if "live" in route or "unread" in route:
-        return "Live updates"
+        return gettext_noop("Live updates")
     if "like" in route:
-        return "Likes"
+        return gettext_noop("Likes")
     if route.startswith("admin:"):
-        return "Admin"
+        return gettext_noop("Admin")
     if route in (UNMATCHED, USAGE) or route.startswith("("):
-        return "Other"
+        return gettext_noop("Other")
     if route.startswith(("api-", "api:")):
-        return "API"
-    return "Pages"
+        return gettext_noop("API")
+    return gettext_noop("Pages")
 
 
 def dollars(read_units: float, write_units: float) -> float:
