@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy, gettext_noop, ngettext
 from django.views.decorators.http import require_POST
 
 from delivery import preparation, selectors, services
@@ -24,34 +24,45 @@ USERNAMES_FILE_MAX_BYTES = 5 * 1024 * 1024
 
 
 class DeliveryForm(forms.Form):
-    title = forms.CharField(max_length=100)
-    body = forms.CharField(max_length=400, widget=forms.Textarea(attrs={"rows": 5, "cols": 60}))
-    url = forms.URLField(max_length=500, required=False, label="Link (optional)", assume_scheme="https")
+    title = forms.CharField(max_length=100, label=gettext_lazy("Title"))
+    body = forms.CharField(
+        max_length=400, label=gettext_lazy("Body"), widget=forms.Textarea(attrs={"rows": 5, "cols": 60})
+    )
+    url = forms.URLField(max_length=500, required=False, label=gettext_lazy("Link (optional)"), assume_scheme="https")
     audience = forms.ChoiceField(
         choices=[
-            (AUDIENCE_ALL, "All active users"),
-            (AUDIENCE_GROUP, "One group"),
-            (AUDIENCE_USERNAMES, "A list of usernames"),
+            (AUDIENCE_ALL, gettext_lazy("All active users")),
+            (AUDIENCE_GROUP, gettext_lazy("One group")),
+            (AUDIENCE_USERNAMES, gettext_lazy("A list of usernames")),
         ],
         widget=forms.RadioSelect(attrs={"class": "radiolist"}),
         initial=AUDIENCE_ALL,
+        label=gettext_lazy("Audience"),
     )
     # `data-audience`: the audience kind a field belongs to; audience.js shows only the chosen kind's fields.
-    group = forms.ChoiceField(required=False, choices=(), widget=forms.Select(attrs={"data-audience": AUDIENCE_GROUP}))
+    group = forms.ChoiceField(
+        required=False,
+        choices=(),
+        label=gettext_lazy("Group"),
+        widget=forms.Select(attrs={"data-audience": AUDIENCE_GROUP}),
+    )
     usernames = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "cols": 40, "data-audience": AUDIENCE_USERNAMES}),
-        help_text="Separated by line breaks, commas, semicolons or spaces; any letter case, as at log-in.",
+        label=gettext_lazy("Usernames"),
+        help_text=gettext_lazy(
+            "Separated by line breaks, commas, semicolons or spaces; any letter case, as at log-in."
+        ),
     )
     usernames_file = forms.FileField(
         required=False,
-        label="…or a file of usernames",
-        help_text="Plain text or CSV, names separated as above (a first line “username” is skipped).",
+        label=gettext_lazy("…or a file of usernames"),
+        help_text=gettext_lazy("Plain text or CSV, names separated as above (a first line “username” is skipped)."),
         widget=forms.ClearableFileInput(attrs={"data-audience": AUDIENCE_USERNAMES}),
     )
     ignore_unknown = forms.BooleanField(
         required=False,
-        label="Send to the known usernames and leave the unknown ones out",
+        label=gettext_lazy("Send to the known usernames and leave the unknown ones out"),
         widget=forms.CheckboxInput(attrs={"data-audience": AUDIENCE_USERNAMES}),
     )
 
@@ -65,22 +76,24 @@ class DeliveryForm(forms.Form):
         data = super().clean()
         kind = data.get("audience")
         if kind == AUDIENCE_GROUP and not data.get("group"):
-            self.add_error("group", "Choose a group.")
+            self.add_error("group", gettext("Choose a group."))
         if kind == AUDIENCE_USERNAMES:
             names = _split_names(data.get("usernames") or "")
             upload = data.get("usernames_file")
             if upload:
                 if upload.size > USERNAMES_FILE_MAX_BYTES:
-                    self.add_error("usernames_file", "The file is larger than 5 MB.")
+                    self.add_error("usernames_file", gettext("The file is larger than 5 MB."))
                 else:
                     try:
                         names += _split_names(upload.read().decode("utf-8-sig"))
                     except UnicodeDecodeError:
-                        self.add_error("usernames_file", "The file is not UTF-8 text.")
+                        self.add_error("usernames_file", gettext("The file is not UTF-8 text."))
             if not names and not self.errors:
-                self.add_error("usernames", "Paste usernames or upload a file.")
+                self.add_error("usernames", gettext("Paste usernames or upload a file."))
             if len(names) > USERNAMES_MAX:
-                self.add_error("usernames", f"At most {USERNAMES_MAX:,} usernames per delivery.")
+                self.add_error(
+                    "usernames", gettext("At most %(count)s usernames per delivery.") % {"count": f"{USERNAMES_MAX:,}"}
+                )
             data["names"] = names
         return data
 
@@ -103,7 +116,7 @@ def _split_names(text: str) -> list[str]:
 
 
 class DeliveryAdmin(DynamoAdmin):
-    pages = [AdminPage("Deliveries", "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
+    pages = [AdminPage(gettext_noop("Deliveries"), "dynamo-deliveries", add_url_name="dynamo-delivery-create")]
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -120,7 +133,7 @@ class DeliveryAdmin(DynamoAdmin):
         page = page_or_first(request, lambda cursor: selectors.delivery_list(cursor=cursor, limit=50, written=written))
         rows = [selectors.delivery_progress(delivery=delivery) for delivery in page.results]
         context = {
-            "title": "Deliveries",
+            "title": gettext("Deliveries"),
             "rows": rows,
             "live": any(row.delivery.status not in FINAL_STATUSES for row in rows),  # the page follows them
             "next_cursor": page.next_cursor,
@@ -143,23 +156,31 @@ class DeliveryAdmin(DynamoAdmin):
                 unknown = error.unknown
                 # The page's own words: the checkbox, not the API's field name.
                 form.add_error(
-                    None, error.summary + " Fix the list, or tick “" + form.fields["ignore_unknown"].label + "”."
+                    None,
+                    error.summary
+                    + " "
+                    + gettext("Fix the list, or tick “%(label)s”.") % {"label": form.fields["ignore_unknown"].label},
                 )
             except ApplicationError as error:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
                 refused = error
             else:
-                note = f" ({delivery.unknown_count} unknown usernames left out)" if delivery.unknown_count else ""
+                if delivery.unknown_count:
+                    created = ngettext(
+                        "Delivery created (%(count)s unknown username left out).",
+                        "Delivery created (%(count)s unknown usernames left out).",
+                        delivery.unknown_count,
+                    ) % {"count": delivery.unknown_count}
+                else:
+                    created = gettext("Delivery created.")
                 messages.success(
-                    request,
-                    gettext("Delivery created%(note)s. The dispatcher prepares and sends it in the background.")
-                    % {"note": note},
+                    request, created + " " + gettext("The dispatcher prepares and sends it in the background.")
                 )
                 response = HttpResponseRedirect(reverse("admin:dynamo-delivery", args=[delivery.delivery_id]))
                 FRESH_DELIVERIES.remember(request, response, value=delivery.delivery_id)  # listed at once
                 return response
         context = {
-            "title": "New delivery",
+            "title": gettext("New delivery"),
             "form": form,
             "unknown": unknown[:500],
             "unknown_more": max(0, len(unknown) - 500),
@@ -174,7 +195,7 @@ class DeliveryAdmin(DynamoAdmin):
             return HttpResponseRedirect(reverse("admin:dynamo-deliveries"))
         chunks = selectors.delivery_chunks(delivery=delivery)
         context = {
-            "title": f"Delivery: {delivery.title}",
+            "title": gettext("Delivery: %(title)s") % {"title": delivery.title},
             "delivery": delivery,
             "progress": selectors.delivery_progress(delivery=delivery),
             "chunks": chunks,
@@ -203,7 +224,11 @@ class DeliveryAdmin(DynamoAdmin):
             delivery = preparation.delivery_prepare(delivery_id=delivery_id)
             messages.success(
                 request,
-                gettext("Prepared: %(total_targets)s targets. The dispatcher sends it in the background.")
+                ngettext(
+                    "Prepared: %(total_targets)s target. The dispatcher sends it in the background.",
+                    "Prepared: %(total_targets)s targets. The dispatcher sends it in the background.",
+                    delivery.total_targets,
+                )
                 % {"total_targets": delivery.total_targets},
             )
         except NotFound:

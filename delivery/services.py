@@ -127,10 +127,16 @@ class UnknownUsernames(ApplicationError):
     """Some usernames match no active account: reported, never silently dropped."""
 
     def __init__(self, unknown: list[str]):
-        shown = ", ".join(unknown[:20]) + (f" and {len(unknown) - 20} more" if len(unknown) > 20 else "")
-        self.summary = f"{len(unknown)} username(s) match no active account: {shown}."
+        shown = ", ".join(unknown[:20])
+        if len(unknown) > 20:
+            shown = gettext("%(names)s and %(more)s more") % {"names": shown, "more": len(unknown) - 20}
+        self.summary = gettext("%(count)s username(s) match no active account: %(shown)s.") % {
+            "count": len(unknown),
+            "shown": shown,
+        }
         super().__init__(
-            f"{self.summary} Fix the list, or send to the known ones only (ignore_unknown).", field="audience"
+            self.summary + " " + gettext("Fix the list, or send to the known ones only (ignore_unknown)."),
+            field="audience",
         )
         self.unknown = unknown
 

@@ -2,6 +2,7 @@
 
 from django.contrib.auth import get_user_model
 from django.urls import path
+from django.utils.translation import gettext, gettext_noop
 
 from notifications import selectors
 from notifications.preferences import selectors as preferences_selectors
@@ -9,7 +10,7 @@ from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 
 
 class UserNotificationsAdmin(DynamoAdmin):
-    pages = [AdminPage("User notifications", "dynamo-user-notifications")]
+    pages = [AdminPage(gettext_noop("User notifications"), "dynamo-user-notifications")]
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.user_notifications_view)
@@ -25,13 +26,13 @@ class UserNotificationsAdmin(DynamoAdmin):
         if username:
             found_user = get_user_model().objects.filter(username__iexact=username).first()
             if found_user is None:
-                note = f"No user named {username!r}."
+                note = gettext("No user named %(username)s.") % {"username": repr(username)}
             else:
                 data = selectors.notifications_for_staff(user_id=str(found_user.pk))
                 preferences = preferences_selectors.preferences_get(user_id=str(found_user.pk), consistent=True)
                 threads = preferences_selectors.thread_subscriptions_shown(user_id=str(found_user.pk))
         context = {
-            "title": "User notifications",
+            "title": gettext("User notifications"),
             "username": username,
             "found_user": found_user,
             "data": data,

@@ -8,7 +8,7 @@ from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
 from django.utils.http import urlencode
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop, ngettext
 from django.views.decorators.http import require_POST
 
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
@@ -24,15 +24,19 @@ RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": 
 def _find(query: str) -> tuple[list[selectors.CommentView], str]:
     if not query:
         page = selectors.comment_timeline(viewer_id=None, limit=50)
-        return page.results, "Newest visible comments. Search by comment id or author username to see hidden ones."
+        return page.results, gettext(
+            "Newest visible comments. Search by comment id or author username to see hidden ones."
+        )
     try:
         return [selectors.comment_get(comment_id=query, viewer_id=None, include_hidden=True)], ""
     except NotFound:
         pass
     user = get_user_model().objects.filter(username__iexact=query).first()
     if user is None:
-        return [], f"No comment with id {query!r} and no user named {query!r}."
-    return selectors.comments_by_author(author_id=str(user.pk)), f"Latest comments by {user.username}."
+        return [], gettext("No comment with id %(query)s and no user named %(query)s.") % {"query": repr(query)}
+    return selectors.comments_by_author(author_id=str(user.pk)), gettext("Latest comments by %(username)s.") % {
+        "username": user.username
+    }
 
 
 def _is_comment_id(value: str) -> bool:
@@ -43,7 +47,7 @@ def _is_comment_id(value: str) -> bool:
 
 
 class CommentAdmin(DynamoAdmin):
-    pages = [AdminPage("Comments", "dynamo-comments")]
+    pages = [AdminPage(gettext_noop("Comments"), "dynamo-comments")]
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -55,7 +59,7 @@ class CommentAdmin(DynamoAdmin):
     def list_view(self, request):
         query = request.GET.get("q", "").strip()
         found, note = _find(query)
-        context = {"title": "Comments", "query": query, "comments": found, "note": note}
+        context = {"title": gettext("Comments"), "query": query, "comments": found, "note": note}
         if len(found) == 1 and found[0].id == query:  # one comment's page: every version of its text
             comment = selectors.comment_find(comment_id=query)
             context["versions"] = edit_history.comment_versions(comment=comment) if comment else []
@@ -69,7 +73,7 @@ class CommentAdmin(DynamoAdmin):
         if action in ("hide", "delete") and request.POST.get("confirmed") != "yes":
             # The same no-JavaScript confirmation as the report pages: only its Yes acts.
             context = {
-                "title": "Confirm",
+                "title": gettext("Confirm"),
                 "comment": selectors.comment_find(comment_id=comment_id),
                 "comment_id": comment_id,
                 "action": action,
@@ -98,7 +102,7 @@ class CommentAdmin(DynamoAdmin):
 
 
 class RankingAdmin(DynamoAdmin):
-    pages = [AdminPage("Rankings", "dynamo-rankings")]
+    pages = [AdminPage(gettext_noop("Rankings"), "dynamo-rankings")]
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -126,7 +130,7 @@ class RankingAdmin(DynamoAdmin):
                 "total": total,
             }
         context = {
-            "title": f"Ranking by {kind}",
+            "title": gettext("Ranking by %(kind)s") % {"kind": kind},
             "kind": kind,
             "kinds": list(RANKING_KINDS),
             "ranked": ranking.ranking_top(kind=RANKING_KINDS[kind], limit=50, include_hidden=True),
@@ -148,7 +152,11 @@ class RankingAdmin(DynamoAdmin):
             counters.counter_set_shards(key=key, shards=shards)
             messages.success(
                 request,
-                gettext("%(key)s now spreads new writes over %(shards)s shard(s); its count is unchanged.")
+                ngettext(
+                    "%(key)s now spreads new writes over %(shards)s shard; its count is unchanged.",
+                    "%(key)s now spreads new writes over %(shards)s shards; its count is unchanged.",
+                    shards,
+                )
                 % {"key": key, "shards": shards},
             )
         except NotFound:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.urls import path
+from django.utils.translation import gettext, gettext_noop
 
 from notifications.log.selectors import CHANNELS, notification_log
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 
 
 class NotificationLogAdmin(DynamoAdmin):
-    pages = [AdminPage("Notification log", "dynamo-notification-log")]
+    pages = [AdminPage(gettext_noop("Notification log"), "dynamo-notification-log")]
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.log_view)
@@ -19,11 +20,11 @@ class NotificationLogAdmin(DynamoAdmin):
 
     def log_view(self, request):
         username = request.GET.get("username", "").strip()
-        context = {"title": "Notification log", "username": username, "note": "", "channels": CHANNELS}
+        context = {"title": gettext("Notification log"), "username": username, "note": "", "channels": CHANNELS}
         if username:
             user = get_user_model().objects.filter(username__iexact=username).first()
             if user is None:
-                context["note"] = f"No user named {username!r}."
+                context["note"] = gettext("No user named %(username)s.") % {"username": repr(username)}
             else:
                 events = notification_log(user_id=str(user.pk))
                 context["found_user"] = user

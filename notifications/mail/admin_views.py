@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.urls import path
+from django.utils.translation import gettext, gettext_noop
 
 from delivery.ledger import delivery_ledger
 from notifications.mail.selectors import ledger_of_user
@@ -12,7 +13,7 @@ from project.errors import NotFound
 
 
 class MailLedgerAdmin(DynamoAdmin):
-    pages = [AdminPage("Mail ledger", "dynamo-mail-ledger")]
+    pages = [AdminPage(gettext_noop("Mail ledger"), "dynamo-mail-ledger")]
 
     def get_urls(self):
         return [path("mail-ledger/", self.admin_site.admin_view(self.ledger_view), name="dynamo-mail-ledger")]
@@ -20,11 +21,11 @@ class MailLedgerAdmin(DynamoAdmin):
     def ledger_view(self, request):
         username = request.GET.get("username", "").strip()
         delivery_id = request.GET.get("delivery", "").strip()
-        context = {"title": "Mail ledger", "username": username, "delivery_id": delivery_id, "note": ""}
+        context = {"title": gettext("Mail ledger"), "username": username, "delivery_id": delivery_id, "note": ""}
         if username:
             user = get_user_model().objects.filter(username__iexact=username).first()
             if user is None:
-                context["note"] = f"No user named {username!r}."
+                context["note"] = gettext("No user named %(username)s.") % {"username": repr(username)}
             else:
                 context["found_user"] = user
                 context["lines"] = ledger_of_user(user_id=str(user.pk))
@@ -32,14 +33,14 @@ class MailLedgerAdmin(DynamoAdmin):
             try:
                 rows = delivery_ledger(delivery_id=delivery_id)
             except NotFound:
-                context["note"] = f"No delivery {delivery_id!r}."
+                context["note"] = gettext("No delivery %(delivery_id)s.") % {"delivery_id": repr(delivery_id)}
             else:
                 names = dict(
                     get_user_model()
                     .objects.filter(pk__in=[int(row.user_id) for row in rows if row.user_id.isdigit()])
                     .values_list("pk", "username")
                 )
-                context["rows"] = [(row, names.get(int(row.user_id), "(deleted)")) for row in rows]
+                context["rows"] = [(row, names.get(int(row.user_id), gettext("(deleted)"))) for row in rows]
         return self.render(request, "admin/dynamo/mail_ledger.html", context)
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class AdminPage:
-    title: str
+    title: str  # English, marked with gettext_noop; the admin index shows it translated
     url_name: str  # resolved inside the admin namespace
     add_url_name: str | None = None  # the page that creates one, linked as "Add" on the admin index
 

@@ -21,6 +21,7 @@ from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.http import HttpResponseRedirect
 from django.urls import include, path, reverse
 from django.utils.module_loading import autodiscover_modules
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.cache import never_cache
 
 from project.admin.pages import AdminPage, dynamo_admin
@@ -36,9 +37,9 @@ _View = TypeVar("_View", bound="Callable[..., Any]")
 
 
 class SocialAdminSite(admin.AdminSite):
-    site_header = "Dynamo Social administration"
-    site_title = "Dynamo Social admin"
-    index_title = "Administration"
+    site_header = gettext_lazy("Dynamo Social administration")
+    site_title = gettext_lazy("Dynamo Social admin")
+    index_title = gettext_lazy("Administration")
 
     def get_urls(self) -> list[URLResolver | URLPattern]:
         return [
@@ -55,7 +56,7 @@ class SocialAdminSite(admin.AdminSite):
             return HttpResponseRedirect(reverse("admin:index", current_app=self.name))
         context = {
             **self.each_context(request),
-            "title": "Log in",
+            "title": gettext("Log in"),
             "subtitle": None,
             "app_path": request.get_full_path(),
             "username": request.user.get_username(),
@@ -76,7 +77,7 @@ class SocialAdminSite(admin.AdminSite):
     def login_code(self, request: HttpRequest) -> HttpResponse:
         from project.identity.two_factor.views import login_code
 
-        context = {**self.each_context(request), "title": "Your code"}
+        context = {**self.each_context(request), "title": gettext("Your code")}
         return login_code(
             request, template_name="admin/login_code.html", login_url_name="admin:login", extra_context=context
         )
@@ -113,7 +114,7 @@ class SocialAdminSite(admin.AdminSite):
                     "has_module_perms": True,
                     "models": [
                         {
-                            "name": page.title,
+                            "name": gettext(page.title),  # marked with gettext_noop where the page is declared
                             "object_name": page.url_name,
                             "admin_url": reverse(f"admin:{page.url_name}"),
                             "add_url": reverse(f"admin:{page.add_url_name}") if page.add_url_name else None,

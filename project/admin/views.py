@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.urls import path
+from django.utils.translation import gettext, gettext_noop
 
 from project.admin.pages import AdminPage, DynamoAdmin, dynamo_admin
 from project.clock import clock
@@ -26,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 
 class SystemAdmin(DynamoAdmin):
-    pages = [AdminPage("Tables", "dynamo-tables"), AdminPage("System", "dynamo-system")]
+    pages = [AdminPage(gettext_noop("Tables"), "dynamo-tables"), AdminPage(gettext_noop("System"), "dynamo-system")]
 
     def get_urls(self) -> list[URLPattern | URLResolver]:
         wrap = self.admin_site.admin_view
@@ -36,7 +37,7 @@ class SystemAdmin(DynamoAdmin):
         ]
 
     def tables_view(self, request: HttpRequest) -> TemplateResponse:
-        context = {"title": "DynamoDB tables", "reports": tables_check()}
+        context = {"title": gettext("DynamoDB tables"), "reports": tables_check()}
         return self.render(request, "admin/dynamo/tables.html", context)
 
     def system_view(self, request: HttpRequest) -> TemplateResponse:
@@ -47,7 +48,7 @@ class SystemAdmin(DynamoAdmin):
             logger.warning("admin System page: reading the usage tallies failed (%s)", type(error).__name__)
             usage = None
         context = {
-            "title": "System: workers",
+            "title": gettext("System: workers"),
             "statuses": statuses,
             "problems": sum(not status.healthy for status in statuses),
             "stale_seconds": settings.WORKER_STALE_SECONDS,

@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.utils.translation import gettext_noop
 
 from project.models import UsageTally
 from project.operations.usage import HOUR_SECONDS, SLOT_SECONDS, UNMATCHED, USAGE, WORKER_PREFIX, utc_stamp
 from project.operations.usage_people import People
 
-WINDOWS = (("hour", "Last hour", SLOT_SECONDS, 12), ("day", "Last day", HOUR_SECONDS, 24))
+# The titles are translated where they are shown (the System page).
+WINDOWS = (("hour", gettext_noop("Last hour"), SLOT_SECONDS, 12), ("day", gettext_noop("Last day"), HOUR_SECONDS, 24))
 
 
 @dataclass(frozen=True)
@@ -44,20 +46,21 @@ class WindowUsage:
 
 
 def route_area(route: str) -> str:
-    """Where a route belongs on the page's summary: what an operator asks about."""
+    """Where a route belongs on the page's summary: what an operator asks about (in English, translated
+    where the page shows it)."""
     if route.startswith(WORKER_PREFIX):
-        return "Workers"
+        return gettext_noop("Workers")
     if "live" in route or "unread" in route:
-        return "Live updates"
+        return gettext_noop("Live updates")
     if "like" in route:
-        return "Likes"
+        return gettext_noop("Likes")
     if route.startswith("admin:"):
-        return "Admin"
+        return gettext_noop("Admin")
     if route in (UNMATCHED, USAGE) or route.startswith("("):
-        return "Other"
+        return gettext_noop("Other")
     if route.startswith(("api-", "api:")):
-        return "API"
-    return "Pages"
+        return gettext_noop("API")
+    return gettext_noop("Pages")
 
 
 def dollars(read_units: float, write_units: float) -> float:

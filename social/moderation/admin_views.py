@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.decorators import method_decorator
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 from django.views.decorators.http import require_POST
 
 from project.admin.pages import AdminPage, DynamoAdmin
@@ -18,19 +18,19 @@ from social.moderation import selectors, staff_services
 from social.moderation.reasons import REASONS
 
 DONE = {
-    "resolve": "The reports are resolved; the comment stays as it is.",
-    "hide": "The comment is hidden.",
-    "unhide": "The comment is visible again; reports will not hide it again.",
-    "delete": "The comment's text is deleted.",
-    "suspend": "The author is suspended: logged out everywhere, their token deleted.",
-    "unsuspend": "The author can log in again.",
+    "resolve": gettext_lazy("The reports are resolved; the comment stays as it is."),
+    "hide": gettext_lazy("The comment is hidden."),
+    "unhide": gettext_lazy("The comment is visible again; reports will not hide it again."),
+    "delete": gettext_lazy("The comment's text is deleted."),
+    "suspend": gettext_lazy("The author is suspended: logged out everywhere, their token deleted."),
+    "unsuspend": gettext_lazy("The author can log in again."),
 }
 # Decisions that take something from the author: each asks for a second, confirming POST
 # (`confirmed=yes`, from a page that works without JavaScript) before it acts.
 CONFIRM = {
-    "hide": "Hide this comment from everyone but its author?",
-    "delete": "Delete this comment's text? This cannot be undone.",
-    "suspend": "Suspend the author? They are logged out everywhere and cannot log in until reinstated.",
+    "hide": gettext_lazy("Hide this comment from everyone but its author?"),
+    "delete": gettext_lazy("Delete this comment's text? This cannot be undone."),
+    "suspend": gettext_lazy("Suspend the author? They are logged out everywhere and cannot log in until reinstated."),
 }
 
 
@@ -55,7 +55,7 @@ def staff_decide(*, request, comment_id: str, action: str, note: str = "", sourc
 
 
 class ReportsAdmin(DynamoAdmin):
-    pages = [AdminPage("Reports", "dynamo-reports")]
+    pages = [AdminPage(gettext_noop("Reports"), "dynamo-reports")]
 
     def get_urls(self):
         wrap = self.admin_site.admin_view
@@ -68,7 +68,7 @@ class ReportsAdmin(DynamoAdmin):
     def queue_view(self, request):
         order = "most" if request.GET.get("order") == "most" else "newest"
         page = page_or_first(request, lambda cursor: selectors.report_queue(order=order, cursor=cursor))
-        context = {"title": "Reports", "order": order, "page": page, "reasons": REASONS}
+        context = {"title": gettext("Reports"), "order": order, "page": page, "reasons": REASONS}
         return self.render(request, "admin/dynamo/reports.html", context)
 
     def case_view(self, request, comment_id):
@@ -81,7 +81,7 @@ class ReportsAdmin(DynamoAdmin):
             return HttpResponseRedirect(reverse("admin:dynamo-reports"))
         reports = selectors.case_reports(comment_id=comment_id)
         context = {
-            "title": "Reported comment",
+            "title": gettext("Reported comment"),
             "case": case,
             "reports": reports,
             "history": selectors.case_versions(comment_id=comment_id, reports=reports),
@@ -95,7 +95,7 @@ class ReportsAdmin(DynamoAdmin):
         note = request.POST.get("note", "")[:500]
         if action in CONFIRM and request.POST.get("confirmed") != "yes":
             context = {
-                "title": "Confirm",
+                "title": gettext("Confirm"),
                 "case": selectors.case_get(comment_id=comment_id),
                 "comment_id": comment_id,
                 "action": action,
@@ -106,7 +106,7 @@ class ReportsAdmin(DynamoAdmin):
             return self.render(request, "admin/dynamo/report_confirm.html", context)
         try:
             staff_decide(request=request, comment_id=comment_id, action=action, note=note)
-            messages.success(request, DONE.get(action, "Done."))
+            messages.success(request, DONE.get(action) or gettext("Done."))
         except ApplicationError as error:
             messages.error(request, error.message)
         if request.POST.get("back") == "queue":
