@@ -5,9 +5,11 @@ E-mail and push come from the `sends` ledger (one Query of the person's partitio
 from the person's feed (one GetItem): an event reached the inbox when its entry is there (an
 e-mail or push is only ever scheduled with an inbox entry), and was retracted when its entry
 left the feed unread (a block or mute, a hidden or deleted comment). Entries that went to the
-inbox alone are events of their own. Lines are shown as long as read notifications are kept
-(NOTIFICATION_READ_RETENTION_DAYS, which is also how long the ledger keeps them). The words of
-each reason are the ones the senders record, brought to a short list the page explains."""
+inbox alone are events of their own, and so are like and reaction notifications that went to
+the inbox alone (two Queries: the unread ones and the read ones still kept). Lines are shown
+as long as read notifications are kept (NOTIFICATION_READ_RETENTION_DAYS, which is also how
+long the ledger keeps them). The words of each reason are the ones the senders record, brought
+to a short list the page explains."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 
 from notifications.feed.selectors import FeedEntryView, feed_entry_views, feed_read
+from notifications.like_selectors import like_read_source, like_unread_source
 from notifications.mail.selectors import ledger_of_user
 from notifications.preferences.selectors import KINDS
 from notifications.subjects import LIKE, REACTION
@@ -85,7 +88,8 @@ def _inbox_outcome(view: FeedEntryView | None, *, at: datetime) -> ChannelOutcom
 
 def notification_log(*, user_id: str, limit: int = 200) -> list[LogEvent]:
     """The person's events, newest first, each with its channels' outcomes (one Query of the
-    ledger, one GetItem of the feed, the reads that word the feed's entries)."""
+    ledger, one GetItem of the feed, the reads that word the feed's entries, two Queries of
+    the like notifications)."""
     oldest = clock.utcnow() - timedelta(days=int(settings.NOTIFICATION_READ_RETENTION_DAYS))
     feed = feed_read(user_id=user_id)
     views = {view.id: view for view in feed_entry_views(feed.entries, silenced=frozenset(feed.silenced or ()))}
@@ -114,6 +118,20 @@ def notification_log(*, user_id: str, limit: int = 200) -> list[LogEvent]:
             at=view.updated_at,
             text=view.text,
             channels={INBOX: _inbox_outcome(None if view.hidden else view, at=view.updated_at)},
+        )
+    told_likes = {(line.kind, line.entry_id) for line in lines if line.kind in (LIKE, REACTION)}
+    likes = like_unread_source(user_id=user_id, before=None, limit=limit)
+    likes += like_read_source(user_id=user_id, before=None, limit=limit)
+    for note in likes:  # like and reaction notifications that went to the inbox alone
+        if (note.kind, note.comment_id) in told_likes or note.updated_at < oldest:
+            continue
+        detail = "unread" if note.unread else "read"
+        events[note.id] = LogEvent(
+            source=note.id,
+            kind=note.kind,
+            at=note.updated_at,
+            text=note.text,
+            channels={INBOX: ChannelOutcome(outcome="sent", reason="", detail=detail, at=note.updated_at)},
         )
     ordered = sorted(events.values(), key=lambda event: event.at, reverse=True)
     return ordered[:limit]

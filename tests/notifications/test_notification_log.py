@@ -13,8 +13,9 @@ from actions.relations import relation_change
 from notifications.models import Send
 from notifications.preferences.services import preferences_update
 from notifications.presence import presence_forget_memory
-from notifications.services import inbox_mark_read
+from notifications.services import inbox_mark_read, like_notifications_mark_read
 from project.clock import ManualClock, clock_override
+from tests.notifications.helpers import like, post
 from tests.notifications.mail_helpers import email_on, newest_entry_id, reply_to, schedule, send_due, verified
 from tests.notifications.push_helpers import push_due, push_on, subscribed, uid
 
@@ -70,6 +71,18 @@ def test_an_event_for_the_inbox_alone_is_listed_and_says_when_it_was_read(api, m
     inbox_mark_read(user_id=uid(alice), entry_ids=[newest_entry_id(alice)])
     (event,) = api.as_user(alice).get("/api/me/notification-log/").json()
     assert event["channels"]["inbox"]["detail"] == "read"
+
+
+def test_a_like_for_the_inbox_alone_is_listed_and_says_when_it_was_read(api, make_user):
+    alice, bob = make_user("alice"), make_user("bob", display_name="Bob")
+    comment_id = post(alice)
+    like(bob, comment_id)  # e-mail and push off (the defaults): the inbox alone
+    (event,) = api.as_user(alice).get("/api/me/notification-log/").json()
+    assert event["kind"] == "like" and event["text"] == "Bob liked your comment"
+    assert event["channels"] == {"inbox": {**event["channels"]["inbox"], "outcome": "sent", "detail": "unread"}}
+    like_notifications_mark_read(user_id=uid(alice), comment_ids=[comment_id])
+    (event,) = api.as_user(alice).get("/api/me/notification-log/").json()
+    assert event["kind"] == "like" and event["channels"]["inbox"]["detail"] == "read"
 
 
 def test_a_block_before_the_push_says_retracted_for_inbox_and_push(api, make_user, push_service):
