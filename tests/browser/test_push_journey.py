@@ -73,7 +73,7 @@ def test_push_reaches_the_service_worker_and_its_click_opens_the_entry(pages, ma
         ),
     )
     cdp.send("ServiceWorker.enable")
-    wait_for(lambda: page.wait_for_timeout(100) or bool(registrations), what="the worker's registration", seconds=20)
+    wait_for(lambda: page.wait_for_timeout(100) or bool(registrations), what="the worker's registration", seconds=90)
     cdp.send(
         "ServiceWorker.deliverPushMessage",
         {"origin": site, "registrationId": registrations[0], "data": json.dumps(received.payload)},
@@ -83,7 +83,7 @@ def test_push_reaches_the_service_worker_and_its_click_opens_the_entry(pages, ma
         ".then(ns => ns.map(n => ({title: n.title, body: n.body, tag: n.tag})))"
     )
     shown: list[dict] = []
-    wait_for(lambda: bool(shown.extend(page.evaluate(shown_script)) or shown), what="the notification", seconds=20)
+    wait_for(lambda: bool(shown.extend(page.evaluate(shown_script)) or shown), what="the notification", seconds=90)
     assert shown[0] == {
         "title": "Alice replied to your comment",
         "body": "Not with DynamoDB",
@@ -116,11 +116,11 @@ def test_push_reaches_the_service_worker_and_its_click_opens_the_entry(pages, ma
             or clicked["asked"]
         ),
         what="the click's window asked for",
-        seconds=20,
+        seconds=90,
     )
     assert clicked == {"asked": [f"{site}/c/{parent}/#c-{reply}"], "left": 0}  # opened, and closed
     # Marked read by the worker's listener (its POST /api/push/read/), before any page shows it.
-    wait_for(lambda: feed_read(user_id=str(bob.pk)).entries[0].read, what="the entry marked read", seconds=20)
+    wait_for(lambda: feed_read(user_id=str(bob.pk)).entries[0].read, what="the entry marked read", seconds=90)
     entry = pages.open(clicked["asked"][0], user=bob, viewport=DESKTOP)
     expect(entry.get_by_text("Not with DynamoDB")).to_be_visible()
     assert pages.console_errors == []
