@@ -4,18 +4,25 @@ logged in, on any page or API request answered without error, at a log-in and at
 `TrustVisitMiddleware` asks `trust_visit` after the view ran, so a person authenticated by an
 API token (set by the API's own authentication, inside the view) counts too. Cheap by design:
 each process remembers whom it counted today (its cache), so a person costs one UPDATE per
-process a day, and the database row is written once a day.
+process a day, and the database row is written once a day. The count is a side matter: when
+the database refuses it, the answer already made still goes out and the day is asked again at
+the person's next request.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from django.db import DatabaseError
 
 from social.spam.levels import trust_visit
 
 if TYPE_CHECKING:
     from django.http import HttpRequest, HttpResponse
+
+logger = logging.getLogger(__name__)
 
 
 class TrustVisitMiddleware:
@@ -28,7 +35,10 @@ class TrustVisitMiddleware:
         response = self.get_response(request)
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated and response.status_code < 400:
-            trust_visit(user_id=str(user.pk))
+            try:
+                trust_visit(user_id=str(user.pk))
+            except DatabaseError:
+                logger.warning("day visited of user %s not counted: the database refused", user.pk, exc_info=True)
         return response
 
 

@@ -140,3 +140,13 @@ def test_a_malformed_limit_setting_stops_manage_py(settings):
     settings.RATE_LIMITS = {**settings.RATE_LIMITS, "comment": ("10 per minute", "")}
     with pytest.raises(SystemCheckError, match="LIMIT_COMMENT"):
         call_command("check")
+
+
+def test_a_retired_setting_left_in_the_environment_warns_naming_what_replaced_it(monkeypatch):
+    from django.core import checks
+
+    assert not [message for message in checks.run_checks() if message.id == "project.W001"]
+    monkeypatch.setenv("LIMIT_NEW_ACCOUNT_DAYS", "7")
+    [warning] = [message for message in checks.run_checks() if message.id == "project.W001"]
+    assert warning.level == checks.WARNING
+    assert "LIMIT_NEW_ACCOUNT_DAYS" in warning.msg and "TRUST_MEMBER_DAYS" in warning.msg

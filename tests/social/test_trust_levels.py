@@ -4,9 +4,12 @@ next needs; reports weigh, and authors are protected, by level."""
 
 import time
 from datetime import timedelta
+from unittest.mock import patch
 
 import pytest
-from django.db import connection
+from django.core.cache import cache
+from django.db import OperationalError, connection
+from django.db.models import QuerySet
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -143,6 +146,21 @@ def test_report_weight_and_author_protection_follow_levels(make_user, rules, set
     assert report_weight(reporter_id=uid(reporter)) == 150
     assert hide_threshold(author_id=uid(reporter)) == 500  # a regular author: 3 + 2 people
     assert trust_refresh(user_id="nobody") is None
+
+
+def test_a_database_refusing_the_day_visited_leaves_the_answer_as_it_was(make_user, rules, client, caplog):
+    person = make_user("person")
+    client.force_login(person)
+    cache.clear()  # the log-in's count is forgotten: the next request asks the database again
+
+    def refused(*args, **kwargs):
+        raise OperationalError("could not serialize access")
+
+    with patch.object(QuerySet, "update", refused):
+        assert client.get("/").status_code == 200
+    assert "day visited of user" in caplog.text
+    client.get("/")  # asked again at the next request, and counted
+    assert TrustRecord.objects.get(user_id=person.pk).days_visited == 1
 
 
 def test_days_visited_are_days_seen_logged_in_counted_once_a_day(make_user, rules, client, api):
