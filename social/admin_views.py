@@ -16,7 +16,7 @@ from project.errors import ApplicationError, NotFound
 from social import aggregation, counters, edit_history, ranking, selectors
 from social.activity.admin_views import ActivityAdmin
 from social.moderation import staff_services
-from social.moderation.admin_views import CONFIRM, ReportsAdmin
+from social.moderation.admin_views import CONFIRM, CONFIRM_YES, ReportsAdmin
 
 RANKING_KINDS = {"likes": counters.LIKES, "views": counters.VIEWS, "reactions": counters.REACTIONS}
 
@@ -78,6 +78,7 @@ class CommentAdmin(DynamoAdmin):
                 "comment_id": comment_id,
                 "action": action,
                 "question": CONFIRM[action],
+                "yes": CONFIRM_YES[action],
                 "query": back,
                 "back_url": f"{reverse('admin:dynamo-comments')}?{urlencode({'q': back})}",
             }

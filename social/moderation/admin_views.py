@@ -32,6 +32,12 @@ CONFIRM = {
     "delete": gettext_lazy("Delete this comment's text? This cannot be undone."),
     "suspend": gettext_lazy("Suspend the author? They are logged out everywhere and cannot log in until reinstated."),
 }
+# Each confirmation's button, worded whole (an action's name is not a word of the reader's language).
+CONFIRM_YES = {
+    "hide": gettext_lazy("Yes, hide"),
+    "delete": gettext_lazy("Yes, delete"),
+    "suspend": gettext_lazy("Yes, suspend"),
+}
 
 
 def staff_decide(*, request, comment_id: str, action: str, note: str = "", source: str = "admin") -> None:
@@ -100,6 +106,7 @@ class ReportsAdmin(DynamoAdmin):
                 "comment_id": comment_id,
                 "action": action,
                 "question": CONFIRM[action],
+                "yes": CONFIRM_YES[action],
                 "note": note,
                 "back": request.POST.get("back", ""),
             }

@@ -169,3 +169,23 @@ def test_the_audit_log_lists_and_filters(staff_client, people):
     by_target = staff_client.get(f"/admin/social/moderationaction/?q={comment.comment_id}").context["cl"]
     assert sorted(line.source for line in by_target.result_list) == ["admin", "reports"]
     assert staff_client.get("/admin/social/moderationaction/add/").status_code == 403
+
+
+@pytest.mark.parametrize(
+    ("locale", "action", "button"),
+    [("ja", "hide", "はい、非表示にする"), ("pl", "delete", "Tak, usuń"), ("ja", "suspend", "はい、停止する")],
+)
+def test_a_confirmation_button_is_worded_whole_in_the_staff_members_language(
+    staff_client, people, locale, action, button
+):
+    people["mod"].locale = locale
+    people["mod"].save(update_fields=["locale"])
+    comment = reported(people, "borderline")
+    url = f"/admin/dynamo/reports/{comment.comment_id}/decide/"
+    if action == "suspend":
+        page = staff_client.post(url, {"action": action}).content.decode()
+    else:  # the comments page's own confirmation
+        page = staff_client.post(
+            f"/admin/dynamo/comments/{comment.comment_id}/moderate/", {"action": action}
+        ).content.decode()
+    assert f'<button type="submit">{button}</button>' in page
