@@ -34,6 +34,7 @@ from notifications.models import (
 from notifications.preferences.selectors import preferences_get
 from notifications.preferences.services import preferences_forget
 from notifications.push.selectors import subscriptions_shown
+from notifications.subjects import subject_comment, subject_kind
 from project.identity.erasure import erasure_step, export_section
 from social.account.export_words import DELETED_ACCOUNT, comment_texts, iso_time, people_names
 
@@ -106,14 +107,15 @@ def _likers(ids: list[str], names: dict[str, str]) -> list[dict[str, str]]:
 
 @export_section(name="like_notifications", order=30)
 def like_notifications_export(*, user_id: str) -> Iterator[dict[str, Any]]:
-    """Unread like notifications, then read ones (newest first): likers by id and name, the
-    liked comment's text, a read one's time."""
+    """Unread like and reaction notifications, then read ones (newest first): what each is about
+    (`kind`, `like` or `reaction`, and the comment's id and text), the people by id and name, a
+    read one's time."""
     rows: list[dict[str, Any]] = []
     for unread in LikeUnread.query(user_id, consistent_read=True, page_size=PAGE):
         if int(unread.num_likes or 0):
             rows.append(
                 {
-                    "comment_id": unread.comment_id,
+                    **_about(unread.comment_id),
                     "unread": True,
                     "liker_ids": list(unread.liker_ids or []),
                     "num_likes": int(unread.num_likes or 0),
@@ -126,7 +128,7 @@ def like_notifications_export(*, user_id: str) -> Iterator[dict[str, Any]]:
     for read in LikeRead.query(user_id, consistent_read=True, scan_index_forward=False, page_size=PAGE):
         rows.append(
             {
-                "comment_id": read.comment_id,
+                **_about(read.comment_id),
                 "unread": False,
                 "liker_ids": list(read.liker_ids or []),
                 "num_likes": int(read.num_likes or 0),
@@ -138,6 +140,11 @@ def like_notifications_export(*, user_id: str) -> Iterator[dict[str, Any]]:
             yield from _readable(rows)
             rows = []
     yield from _readable(rows)
+
+
+def _about(subject: str) -> dict[str, str]:
+    """A fold subject as a person reads it: a comment's likes or its reactions, and the comment."""
+    return {"kind": subject_kind(subject), "comment_id": subject_comment(subject)}
 
 
 def _readable(rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:

@@ -11,6 +11,7 @@ from django.http import StreamingHttpResponse
 
 from actions.comments import comment_create
 from actions.likes import like_add
+from actions.reactions import reaction_add
 from notifications.preferences.services import preferences_update, thread_mute
 from social.models import Relation
 from tests.notifications.helpers import fold, post, uid
@@ -118,14 +119,18 @@ def test_the_export_reads_for_a_person_times_texts_and_names(api, alice, bob):
     his = post(bob, "Bob's words Alice liked")
     like_add(comment_id=his, user_id=uid(alice))
     like_add(comment_id=hers, user_id=uid(bob))
+    reaction_add(comment_id=hers, user_id=uid(bob), name="heart")
     fold()
     thread_mute(user_id=uid(alice), thread_id=his)
     Relation(uid(alice), uid(bob), muted_at=1_790_000_000).save()
     _, document = read_stream(api.as_user(alice).get("/api/me/export/"))
 
     assert document["likes"] == [{"comment_id": his, "comment_text": "Bob's words Alice liked"}]
-    [notice] = document["like_notifications"]
-    assert notice["likers"] == [{"id": uid(bob), "name": "Bob"}] and notice["comment_text"] == "Alice's own words"
+    notices = {notice["kind"]: notice for notice in document["like_notifications"]}
+    assert set(notices) == {"like", "reaction"} and len(document["like_notifications"]) == 2
+    for notice in notices.values():  # her comment's likes and its reactions, each about the comment itself
+        assert notice["comment_id"] == hers and notice["comment_text"] == "Alice's own words"
+        assert notice["likers"] == [{"id": uid(bob), "name": "Bob"}]
     [relation] = document["blocks_and_mutes"]
     assert (relation["name"], relation["muted_at"]) == ("Bob", "2026-09-21T14:13:20+00:00")
     times = list(_times(document))
