@@ -1,4 +1,5 @@
-"""The signed tokens of mail links: one-click unsubscribe, and e-mail address verification.
+"""The signed tokens of mail links: one-click unsubscribe, and e-mail address verification (one
+account's link, and the address's link to every account waiting on it).
 
 `django.core.signing` with a salt of its own per purpose, so a token made for one can
 never be replayed as the other (nor as any other signed value of the site).
@@ -14,6 +15,7 @@ from django.core import signing
 
 UNSUBSCRIBE_SALT = "notifications.mail.unsubscribe"
 VERIFY_SALT = "notifications.mail.verify-email"
+ADDRESS_SALT = "notifications.mail.verify-address"
 DIGEST = "digest"  # the "kind" of an unsubscribe token that turns the digest off
 
 
@@ -70,3 +72,20 @@ def verify_read(token: str) -> tuple[str, str] | None:
     if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("e"), str):
         return None
     return data["u"], data["e"]
+
+
+def address_token(email: str) -> str:
+    """A token proving that whoever holds it reads `email` (any letter case), valid
+    EMAIL_VERIFY_TIMEOUT seconds: the link to every account waiting on that address."""
+    return signing.dumps({"a": email.strip().lower()}, salt=ADDRESS_SALT, compress=True)
+
+
+def address_read(token: str) -> str | None:
+    """The address (lower case) of an address token still valid; None otherwise."""
+    try:
+        data = signing.loads(token, salt=ADDRESS_SALT, max_age=settings.EMAIL_VERIFY_TIMEOUT)
+    except signing.BadSignature:  # SignatureExpired is one
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("a"), str) or not data["a"]:
+        return None
+    return data["a"]

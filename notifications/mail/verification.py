@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 
 from notifications.mail.content import site_url
 from notifications.mail.queue import mail_queue_item
-from notifications.mail.tokens import address_digest, verify_read, verify_token
+from notifications.mail.tokens import address_digest, address_read, address_token, verify_read, verify_token
 from project.clock import clock
 from project.dynamo.transactions import write_retrying
 from project.errors import ApplicationError, RateLimited
@@ -23,13 +23,17 @@ from project.http.locales import language_of
 from project.limits.store import limit_enforce, recipient_mail_allow
 
 if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
     from social.models import User
 
 EMAIL_VERIFY = "email_verify"  # the mail queue's kind (notifications.mail.account_links sends it)
 # Verification mails asked for, per account and address: nobody mail-bombs an address through the button.
 VERIFY_MAIL_RULES = "5/hour,20/day"
-# Links in one verification mail: the asking account's, then others waiting on the address.
+# Links in one verification mail: the asking account's, then others waiting on the address (and,
+# whenever others wait, one link to a page listing every one of them, however many there are).
 VERIFY_LINKS_PER_MAIL = 20
+ADDRESS_PAGE_SIZE = 50  # accounts a page of the address's link lists
 
 
 def email_address_set(*, user: User, email: str) -> bool:
@@ -66,9 +70,10 @@ def email_verification_send(*, user: User) -> None:
     VERIFY_MAIL_RULES for the account and this address, or past LIMIT_MAIL_VERIFY_TO for the address).
 
     The address's budget is shared by every account giving it, so sign-ups on a stranger's
-    address cannot flood it; and every mail to an address carries the links of the other accounts
-    waiting on it (`verification_message`), so strangers spending that budget cannot keep the
-    address's owner from their link: each mail they cause carries it."""
+    address cannot flood it; and every mail to an address carries the way to verify each other
+    account waiting on it (`verification_message`), so strangers spending that budget cannot keep
+    the address's owner from their link: each mail they cause carries it, however many accounts
+    they made."""
     if not user.email:
         raise ApplicationError(gettext("Enter an e-mail address first."), field="email")
     limit_enforce(name="mail_verify", subject=f"{user.pk}:{address_digest(user.email)}", rules=VERIFY_MAIL_RULES)
@@ -83,22 +88,22 @@ def email_verification_send(*, user: User) -> None:
     verification_mail_queue(user=user)
 
 
-def _pending_on_address(*, user: User) -> list[User]:
-    """The other active accounts waiting for a link to the same address, newest first, at most
-    VERIFY_LINKS_PER_MAIL - 1 of them."""
-    others = (
+def accounts_waiting_on(email: str) -> QuerySet[User]:
+    """The active accounts given `email` (any letter case) that have not verified it, newest first."""
+    return (
         get_user_model()
-        .objects.filter(email__iexact=user.email, email_verified=False, is_active=True)
-        .exclude(pk=user.pk)
+        .objects.filter(email__iexact=email.strip(), email_verified=False, is_active=True)
         .order_by("-pk")
     )
-    return list(others[: VERIFY_LINKS_PER_MAIL - 1])
 
 
 def verification_message(*, user: User) -> EmailMultiAlternatives:
-    """The verification mail to the account's address: its link first, then a link for each other
-    account waiting on that address (tokens made now, valid EMAIL_VERIFY_TIMEOUT)."""
-    accounts = [user, *_pending_on_address(user=user)]
+    """The verification mail to the account's address: its link first, then a link for each of
+    the newest other accounts waiting on that address and, when any other waits, the address's
+    link to the page listing them all (tokens made now, valid EMAIL_VERIFY_TIMEOUT)."""
+    others = list(accounts_waiting_on(user.email).exclude(pk=user.pk)[:VERIFY_LINKS_PER_MAIL])
+    shown = others[: VERIFY_LINKS_PER_MAIL - 1]
+    accounts = [user, *shown]
     links = [
         {
             "username": account.get_username(),
@@ -108,7 +113,13 @@ def verification_message(*, user: User) -> EmailMultiAlternatives:
     ]
     # No display name: sign-up takes any address, and the mail must not greet its owner with
     # words a stranger chose. The username (letters, digits, @ . + - _) says which account.
-    context = {"username": user.get_username(), "link": links[0]["link"], "others": links[1:]}
+    context = {
+        "username": user.get_username(),
+        "link": links[0]["link"],
+        "others": links[1:],
+        "more": len(others) > len(shown),
+        "all_link": site_url(f"/me/email/accounts/{address_token(user.email)}/") if others else "",
+    }
     with translation.override(language_of(user.locale) or settings.LANGUAGE_CODE):  # the account's language
         return EmailMultiAlternatives(
             subject=gettext("Verify your e-mail address on Dynamo Social"),
@@ -141,4 +152,29 @@ def email_verify(*, token: str) -> User | None:
         if not user.email_verified:
             user.email_verified = True
             user.save(update_fields=["email_verified"])
+    return user
+
+
+def address_accounts(*, token: str) -> tuple[str, QuerySet[User]] | None:
+    """The address an address token was made for, and the accounts waiting on it; None when the
+    token is bad or expired. Read only (the page's GET lists them, each with a button)."""
+    email = address_read(token)
+    if email is None:
+        return None
+    return email, accounts_waiting_on(email)
+
+
+def address_account_verify(*, token: str, username: str) -> User | None:
+    """Verify the address of the account `username`, when the address token is valid and that
+    account is active, waiting and still has the token's address; None otherwise. Twice: the
+    second finds it verified and answers None (the page says it is)."""
+    email = address_read(token)
+    if email is None:
+        return None
+    with transaction.atomic():
+        user = accounts_waiting_on(email).select_for_update().filter(username=username).first()
+        if user is None:
+            return None
+        user.email_verified = True
+        user.save(update_fields=["email_verified"])
     return user

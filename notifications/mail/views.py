@@ -1,4 +1,5 @@
-"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification (GET shows a button)."""
+"""Pages reached from mails: one-click unsubscribe (RFC 8058) and e-mail verification, of one
+account or of any account waiting on an address (GET shows a button)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext
@@ -14,7 +16,13 @@ from django.views.decorators.http import require_http_methods
 
 from notifications.mail.content import KIND_NAMES
 from notifications.mail.tokens import DIGEST, address_digest, unsubscribe_read
-from notifications.mail.verification import email_verify, email_verify_account
+from notifications.mail.verification import (
+    ADDRESS_PAGE_SIZE,
+    address_account_verify,
+    address_accounts,
+    email_verify,
+    email_verify_account,
+)
 from notifications.preferences.selectors import KINDS, preferences_get
 from notifications.preferences.services import preferences_update
 from project.http.security import client_ip
@@ -75,3 +83,24 @@ def email_verify_page(request: HttpRequest, token: str) -> HttpResponse:
         messages.success(request, gettext("Your e-mail address %(email)s is verified.") % {"email": user.email})
         return redirect("account-settings")
     return render(request, "notifications/mail/verified.html", {"email": user.email})
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def email_address_accounts(request: HttpRequest, token: str) -> HttpResponse:
+    """The address's link in a verification mail: GET lists every account waiting on the address,
+    newest first, a page at a time, each with a Verify button (mail scanners GET links: nothing
+    changes); a button's POST verifies that one account's address."""
+    found = address_accounts(token=token)
+    if found is None:
+        return render(request, "notifications/mail/verify_bad.html", status=400)
+    email, waiting = found
+    if request.method == "POST":
+        user = address_account_verify(token=token, username=request.POST.get("username", ""))
+        if user is not None:
+            return render(request, "notifications/mail/verified.html", {"email": user.email})
+        messages.error(
+            request, gettext("That account no longer waits on this address: verified already, or given another one.")
+        )
+        return redirect(request.path)
+    page = Paginator(waiting, ADDRESS_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "notifications/mail/address_accounts.html", {"email": email, "page": page})

@@ -11,6 +11,7 @@ from django.urls import reverse
 from actions.comments import comment_create
 from actions.likes import like_add
 from delivery import services as delivery_services
+from notifications.mail.tokens import address_token
 from project.clock import clock
 from project.operations.backlog import Backlog
 from project.operations.health_services import heartbeat_write
@@ -58,6 +59,10 @@ def world(make_user):
             backlog=backlog,
         )
     call_command("dispatch_deliveries", "--no-progress")  # the inbox shows a staff message
+    for name in ("carol", "carol-or-not-carol"):  # two accounts waiting on one address
+        waiting = make_user(name)
+        waiting.email = "carol@example.com"
+        waiting.save(update_fields=["email"])
     return {
         "alice": alice,
         "bob": bob,
@@ -65,6 +70,7 @@ def world(make_user):
         "comment": first,
         "deleted": regretted,
         "delivery": delivery.delivery_id,
+        "waiting": "carol@example.com",
     }
 
 
@@ -87,6 +93,7 @@ PAGES = [
     ("password-reset", lambda w: "/accounts/password/reset/", None),
     ("password-reset-sent", lambda w: "/accounts/password/reset/sent/", None),
     ("password-reset-bad-link", lambda w: "/accounts/password/reset/MQ/set-password/", None),
+    ("email-address-accounts", lambda w: f"/me/email/accounts/{address_token(w['waiting'])}/", None),
     ("inbox", lambda w: "/notifications/", "alice"),
     ("my-activity", lambda w: "/me/activity/", "alice"),
     ("login", lambda w: "/accounts/login/", None),

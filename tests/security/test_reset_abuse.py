@@ -142,6 +142,43 @@ def test_strangers_sharing_an_address_cannot_keep_its_owner_from_their_verificat
     assert not User.objects.filter(username__startswith="farm", email_verified=True).exists()
 
 
+def test_more_strangers_than_a_mail_lists_still_cannot_keep_the_owner_from_verifying(api, limits_on, manual_clock):
+    """The owner signs up first, then 26 strangers' accounts take the address: a mail lists only
+    the newest accounts' own links, so the owner's falls off it, but every mail to the address
+    carries the address's link to a page listing every account waiting on it (paged), where the
+    owner verifies theirs and only theirs."""
+    from notifications.mail import verification
+    from notifications.mail import views as mail_views
+
+    _sign_up(api, "owner", "192.0.2.7")
+    for n in range(26):
+        _sign_up(api, f"farm{n}", f"198.51.100.{n}")
+    manual_clock.advance(3600)
+    _sign_up(api, "farm26", "198.51.100.26")
+    last = mailed()[-1]
+    assert last.body.count("farm") == verification.VERIFY_LINKS_PER_MAIL and "owner: http" not in last.body
+    address_link = re.search(r"https?://\S+(/me/email/accounts/\S+/)", last.body).group(1)
+
+    with mock.patch.object(mail_views, "ADDRESS_PAGE_SIZE", 10):
+        first = Client().get(address_link)
+        assert first.status_code == 200 and "farm26" in first.content.decode()
+        assert 'value="owner"' not in first.content.decode() and "?page=2" in first.content.decode()
+        found = Client().get(address_link + "?page=3").content.decode()  # 28 accounts, newest first
+    assert 'name="username" value="owner"' in found and VICTIM in found
+    verified = Client().post(address_link, {"username": "owner"})
+    assert verified.status_code == 200 and VICTIM in verified.content.decode()
+    assert User.objects.get(username="owner").email_verified
+    assert not User.objects.filter(username__startswith="farm", email_verified=True).exists()
+    again = Client().post(address_link, {"username": "owner"})  # twice: nothing more, and it says why
+    assert again.status_code == 302 and again["Location"] == address_link
+
+    assert Client().get("/me/email/accounts/forged/").status_code == 400
+    assert Client().post("/me/email/accounts/forged/", {"username": "farm1"}).status_code == 400
+    limits_on.EMAIL_VERIFY_TIMEOUT = -1  # signing's own clock: every token is past its age now
+    assert Client().get(address_link).status_code == 400  # it expires with the mail's other links
+    assert not User.objects.filter(username__startswith="farm", email_verified=True).exists()
+
+
 @contextmanager
 def _work_recorded():
     """The request's database queries (SQL, values left out) and DynamoDB calls (operation, table)."""
