@@ -52,6 +52,11 @@ class CaseView:
     decided_by: str | None
     decided_at: str | None
 
+    @property
+    def reason_counts(self) -> list[tuple[str, int]]:
+        """The reasons given, as staff read them (in their language), with their reports."""
+        return [(str(REASONS.get(reason, reason)), count) for reason, count in self.reasons.items()]
+
 
 @dataclass(frozen=True)
 class QueuePage:

@@ -63,10 +63,14 @@ def test_the_queue_and_a_case_page_show_reasons_and_reporters(staff_client, peop
     queue = staff_client.get("/admin/dynamo/reports/?order=most")
     assert queue.status_code == 200
     page = queue.content.decode()
-    assert comment.comment_id in page and "harassment 2" in page and "hidden by reports" in page
+    assert comment.comment_id in page and "Harassment or bullying: 2" in page and "hidden by reports" in page
     case = staff_client.get(f"/admin/dynamo/reports/{comment.comment_id}/").content.decode()
     assert "nasty words" in case and "r1" in case and "r2" in case and "Harassment or bullying" in case
     assert "Reports" in staff_client.get("/admin/").content.decode()
+    people["mod"].locale = "ja"  # the reasons in the staff member's language, as the case page names them
+    people["mod"].save(update_fields=["locale"])
+    japanese = staff_client.get("/admin/dynamo/reports/?order=most").content.decode()
+    assert "嫌がらせ" in japanese and "harassment" not in japanese.lower().split("<table")[1]
 
 
 @pytest.mark.parametrize("action", ["resolve", "hide", "unhide", "delete"])
