@@ -40,7 +40,7 @@ def test_a_report_reaches_the_queue_and_staff_hide_the_comment(pages, make_user)
     admin = pages.open("/admin/dynamo/reports/", user=staff)
     row = admin.locator("#report-queue tbody tr").first
     expect(row).to_contain_text("Buy cheap pills")
-    expect(row).to_contain_text("spam 1")
+    expect(row).to_contain_text("Spam or advertising: 1")
     row.get_by_role("link", name=comment).click()
     expect(admin.locator("body")).to_contain_text("Third time today")
     admin.get_by_label("Note for the audit log (optional)").fill("spam, hidden")
