@@ -41,13 +41,22 @@ def unsubscribe_token(*, user_id: str, kind: str, email: str = "") -> str:
     return signing.dumps(data, salt=UNSUBSCRIBE_SALT, compress=True)
 
 
+def _signed(token: str, *, salt: str, fields: tuple[str, ...], max_age: int | None = None) -> dict | None:
+    """The dict a token signed with `salt` holds, when each of `fields` is a non-empty string in
+    it (and the token is younger than `max_age` seconds, when given); None otherwise."""
+    try:
+        data = signing.loads(token, salt=salt, max_age=max_age)
+    except signing.BadSignature:  # SignatureExpired is one
+        return None
+    if not isinstance(data, dict) or not all(isinstance(data.get(name), str) and data[name] for name in fields):
+        return None
+    return data
+
+
 def unsubscribe_read(token: str) -> Unsubscribe | None:
     """What a token unsubscribes from; None for a token this site did not sign."""
-    try:
-        data = signing.loads(token, salt=UNSUBSCRIBE_SALT)
-    except signing.BadSignature:
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("k"), str):
+    data = _signed(token, salt=UNSUBSCRIBE_SALT, fields=("u", "k"))
+    if data is None:
         return None
     address = data.get("e")
     return Unsubscribe(user_id=data["u"], kind=data["k"], address=address if isinstance(address, str) else "")
@@ -65,13 +74,8 @@ def verify_token(*, user_id: str, email: str) -> str:
 
 def verify_read(token: str) -> tuple[str, str] | None:
     """(user_id, email) of a verification token still valid; None otherwise."""
-    try:
-        data = signing.loads(token, salt=VERIFY_SALT, max_age=settings.EMAIL_VERIFY_TIMEOUT)
-    except signing.BadSignature:  # SignatureExpired is one
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("u"), str) or not isinstance(data.get("e"), str):
-        return None
-    return data["u"], data["e"]
+    data = _signed(token, salt=VERIFY_SALT, fields=("u", "e"), max_age=settings.EMAIL_VERIFY_TIMEOUT)
+    return None if data is None else (data["u"], data["e"])
 
 
 def address_token(email: str) -> str:
@@ -82,10 +86,5 @@ def address_token(email: str) -> str:
 
 def address_read(token: str) -> str | None:
     """The address (lower case) of an address token still valid; None otherwise."""
-    try:
-        data = signing.loads(token, salt=ADDRESS_SALT, max_age=settings.EMAIL_VERIFY_TIMEOUT)
-    except signing.BadSignature:  # SignatureExpired is one
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("a"), str) or not data["a"]:
-        return None
-    return data["a"]
+    data = _signed(token, salt=ADDRESS_SALT, fields=("a",), max_age=settings.EMAIL_VERIFY_TIMEOUT)
+    return None if data is None else data["a"]

@@ -138,6 +138,17 @@ def email_verify_account(*, token: str) -> User | None:
     return get_user_model().objects.filter(pk=user_id, is_active=True, email=email).first()
 
 
+def _verified(accounts: QuerySet[User]) -> User | None:
+    """Mark the address of the first of `accounts` verified, under a row lock (twice, or two at
+    once: verified once); that account, or None when there is none."""
+    with transaction.atomic():
+        user = accounts.select_for_update().first()
+        if user is not None and not user.email_verified:
+            user.email_verified = True
+            user.save(update_fields=["email_verified"])
+    return user
+
+
 def email_verify(*, token: str) -> User | None:
     """Mark the address a token was made for verified; the account, or None when the token is
     bad, expired, or made for an address the account no longer has. Twice: stays verified."""
@@ -145,14 +156,7 @@ def email_verify(*, token: str) -> User | None:
     if found is None:
         return None
     user_id, email = found
-    with transaction.atomic():
-        user = get_user_model().objects.select_for_update().filter(pk=user_id, is_active=True).first()
-        if user is None or user.email != email:
-            return None
-        if not user.email_verified:
-            user.email_verified = True
-            user.save(update_fields=["email_verified"])
-    return user
+    return _verified(get_user_model().objects.filter(pk=user_id, is_active=True, email=email))
 
 
 def address_accounts(*, token: str) -> tuple[str, QuerySet[User]] | None:
@@ -164,17 +168,8 @@ def address_accounts(*, token: str) -> tuple[str, QuerySet[User]] | None:
     return email, accounts_waiting_on(email)
 
 
-def address_account_verify(*, token: str, username: str) -> User | None:
-    """Verify the address of the account `username`, when the address token is valid and that
-    account is active, waiting and still has the token's address; None otherwise. Twice: the
-    second finds it verified and answers None (the page says it is)."""
-    email = address_read(token)
-    if email is None:
-        return None
-    with transaction.atomic():
-        user = accounts_waiting_on(email).select_for_update().filter(username=username).first()
-        if user is None:
-            return None
-        user.email_verified = True
-        user.save(update_fields=["email_verified"])
-    return user
+def address_account_verify(*, email: str, username: str) -> User | None:
+    """Verify the address of the account `username` when it is active and still waits on
+    `email` (read from a valid address token); None otherwise. Twice: the second finds it no
+    longer waiting and answers None (the page says so)."""
+    return _verified(accounts_waiting_on(email).filter(username=username))

@@ -95,7 +95,7 @@ def email_address_accounts(request: HttpRequest, token: str) -> HttpResponse:
         return render(request, "notifications/mail/verify_bad.html", status=400)
     email, waiting = found
     if request.method == "POST":
-        user = address_account_verify(token=token, username=request.POST.get("username", ""))
+        user = address_account_verify(email=email, username=request.POST.get("username", ""))
         if user is not None:
             return render(request, "notifications/mail/verified.html", {"email": user.email})
         messages.error(

@@ -15,3 +15,8 @@ NOTE_MAX_LENGTH = 500
 # The reporter id of the spam screen's flags (a watched word to flag: social.spam.screen): no
 # account; staff views name it "the system".
 SYSTEM_REPORTER = "system"
+
+
+def reason_label(reason: str) -> str:
+    """A reason as people read it, in the active language (an unknown code as it is)."""
+    return str(REASONS.get(reason, reason))

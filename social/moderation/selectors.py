@@ -17,7 +17,7 @@ from typing import Any, Literal
 from project.dynamo.cursors import ISO_AT, UUID, cursor_encode, cursor_fields
 from social.edit_history import VersionView, comment_versions, version_diff
 from social.models import Comment, Report, ReportCase
-from social.moderation.reasons import REASONS, SYSTEM_REPORTER
+from social.moderation.reasons import REASONS, SYSTEM_REPORTER, reason_label
 from social.selectors import Author, authors_by_id, comment_find
 
 QUEUE_PAGE_SIZE = 25
@@ -55,7 +55,7 @@ class CaseView:
     @property
     def reason_counts(self) -> list[tuple[str, int]]:
         """The reasons given, as staff read them (in their language), with their reports."""
-        return [(str(REASONS.get(reason, reason)), count) for reason, count in self.reasons.items()]
+        return [(reason_label(reason), count) for reason, count in self.reasons.items()]
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def case_reports(*, comment_id: str) -> list[ReportView]:
             reporter=None if report.reporter_id == SYSTEM_REPORTER else authors.get(report.reporter_id),
             by_system=report.reporter_id == SYSTEM_REPORTER,
             reason=report.reason,
-            reason_label=str(REASONS.get(report.reason, report.reason)),
+            reason_label=reason_label(report.reason),
             note=report.note or "",
             created_at=report.created_at,
             counted=int(report.weight) >= full,

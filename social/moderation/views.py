@@ -15,7 +15,7 @@ from project.http.views import refused_page
 from social import drafts
 from social import selectors as social_selectors
 from social.moderation import selectors, services
-from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS
+from social.moderation.reasons import NOTE_MAX_LENGTH, REASONS, reason_label
 
 
 class ReportForm(forms.Form):
@@ -87,5 +87,6 @@ def comment_report(request, comment_id):
         else:
             messages.success(request, gettext("Thank you: your report was sent to the moderators."))
             return HttpResponseRedirect(_back(comment))
-    context = {"comment": comment, "form": form, "mine": mine, "reason_label": REASONS.get(mine.reason) if mine else ""}
+    label = reason_label(mine.reason) if mine else ""
+    context = {"comment": comment, "form": form, "mine": mine, "reason_label": label}
     return refused_page(render(request, "moderation/report.html", context), refused)
